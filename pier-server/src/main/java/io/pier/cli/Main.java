@@ -1,0 +1,133 @@
+package io.pier.cli;
+
+import io.pier.server.Pier;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * Command line: {@code pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value]}.
+ * Runs a broker until Ctrl-C or SIGTERM, then stops it cleanly.
+ */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) {
+        int code = run(args, System.out, System.err);
+        if (code != 0) {
+            System.exit(code);
+        }
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
+            usage(out);
+            return args.length == 0 ? 2 : 0;
+        }
+        if (!args[0].equals("start")) {
+            err.println("unknown command: " + args[0]);
+            usage(err);
+            return 2;
+        }
+        Map<String, String> props = new LinkedHashMap<>();
+        Path dataDir = Path.of("data");
+        Integer port = null;
+        try {
+            for (int i = 1; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--port" -> port = Integer.parseInt(value(args, ++i, a));
+                    case "--data-dir" -> dataDir = Path.of(value(args, ++i, a));
+                    case "--config" -> props.putAll(load(Path.of(value(args, ++i, a))));
+                    case "--set" -> {
+                        String kv = value(args, ++i, a);
+                        int eq = kv.indexOf('=');
+                        if (eq <= 0) {
+                            throw new IllegalArgumentException("--set expects key=value, got " + kv);
+                        }
+                        props.put(kv.substring(0, eq), kv.substring(eq + 1));
+                    }
+                    default -> throw new IllegalArgumentException("unknown option " + a);
+                }
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("pier: " + e.getMessage());
+            return 2;
+        }
+        if (props.containsKey("log.dirs") && !hasOption(args, "--data-dir")) {
+            dataDir = Path.of(props.get("log.dirs"));
+        }
+        if (!props.containsKey("listeners")) {
+            props.put("listeners", "PLAINTEXT://127.0.0.1:9092");
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Pier.Builder builder = Pier.builder().configs(props).dataDir(dataDir).onFatal(() -> {
+            stopped.countDown();
+            Runtime.getRuntime().halt(1);
+        });
+        if (port != null) {
+            builder.port(port);
+        }
+        Pier pier;
+        try {
+            pier = builder.start();
+        } catch (ConfigException e) {
+            err.println("pier: invalid configuration: " + e.getMessage());
+            return 2;
+        } catch (Exception e) {
+            err.println("pier: cannot start: " + e);
+            return 1;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            pier.close();
+            stopped.countDown();
+        }, "pier-shutdown"));
+        out.println("Pier is ready: bootstrap.servers=" + pier.bootstrapServers() + " data=" + pier.dataDir().toAbsolutePath());
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+
+    private static boolean hasOption(String[] args, String option) {
+        for (String a : args) {
+            if (a.equals(option)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static Map<String, String> load(Path file) throws IOException {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            p.load(r);
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        p.stringPropertyNames().forEach(k -> out.put(k, p.getProperty(k).trim()));
+        return out;
+    }
+
+    private static void usage(PrintStream s) {
+        s.println("usage: pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value ...]");
+        s.println("  Runs a Kafka-compatible broker on 127.0.0.1:9092 with its data in ./data.");
+        s.println("  --config reads server.properties-style settings (Kafka's names).");
+    }
+}

@@ -1,0 +1,187 @@
+package io.pier.network;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.pier.protocol.ApiRequest;
+import io.pier.protocol.ApiRouter;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.RequestUtils;
+import org.apache.kafka.common.requests.ResponseHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One per connection, on its event loop. Decodes each frame's header and body with kafka-clients,
+ * hands the request to the {@link ApiRouter}, and writes responses strictly in request order
+ * (the client matches them FIFO), whatever order the handlers finish in.
+ *
+ * <p>A frame that cannot be parsed, or a version outside the advertised range, closes this
+ * connection only. ApiVersions of an unsupported version is answered with a v0 body carrying
+ * UNSUPPORTED_VERSION and the supported ranges, so newer clients can fall back (KIP-511).
+ */
+final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(RequestChannelHandler.class);
+    private static final AtomicLong CONNECTION_IDS = new AtomicLong();
+    /** Requests parsed but not yet answered; past this the socket stops being read. */
+    private static final int MAX_IN_FLIGHT = 32;
+
+    private final ApiRouter router;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private Connection connection;
+    private ChannelHandlerContext ctx;
+
+    private record Pending(RequestHeader header, CompletableFuture<AbstractResponse> response) {}
+
+    RequestChannelHandler(ApiRouter router) {
+        this.router = router;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
+        this.connection = new Connection("conn-" + CONNECTION_IDS.incrementAndGet() + "-" + remote, remote);
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        connection.markClosed();
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent) {
+            LOG.debug("Closing idle connection {} (connections.max.idle.ms)", connection.id());
+            ctx.close();
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.info("Closing connection {}: {}", connection == null ? "?" : connection.id(), cause.toString());
+        ctx.close();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuffer frame = (ByteBuffer) msg;
+        RequestHeader header;
+        try {
+            header = RequestHeader.parse(frame);
+        } catch (RuntimeException e) {
+            LOG.info("Closing connection {}: unreadable request header ({})", connection.id(), e.toString());
+            ctx.close();
+            return;
+        }
+        ApiKeys key = header.apiKey();
+        if (!router.supports(key, header.apiVersion())) {
+            if (key == ApiKeys.API_VERSIONS) {
+                enqueue(header, CompletableFuture.completedFuture(unsupportedApiVersions()));
+                return;
+            }
+            LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
+            ctx.close();
+            return;
+        }
+        AbstractRequest body;
+        try {
+            body = AbstractRequest.parseRequest(key, header.apiVersion(), new ByteBufferAccessor(frame)).request;
+        } catch (RuntimeException e) {
+            LOG.info("Closing connection {}: malformed {} v{} request ({})", connection.id(), key,
+                    header.apiVersion(), e.toString());
+            ctx.close();
+            return;
+        }
+        CompletableFuture<AbstractResponse> response;
+        try {
+            response = router.route(new ApiRequest(header, body, connection));
+        } catch (RuntimeException e) {
+            response = CompletableFuture.failedFuture(e);
+        }
+        enqueue(header, response.exceptionally(t -> errorResponse(header, body, t)));
+    }
+
+    private AbstractResponse errorResponse(RequestHeader header, AbstractRequest body, Throwable t) {
+        Throwable cause = t instanceof java.util.concurrent.CompletionException && t.getCause() != null
+                ? t.getCause() : t;
+        if (Errors.forException(cause) == Errors.UNKNOWN_SERVER_ERROR) {
+            LOG.error("{} v{} from {} failed", header.apiKey(), header.apiVersion(), connection.id(), cause);
+        }
+        return body.getErrorResponse(0, cause);
+    }
+
+    private AbstractResponse unsupportedApiVersions() {
+        ApiVersionsResponseData data = new ApiVersionsResponseData()
+                .setErrorCode(Errors.UNSUPPORTED_VERSION.code());
+        router.advertised().values().forEach(v -> data.apiKeys().add(v.duplicate()));
+        return new ApiVersionsResponse(data);
+    }
+
+    private void enqueue(RequestHeader header, CompletableFuture<AbstractResponse> response) {
+        pending.add(new Pending(header, response));
+        if (pending.size() >= MAX_IN_FLIGHT) {
+            ctx.channel().config().setAutoRead(false);
+        }
+        response.whenComplete((r, t) -> {
+            if (ctx.executor().inEventLoop()) {
+                writeCompleted();
+            } else {
+                ctx.executor().execute(this::writeCompleted);
+            }
+        });
+    }
+
+    private void writeCompleted() {
+        boolean wrote = false;
+        while (!pending.isEmpty() && pending.peek().response().isDone()) {
+            Pending p = pending.poll();
+            AbstractResponse response = p.response().getNow(null);
+            if (response == null) {
+                continue; // acks=0 produce: the client expects nothing back
+            }
+            if (!ctx.channel().isActive()) {
+                continue;
+            }
+            ctx.write(serialize(p.header(), response));
+            wrote = true;
+        }
+        if (wrote) {
+            ctx.flush();
+        }
+        if (pending.size() < MAX_IN_FLIGHT / 2 && !ctx.channel().config().isAutoRead()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private ByteBuf serialize(RequestHeader requestHeader, AbstractResponse response) {
+        short version = requestHeader.apiVersion();
+        if (response instanceof ApiVersionsResponse avr
+                && avr.data().errorCode() == Errors.UNSUPPORTED_VERSION.code()) {
+            version = 0; // KIP-511: a body the client can always parse
+        }
+        ResponseHeader header = requestHeader.toResponseHeader();
+        ByteBuffer bytes = RequestUtils.serialize(header.data(), header.headerVersion(), response.data(), version);
+        ByteBuf out = ctx.alloc().buffer(4 + bytes.remaining());
+        out.writeInt(bytes.remaining());
+        out.writeBytes(bytes);
+        return out;
+    }
+}

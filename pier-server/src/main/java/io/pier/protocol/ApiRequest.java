@@ -1,0 +1,17 @@
+package io.pier.protocol;
+
+import io.pier.network.Connection;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/** A decoded request with its header and the connection it arrived on. */
+public record ApiRequest(RequestHeader header, AbstractRequest body, Connection connection) {
+    public short version() {
+        return header.apiVersion();
+    }
+
+    @SuppressWarnings("unchecked")
+    public <T extends AbstractRequest> T bodyAs(Class<T> type) {
+        return (T) body;
+    }
+}

@@ -1,0 +1,42 @@
+package io.pier.protocol;
+
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.AbstractResponse;
+
+/**
+ * The APIs this broker implements, each with the version range it advertises, and the handler
+ * that serves it. Only what is registered here is advertised in ApiVersions.
+ */
+public final class ApiRouter {
+    private final Map<ApiKeys, ApiVersion> versions = new EnumMap<>(ApiKeys.class);
+    private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
+
+    public ApiRouter register(ApiKeys key, int minVersion, int maxVersion, ApiHandler handler) {
+        if (minVersion < key.oldestVersion() || maxVersion > key.latestVersion(true)) {
+            throw new IllegalArgumentException(key + " v" + minVersion + "-" + maxVersion
+                    + " outside what kafka-clients can parse");
+        }
+        versions.put(key, new ApiVersion().setApiKey(key.id).setMinVersion((short) minVersion)
+                .setMaxVersion((short) maxVersion));
+        handlers.put(key, handler);
+        return this;
+    }
+
+    public boolean supports(ApiKeys key, short version) {
+        ApiVersion v = versions.get(key);
+        return v != null && version >= v.minVersion() && version <= v.maxVersion();
+    }
+
+    public Map<ApiKeys, ApiVersion> advertised() {
+        return Collections.unmodifiableMap(versions);
+    }
+
+    public CompletableFuture<AbstractResponse> route(ApiRequest request) {
+        return handlers.get(request.header().apiKey()).handle(request);
+    }
+}

@@ -1,0 +1,135 @@
+package io.pier.protocol;
+
+import io.pier.server.NodeInfo;
+import io.pier.server.TopicService;
+import io.pier.state.TopicMetadata;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePartition;
+import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseTopic;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
+
+/**
+ * Metadata: this node leads every partition. Unknown topics are created with
+ * {@code num.partitions} when both the broker ({@code auto.create.topics.enable}) and the request
+ * allow it, as Kafka does.
+ */
+public final class MetadataHandler implements ApiHandler {
+    private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
+    private final Supplier<NodeInfo> node;
+    private final TopicService topics;
+    private final boolean autoCreate;
+    private final int defaultPartitions;
+
+    public MetadataHandler(Supplier<NodeInfo> node, TopicService topics, boolean autoCreate, int defaultPartitions) {
+        this.node = node;
+        this.topics = topics;
+        this.autoCreate = autoCreate;
+        this.defaultPartitions = defaultPartitions;
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
+        MetadataRequest body = request.bodyAs(MetadataRequest.class);
+        List<MetadataRequestTopic> requested = body.data().topics();
+        if (requested == null) {
+            return CompletableFuture.completedFuture(respond(request, allTopics()));
+        }
+        boolean allowCreate = autoCreate && (request.version() < 4 || body.data().allowAutoTopicCreation());
+        List<CompletableFuture<MetadataResponseTopic>> results = new ArrayList<>();
+        for (MetadataRequestTopic t : requested) {
+            results.add(describe(t, allowCreate));
+        }
+        return CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
+            List<MetadataResponseTopic> out = new ArrayList<>();
+            results.forEach(f -> out.add(f.join()));
+            return respond(request, out);
+        });
+    }
+
+    private CompletableFuture<MetadataResponseTopic> describe(MetadataRequestTopic requested, boolean allowCreate) {
+        if (requested.name() == null) {
+            Uuid id = requested.topicId();
+            TopicMetadata topic = id == null ? null : topics.topic(id);
+            if (topic == null) {
+                return CompletableFuture.completedFuture(new MetadataResponseTopic()
+                        .setTopicId(id == null ? Uuid.ZERO_UUID : id)
+                        .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+            }
+            return CompletableFuture.completedFuture(toResponse(topic));
+        }
+        String name = requested.name();
+        TopicMetadata topic = topics.topic(name);
+        if (topic != null) {
+            return CompletableFuture.completedFuture(toResponse(topic));
+        }
+        if (!Topic.isValid(name)) {
+            return CompletableFuture.completedFuture(error(name, Errors.INVALID_TOPIC_EXCEPTION));
+        }
+        if (!allowCreate) {
+            return CompletableFuture.completedFuture(error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
+        }
+        return topics.create(name, defaultPartitions, java.util.Map.of(), false)
+                .thenApply(this::toResponse)
+                .exceptionally(t -> {
+                    Throwable cause = t.getCause() != null ? t.getCause() : t;
+                    if (cause instanceof TopicExistsException && topics.topic(name) != null) {
+                        return toResponse(topics.topic(name));
+                    }
+                    return error(name, Errors.forException(cause));
+                });
+    }
+
+    private List<MetadataResponseTopic> allTopics() {
+        List<MetadataResponseTopic> out = new ArrayList<>();
+        for (TopicMetadata t : topics.topics()) {
+            out.add(toResponse(t));
+        }
+        return out;
+    }
+
+    private static MetadataResponseTopic error(String name, Errors error) {
+        return new MetadataResponseTopic().setName(name).setErrorCode(error.code());
+    }
+
+    private MetadataResponseTopic toResponse(TopicMetadata topic) {
+        int nodeId = node.get().nodeId();
+        MetadataResponseTopic out = new MetadataResponseTopic()
+                .setName(topic.name())
+                .setTopicId(topic.id())
+                .setIsInternal(false)
+                .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        for (int p = 0; p < topic.partitionCount(); p++) {
+            out.partitions().add(new MetadataResponsePartition()
+                    .setPartitionIndex(p)
+                    .setLeaderId(nodeId)
+                    .setLeaderEpoch(0)
+                    .setReplicaNodes(List.of(nodeId))
+                    .setIsrNodes(List.of(nodeId))
+                    .setOfflineReplicas(List.of()));
+        }
+        return out;
+    }
+
+    private AbstractResponse respond(ApiRequest request, List<MetadataResponseTopic> topicList) {
+        NodeInfo n = node.get();
+        MetadataResponseData data = new MetadataResponseData()
+                .setClusterId(n.clusterId())
+                .setControllerId(n.nodeId())
+                .setClusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        data.brokers().add(new MetadataResponseData.MetadataResponseBroker()
+                .setNodeId(n.nodeId()).setHost(n.host()).setPort(n.port()));
+        topicList.forEach(t -> data.topics().add(t));
+        return new MetadataResponse(data, request.version());
+    }
+}

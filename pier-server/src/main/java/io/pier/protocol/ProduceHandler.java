@@ -1,0 +1,124 @@
+package io.pier.protocol;
+
+import io.pier.log.AppendResult;
+import io.pier.server.Partition;
+import io.pier.server.PartitionRegistry;
+import io.pier.server.TopicService;
+import io.pier.state.TopicMetadata;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
+import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.message.ProduceResponseData.PartitionProduceResponse;
+import org.apache.kafka.common.message.ProduceResponseData.TopicProduceResponse;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Produce: each partition's batch is appended on its shard and answered only after the shard's
+ * group-commit flush has made it durable (in {@code durable} mode), whatever {@code acks} asked
+ * for beyond 0: on one node, acks=1 and acks=all mean the same.
+ */
+public final class ProduceHandler implements ApiHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
+    private final TopicService topics;
+    private final PartitionRegistry partitions;
+
+    public ProduceHandler(TopicService topics, PartitionRegistry partitions) {
+        this.topics = topics;
+        this.partitions = partitions;
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
+        ProduceRequest body = request.bodyAs(ProduceRequest.class);
+        short acks = body.acks();
+        boolean byId = request.version() >= 13;
+        List<CompletableFuture<TopicProduceResponse>> topicResults = new ArrayList<>();
+        for (TopicProduceData topicData : body.data().topicData()) {
+            TopicMetadata topic = byId ? topics.topic(topicData.topicId()) : topics.topic(topicData.name());
+            List<CompletableFuture<PartitionProduceResponse>> results = new ArrayList<>();
+            for (PartitionProduceData pd : topicData.partitionData()) {
+                if (acks != 0 && acks != 1 && acks != -1) {
+                    results.add(done(error(pd.index(), Errors.INVALID_REQUIRED_ACKS, null)));
+                } else if (topic == null || pd.index() < 0 || pd.index() >= topic.partitionCount()) {
+                    results.add(done(error(pd.index(),
+                            byId && topic == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));
+                } else {
+                    results.add(append(new TopicPartition(topic.name(), pd.index()), pd));
+                }
+            }
+            topicResults.add(TopicAdminHandlers.all(results).thenApply(list -> {
+                TopicProduceResponse r = new TopicProduceResponse()
+                        .setName(byId ? "" : topicData.name())
+                        .setTopicId(topicData.topicId());
+                list.forEach(p -> r.partitionResponses().add(p));
+                return r;
+            }));
+        }
+        CompletableFuture<List<TopicProduceResponse>> all = TopicAdminHandlers.all(topicResults);
+        if (acks == 0) {
+            return all.thenApply(list -> null);
+        }
+        return all.thenApply(list -> {
+            ProduceResponseData data = new ProduceResponseData();
+            list.forEach(t -> data.responses().add(t));
+            return new ProduceResponse(data);
+        });
+    }
+
+    private CompletableFuture<PartitionProduceResponse> append(TopicPartition tp, PartitionProduceData pd) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return done(error(pd.index(), Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
+        }
+        if (!(pd.records() instanceof MemoryRecords records)) {
+            return done(error(pd.index(), Errors.CORRUPT_MESSAGE, "records missing"));
+        }
+        CompletableFuture<PartitionProduceResponse> result = new CompletableFuture<>();
+        partition.shard().execute(() -> {
+            if (partition.isDeleted()) {
+                result.complete(error(pd.index(), Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
+                return;
+            }
+            AppendResult appended;
+            try {
+                appended = partition.log().append(records);
+            } catch (ApiException e) {
+                result.complete(error(pd.index(), Errors.forException(e), e.getMessage()));
+                return;
+            } catch (Exception e) {
+                LOG.error("Append to {} failed", tp, e);
+                result.complete(error(pd.index(), Errors.KAFKA_STORAGE_ERROR, e.getMessage()));
+                return;
+            }
+            partition.shard().afterFlush(partition.log(), () -> {
+                partition.fireDataListeners();
+                result.complete(new PartitionProduceResponse()
+                        .setIndex(pd.index())
+                        .setBaseOffset(appended.baseOffset())
+                        .setLogAppendTimeMs(appended.logAppendTimeMs())
+                        .setLogStartOffset(appended.logStartOffset()));
+            });
+        });
+        return result;
+    }
+
+    private static PartitionProduceResponse error(int index, Errors error, String message) {
+        return new PartitionProduceResponse().setIndex(index).setErrorCode(error.code())
+                .setErrorMessage(message).setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
+    }
+
+    private static <T> CompletableFuture<T> done(T value) {
+        return CompletableFuture.completedFuture(value);
+    }
+}

@@ -1,0 +1,148 @@
+package io.pier.server;
+
+import io.pier.common.Clock;
+import io.pier.network.NetworkServer;
+import io.pier.protocol.ApiRouter;
+import io.pier.protocol.ApiVersionsHandler;
+import io.pier.protocol.BrokerConfigs;
+import io.pier.protocol.ConfigHandlers;
+import io.pier.protocol.ConfigResourceType;
+import io.pier.protocol.CoordinatorHandlers;
+import io.pier.protocol.FetchHandler;
+import io.pier.protocol.InitProducerIdHandler;
+import io.pier.protocol.MetadataHandler;
+import io.pier.protocol.OffsetHandlers;
+import io.pier.protocol.ProduceHandler;
+import io.pier.protocol.TopicAdminHandlers;
+import io.pier.protocol.TopicConfigs;
+import io.pier.state.ClusterMetadataStore;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Wires the parts of one broker together and owns their lifecycle. */
+final class Broker implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+
+    private final BrokerConfig config;
+    private final Runnable onFatalExit;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final FileChannel lockChannel;
+    private final FileLock dataLock;
+    private final Shard[] shards;
+    private final ScheduledExecutorService timer;
+    private final PartitionRegistry partitions;
+    private final TopicService topics;
+    private final NetworkServer network;
+    private final NodeInfo node;
+
+    Broker(BrokerConfig config, Clock clock, Runnable onFatalExit) throws Exception {
+        this.config = config;
+        this.onFatalExit = onFatalExit;
+        long startNanos = System.nanoTime();
+        Path dataDir = config.dataDir().toAbsolutePath();
+        Files.createDirectories(dataDir);
+        lockChannel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        dataLock = lockChannel.tryLock();
+        if (dataLock == null) {
+            lockChannel.close();
+            throw new IOException("another broker is using the data folder " + dataDir);
+        }
+        shards = new Shard[config.shards()];
+        for (int i = 0; i < shards.length; i++) {
+            shards[i] = new Shard(i, clock, this::onFatal);
+        }
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "pier-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        partitions = new PartitionRegistry(dataDir, shards, clock);
+        topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, config.raw());
+        topics.openAll();
+        RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
+
+        ApiRouter router = new ApiRouter();
+        NodeInfo[] nodeRef = new NodeInfo[1];
+        registerApis(router, () -> nodeRef[0], dataDir);
+        network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
+                config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()));
+        node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(), topics.clusterId());
+        nodeRef[0] = node;
+        LOG.info("Pier broker {} serving Kafka clients on {}:{} with data in {} (cluster {}, {} shards, started in {} ms)",
+                node.nodeId(), node.host(), node.port(), dataDir, node.clusterId(), shards.length,
+                (System.nanoTime() - startNanos) / 1_000_000);
+    }
+
+    private void registerApis(ApiRouter router, java.util.function.Supplier<NodeInfo> node, Path dataDir)
+            throws IOException {
+        TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
+        CoordinatorHandlers coordinators = new CoordinatorHandlers(node);
+        OffsetHandlers offsets = new OffsetHandlers(partitions);
+        Map<ConfigResource.Type, ConfigResourceType> configTypes = new EnumMap<>(ConfigResource.Type.class);
+        configTypes.put(ConfigResource.Type.TOPIC, new TopicConfigs(topics));
+        configTypes.put(ConfigResource.Type.BROKER, new BrokerConfigs(topics, config.nodeId(), config.raw()));
+        ConfigHandlers configs = new ConfigHandlers(configTypes);
+        router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
+                .register(ApiKeys.METADATA, 0, 13,
+                        new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
+                .register(ApiKeys.PRODUCE, 3, 13, new ProduceHandler(topics, partitions))
+                .register(ApiKeys.FETCH, 4, 17, new FetchHandler(topics, partitions, timer))
+                .register(ApiKeys.LIST_OFFSETS, 1, 10, offsets::listOffsets)
+                .register(ApiKeys.DELETE_RECORDS, 0, 2, offsets::deleteRecords)
+                .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
+                .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
+                .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions)
+                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(new ProducerIdAllocator(dataDir)))
+                .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
+                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
+                .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
+                .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs);
+    }
+
+    NodeInfo node() {
+        return node;
+    }
+
+    private void onFatal(String what, Throwable cause) {
+        LOG.error("FATAL: {}; the broker stops acknowledging and shuts down. Restart recovers from disk.", what, cause);
+        Thread stopper = new Thread(() -> {
+            close();
+            onFatalExit.run();
+        }, "pier-fatal-shutdown");
+        stopper.start();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        network.close();
+        timer.shutdownNow();
+        topics.close();
+        partitions.close();
+        for (Shard s : shards) {
+            s.close();
+        }
+        try {
+            dataLock.release();
+            lockChannel.close();
+        } catch (IOException e) {
+            LOG.warn("Releasing the data folder lock failed", e);
+        }
+        LOG.info("Pier broker {} stopped", node == null ? config.nodeId() : node.nodeId());
+    }
+}

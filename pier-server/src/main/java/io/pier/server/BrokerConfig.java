@@ -1,0 +1,140 @@
+package io.pier.server;
+
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * Broker settings with Kafka's names, validated once at start-up. Settings owned by the engine
+ * (log defaults, {@code group.share.*}) stay in {@link #raw()} and are parsed by their owners.
+ */
+public final class BrokerConfig {
+    public static final String LISTENERS = "listeners";
+    public static final String LOG_DIRS = "log.dirs";
+    public static final String LOG_DIR = "log.dir";
+    public static final String NODE_ID = "node.id";
+    public static final String NUM_PARTITIONS = "num.partitions";
+    public static final String AUTO_CREATE_TOPICS = "auto.create.topics.enable";
+    public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+    public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
+    public static final String SHARDS = "pier.shards";
+    public static final String CLUSTER_ID = "pier.cluster.id";
+    public static final String RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
+
+    private final Map<String, String> raw;
+    private final String host;
+    private final int port;
+    private final Path dataDir;
+    private final int nodeId;
+    private final int numPartitions;
+    private final boolean autoCreateTopics;
+    private final int socketRequestMaxBytes;
+    private final long connectionsMaxIdleMs;
+    private final int shards;
+    private final long retentionCheckIntervalMs;
+
+    public BrokerConfig(Map<String, String> props) {
+        this.raw = Collections.unmodifiableMap(new LinkedHashMap<>(props));
+        String listener = props.getOrDefault(LISTENERS, "PLAINTEXT://127.0.0.1:9092");
+        int schemeEnd = listener.indexOf("://");
+        String hostPort = schemeEnd >= 0 ? listener.substring(schemeEnd + 3) : listener;
+        if (hostPort.contains(",")) {
+            throw new ConfigException(LISTENERS, listener, "Pier serves exactly one listener");
+        }
+        int colon = hostPort.lastIndexOf(':');
+        if (colon < 0) {
+            throw new ConfigException(LISTENERS, listener, "expected PLAINTEXT://host:port");
+        }
+        this.host = hostPort.substring(0, colon).isEmpty() ? "127.0.0.1" : hostPort.substring(0, colon);
+        this.port = intIn(LISTENERS, hostPort.substring(colon + 1), 0, 65535);
+        String dirs = props.getOrDefault(LOG_DIRS, props.getOrDefault(LOG_DIR, "data"));
+        if (dirs.contains(",")) {
+            throw new ConfigException(LOG_DIRS, dirs, "Pier keeps its data in exactly one folder");
+        }
+        this.dataDir = Path.of(dirs);
+        this.nodeId = intIn(NODE_ID, props.getOrDefault(NODE_ID, "1"), 0, Integer.MAX_VALUE);
+        this.numPartitions = intIn(NUM_PARTITIONS, props.getOrDefault(NUM_PARTITIONS, "1"), 1, 100_000);
+        this.autoCreateTopics = bool(AUTO_CREATE_TOPICS, props.getOrDefault(AUTO_CREATE_TOPICS, "true"));
+        this.socketRequestMaxBytes = intIn(SOCKET_REQUEST_MAX_BYTES,
+                props.getOrDefault(SOCKET_REQUEST_MAX_BYTES, "104857600"), 1024, Integer.MAX_VALUE);
+        this.connectionsMaxIdleMs = longIn(CONNECTIONS_MAX_IDLE_MS,
+                props.getOrDefault(CONNECTIONS_MAX_IDLE_MS, "600000"), 1, Long.MAX_VALUE);
+        this.shards = intIn(SHARDS, props.getOrDefault(SHARDS,
+                String.valueOf(Runtime.getRuntime().availableProcessors())), 1, 256);
+        this.retentionCheckIntervalMs = longIn(RETENTION_CHECK_INTERVAL_MS,
+                props.getOrDefault(RETENTION_CHECK_INTERVAL_MS, "300000"), 1, Long.MAX_VALUE);
+    }
+
+    static int intIn(String name, String value, int min, int max) {
+        long v = longIn(name, value, min, max);
+        return (int) v;
+    }
+
+    static long longIn(String name, String value, long min, long max) {
+        long v;
+        try {
+            v = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException(name, value, "not a number");
+        }
+        if (v < min || v > max) {
+            throw new ConfigException(name, value, "must be between " + min + " and " + max);
+        }
+        return v;
+    }
+
+    static boolean bool(String name, String value) {
+        String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!v.equals("true") && !v.equals("false")) {
+            throw new ConfigException(name, value, "expected true or false");
+        }
+        return v.equals("true");
+    }
+
+    /** Every setting as given, including those parsed by engine components. */
+    public Map<String, String> raw() {
+        return raw;
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    public int nodeId() {
+        return nodeId;
+    }
+
+    public int numPartitions() {
+        return numPartitions;
+    }
+
+    public boolean autoCreateTopics() {
+        return autoCreateTopics;
+    }
+
+    public int socketRequestMaxBytes() {
+        return socketRequestMaxBytes;
+    }
+
+    public long connectionsMaxIdleMs() {
+        return connectionsMaxIdleMs;
+    }
+
+    public int shards() {
+        return shards;
+    }
+
+    public long retentionCheckIntervalMs() {
+        return retentionCheckIntervalMs;
+    }
+}

@@ -1,0 +1,139 @@
+package io.pier.server;
+
+import io.pier.common.AtomicFiles;
+import io.pier.common.Clock;
+import io.pier.log.LogConfig;
+import io.pier.log.PartitionLog;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds the {@link Partition} for a topic-partition from any thread, and creates or deletes
+ * partitions on their owning shard. Logs live in {@code <data>/logs/<topic>-<partition>/}.
+ */
+public final class PartitionRegistry implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionRegistry.class);
+    private static final String DELETED_SUFFIX = ".deleted";
+
+    private final Path logsDir;
+    private final Shard[] shards;
+    private final Clock clock;
+    private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
+
+    PartitionRegistry(Path dataDir, Shard[] shards, Clock clock) throws IOException {
+        this.logsDir = dataDir.resolve("logs");
+        this.shards = shards;
+        this.clock = clock;
+        Files.createDirectories(logsDir);
+    }
+
+    public Partition get(TopicPartition tp) {
+        return partitions.get(tp);
+    }
+
+    public Collection<Partition> all() {
+        return partitions.values();
+    }
+
+    Shard shardFor(TopicPartition tp) {
+        return shards[Math.floorMod(tp.hashCode(), shards.length)];
+    }
+
+    /** Removes folders of deleted topics, including those left by a crash mid-delete. */
+    void removeOrphans(Set<String> liveFolderNames) throws IOException {
+        try (Stream<Path> dirs = Files.list(logsDir)) {
+            for (Path dir : dirs.collect(Collectors.toList())) {
+                if (!liveFolderNames.contains(dir.getFileName().toString())) {
+                    LOG.info("Removing log folder of a deleted topic: {}", dir.getFileName());
+                    deleteRecursively(dir);
+                }
+            }
+        }
+    }
+
+    static String folderName(TopicPartition tp) {
+        return tp.topic() + "-" + tp.partition();
+    }
+
+    /** Opens (recovering) or creates the log on its shard; completes when it serves. */
+    CompletableFuture<Partition> open(TopicPartition tp, Uuid topicId, LogConfig config) {
+        Shard shard = shardFor(tp);
+        return shard.call(() -> {
+            PartitionLog log = PartitionLog.open(logsDir.resolve(folderName(tp)), config, clock);
+            Partition p = new Partition(tp, topicId, shard, log);
+            partitions.put(tp, p);
+            return p;
+        });
+    }
+
+    CompletableFuture<Void> updateConfig(TopicPartition tp, LogConfig config) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return p.shard().call(() -> {
+            p.log().updateConfig(config);
+            return null;
+        });
+    }
+
+    CompletableFuture<Void> delete(TopicPartition tp) {
+        Partition p = partitions.remove(tp);
+        if (p == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return p.shard().call(() -> {
+            p.markDeleted();
+            p.log().close();
+            Path dir = logsDir.resolve(folderName(tp));
+            Path tomb = logsDir.resolve(folderName(tp) + "." + Uuid.randomUuid() + DELETED_SUFFIX);
+            Files.move(dir, tomb);
+            AtomicFiles.fsyncDirectory(logsDir);
+            deleteRecursively(tomb);
+            return null;
+        });
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            List<Path> paths = walk.sorted((a, b) -> b.getNameCount() - a.getNameCount()).collect(Collectors.toList());
+            for (Path path : paths) {
+                Files.deleteIfExists(path);
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    @Override
+    public void close() {
+        for (Partition p : partitions.values()) {
+            try {
+                p.shard().call(() -> {
+                    p.log().close();
+                    return null;
+                }).get();
+            } catch (Exception e) {
+                LOG.warn("Closing {} failed", p.topicPartition(), e);
+            }
+        }
+        partitions.clear();
+    }
+}

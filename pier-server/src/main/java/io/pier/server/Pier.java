@@ -1,0 +1,134 @@
+package io.pier.server;
+
+import io.pier.common.Clock;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * The embeddable Pier broker. {@code Pier.builder().start()} runs a broker in this JVM on
+ * 127.0.0.1 with an ephemeral port and a temporary data folder, and gives back its bootstrap
+ * address for the stock Kafka clients:
+ *
+ * <pre>{@code
+ * try (Pier pier = Pier.builder().config("num.partitions", "3").start()) {
+ *     props.put("bootstrap.servers", pier.bootstrapServers());
+ * }
+ * }</pre>
+ */
+public final class Pier implements AutoCloseable {
+    private final Broker broker;
+    private final Path tempDir;
+    private final Path dataDir;
+
+    private Pier(Broker broker, Path tempDir, Path dataDir) {
+        this.broker = broker;
+        this.tempDir = tempDir;
+        this.dataDir = dataDir;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** host:port for {@code bootstrap.servers}. */
+    public String bootstrapServers() {
+        return broker.node().host() + ":" + broker.node().port();
+    }
+
+    public int port() {
+        return broker.node().port();
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    @Override
+    public void close() {
+        broker.close();
+        if (tempDir != null) {
+            deleteQuietly(tempDir);
+        }
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // a temporary folder left behind is harmless
+        }
+    }
+
+    /** Settings use Kafka's names ({@code server.properties}); the builder's shortcuts set the same keys. */
+    public static final class Builder {
+        private final Map<String, String> props = new LinkedHashMap<>();
+        private Path dataDir;
+        private int port = 0;
+        private Clock clock = Clock.SYSTEM;
+        private Runnable onFatal = () -> { };
+
+        private Builder() {
+            props.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0");
+        }
+
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /** Keep data here across restarts; without it a temporary folder is used and removed on close. */
+        public Builder dataDir(Path dataDir) {
+            this.dataDir = dataDir;
+            return this;
+        }
+
+        public Builder config(String key, String value) {
+            props.put(key, value);
+            return this;
+        }
+
+        public Builder configs(Map<String, String> values) {
+            props.putAll(values);
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Runs after the broker shut itself down because of a storage failure (the CLI exits). */
+        public Builder onFatal(Runnable onFatal) {
+            this.onFatal = onFatal;
+            return this;
+        }
+
+        public Pier start() throws Exception {
+            Path temp = null;
+            Path dir = dataDir;
+            if (dir == null) {
+                temp = Files.createTempDirectory("pier-");
+                dir = temp;
+            }
+            Map<String, String> all = new LinkedHashMap<>(props);
+            all.put(BrokerConfig.LOG_DIRS, dir.toString());
+            if (port != 0 || !props.containsKey(BrokerConfig.LISTENERS)
+                    || props.get(BrokerConfig.LISTENERS).endsWith(":0")) {
+                String host = new BrokerConfig(all).host();
+                all.put(BrokerConfig.LISTENERS, "PLAINTEXT://" + host + ":" + port);
+            }
+            try {
+                return new Pier(new Broker(new BrokerConfig(all), clock, onFatal), temp, dir);
+            } catch (Exception e) {
+                if (temp != null) {
+                    deleteQuietly(temp);
+                }
+                throw e;
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package io.pier.server;
+
+import io.pier.common.AtomicFiles;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Hands out producer ids that are never reused, even across crashes: a block of ids is reserved
+ * on disk before any id from it is given out, so a restart continues after the last block.
+ */
+public final class ProducerIdAllocator {
+    private static final long BLOCK_SIZE = 1000;
+    private final Path file;
+    private long next;
+    private long blockEnd;
+
+    public ProducerIdAllocator(Path dataDir) throws IOException {
+        this.file = dataDir.resolve("meta").resolve("producer-id-block");
+        long start = 0;
+        if (Files.exists(file)) {
+            start = Long.parseLong(Files.readString(file, StandardCharsets.UTF_8).trim());
+        }
+        this.next = start;
+        this.blockEnd = start;
+    }
+
+    public synchronized long nextProducerId() {
+        if (next >= blockEnd) {
+            try {
+                AtomicFiles.write(file, String.valueOf(blockEnd + BLOCK_SIZE).getBytes(StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot reserve producer ids in " + file, e);
+            }
+            blockEnd += BLOCK_SIZE;
+        }
+        return next++;
+    }
+}

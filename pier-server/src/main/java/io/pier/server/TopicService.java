@@ -1,0 +1,306 @@
+package io.pier.server;
+
+import io.pier.log.LogConfig;
+import io.pier.state.ClusterMetadataStore;
+import io.pier.state.TopicMetadata;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.internals.Topic;
+
+/**
+ * Owner of cluster metadata: topics (names, ids, partitions, configs), dynamic broker configs and
+ * group configs. Reads come from an immutable snapshot on any thread; changes run one at a time
+ * on the metadata thread and are durable (atomic file replace) before their future completes.
+ */
+public final class TopicService implements AutoCloseable {
+    private final ClusterMetadataStore store;
+    private final PartitionRegistry partitions;
+    private final Map<String, String> staticConfigs;
+    private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "pier-metadata");
+        t.setDaemon(true);
+        return t;
+    });
+    private final List<Runnable> topicListeners = new CopyOnWriteArrayList<>();
+    private volatile ClusterMetadataStore.Image image;
+    private volatile Map<String, TopicMetadata> byName = Map.of();
+    private volatile Map<Uuid, TopicMetadata> byId = Map.of();
+    private volatile LogConfig brokerLogDefaults;
+
+    TopicService(ClusterMetadataStore store, PartitionRegistry partitions, Map<String, String> staticConfigs)
+            throws IOException {
+        this.store = store;
+        this.partitions = partitions;
+        this.staticConfigs = staticConfigs;
+        this.image = store.load();
+        publish(image);
+    }
+
+    /** Opens every partition log (recovering it) and removes folders of deleted topics. */
+    void openAll() throws IOException, InterruptedException, ExecutionException {
+        Set<String> live = new HashSet<>();
+        List<CompletableFuture<Partition>> opening = new ArrayList<>();
+        for (TopicMetadata t : image.topics()) {
+            LogConfig config = logConfig(t);
+            for (int p = 0; p < t.partitionCount(); p++) {
+                TopicPartition tp = new TopicPartition(t.name(), p);
+                live.add(PartitionRegistry.folderName(tp));
+                opening.add(partitions.open(tp, t.id(), config));
+            }
+        }
+        partitions.removeOrphans(live);
+        for (CompletableFuture<Partition> f : opening) {
+            f.get();
+        }
+        if (!java.nio.file.Files.exists(store.file())) {
+            store.save(image);
+        }
+    }
+
+    public String clusterId() {
+        return image.clusterId();
+    }
+
+    public TopicMetadata topic(String name) {
+        return byName.get(name);
+    }
+
+    public TopicMetadata topic(Uuid id) {
+        return byId.get(id);
+    }
+
+    public Collection<TopicMetadata> topics() {
+        return byName.values();
+    }
+
+    public Map<String, String> dynamicBrokerConfigs() {
+        return image.brokerConfigs();
+    }
+
+    public Map<String, String> groupConfigs(String groupId) {
+        return image.groupConfigs().getOrDefault(groupId, Map.of());
+    }
+
+    public Map<String, Map<String, String>> allGroupConfigs() {
+        return image.groupConfigs();
+    }
+
+    /** Static settings overlaid with dynamic broker overrides. */
+    public Map<String, String> effectiveBrokerConfigs() {
+        Map<String, String> all = new LinkedHashMap<>(staticConfigs);
+        all.putAll(image.brokerConfigs());
+        return all;
+    }
+
+    public LogConfig brokerLogDefaults() {
+        return brokerLogDefaults;
+    }
+
+    public LogConfig logConfig(TopicMetadata topic) {
+        return LogConfig.withTopicOverrides(brokerLogDefaults, topic.configs());
+    }
+
+    /** Called (on the metadata thread) after topics are created, deleted or grow partitions. */
+    public void addTopicListener(Runnable listener) {
+        topicListeners.add(listener);
+    }
+
+    public CompletableFuture<TopicMetadata> create(String name, int partitionCount, Map<String, String> configs,
+            boolean validateOnly) {
+        return submit(() -> {
+            Topic.validate(name);
+            if (byName.containsKey(name)) {
+                throw new TopicExistsException("Topic '" + name + "' already exists.");
+            }
+            if (partitionCount < 1) {
+                throw new InvalidPartitionsException("Number of partitions must be larger than 0.");
+            }
+            LogConfig.withTopicOverrides(brokerLogDefaults, configs);
+            TopicMetadata topic = new TopicMetadata(name, Uuid.randomUuid(), partitionCount, configs);
+            if (validateOnly) {
+                return topic;
+            }
+            List<TopicMetadata> topics = new ArrayList<>(image.topics());
+            topics.add(topic);
+            commit(withTopics(topics));
+            LogConfig config = logConfig(topic);
+            List<CompletableFuture<Partition>> opening = new ArrayList<>();
+            for (int p = 0; p < partitionCount; p++) {
+                opening.add(partitions.open(new TopicPartition(name, p), topic.id(), config));
+            }
+            for (CompletableFuture<Partition> f : opening) {
+                f.get();
+            }
+            notifyTopicListeners();
+            return topic;
+        });
+    }
+
+    public CompletableFuture<TopicMetadata> delete(String name) {
+        return submit(() -> {
+            TopicMetadata topic = requireTopic(name);
+            List<TopicMetadata> topics = new ArrayList<>(image.topics());
+            topics.remove(topic);
+            // Metadata first: a crash before the folders go leaves orphans, removed at start-up.
+            commit(withTopics(topics));
+            for (int p = 0; p < topic.partitionCount(); p++) {
+                partitions.delete(new TopicPartition(name, p)).get();
+            }
+            notifyTopicListeners();
+            return topic;
+        });
+    }
+
+    public CompletableFuture<TopicMetadata> createPartitions(String name, int newCount, boolean validateOnly) {
+        return submit(() -> {
+            TopicMetadata topic = requireTopic(name);
+            if (newCount <= topic.partitionCount()) {
+                throw new InvalidPartitionsException("Topic currently has " + topic.partitionCount()
+                        + " partitions, which is higher than or equal to the requested " + newCount + ".");
+            }
+            if (validateOnly) {
+                return topic;
+            }
+            TopicMetadata grown = topic.withPartitionCount(newCount);
+            commit(withTopics(replace(topic, grown)));
+            LogConfig config = logConfig(grown);
+            for (int p = topic.partitionCount(); p < newCount; p++) {
+                partitions.open(new TopicPartition(name, p), grown.id(), config).get();
+            }
+            notifyTopicListeners();
+            return grown;
+        });
+    }
+
+    public CompletableFuture<TopicMetadata> alterTopicConfigs(String name, Map<String, String> newConfigs,
+            boolean validateOnly) {
+        return submit(() -> {
+            TopicMetadata topic = requireTopic(name);
+            LogConfig config = LogConfig.withTopicOverrides(brokerLogDefaults, newConfigs);
+            if (validateOnly) {
+                return topic;
+            }
+            TopicMetadata changed = topic.withConfigs(newConfigs);
+            commit(withTopics(replace(topic, changed)));
+            for (int p = 0; p < changed.partitionCount(); p++) {
+                partitions.updateConfig(new TopicPartition(name, p), config).get();
+            }
+            return changed;
+        });
+    }
+
+    /** Replaces the dynamic broker overrides; they become the defaults of every topic. */
+    public CompletableFuture<Void> alterBrokerConfigs(Map<String, String> dynamic, boolean validateOnly) {
+        return submit(() -> {
+            Map<String, String> merged = new LinkedHashMap<>(staticConfigs);
+            merged.putAll(dynamic);
+            LogConfig defaults = LogConfig.fromBrokerProperties(merged);
+            if (validateOnly) {
+                return null;
+            }
+            commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), dynamic, image.groupConfigs()));
+            for (TopicMetadata t : image.topics()) {
+                LogConfig config = LogConfig.withTopicOverrides(defaults, t.configs());
+                for (int p = 0; p < t.partitionCount(); p++) {
+                    partitions.updateConfig(new TopicPartition(t.name(), p), config).get();
+                }
+            }
+            return null;
+        });
+    }
+
+    /** Stores one group's config overrides durably (validation is the caller's). */
+    public CompletableFuture<Void> putGroupConfigs(String groupId, Map<String, String> configs) {
+        return submit(() -> {
+            Map<String, Map<String, String>> groups = new HashMap<>(image.groupConfigs());
+            if (configs.isEmpty()) {
+                groups.remove(groupId);
+            } else {
+                groups.put(groupId, configs);
+            }
+            commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), image.brokerConfigs(), groups));
+            return null;
+        });
+    }
+
+    private TopicMetadata requireTopic(String name) {
+        TopicMetadata topic = byName.get(name);
+        if (topic == null) {
+            throw new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist.");
+        }
+        return topic;
+    }
+
+    private List<TopicMetadata> replace(TopicMetadata old, TopicMetadata updated) {
+        List<TopicMetadata> topics = new ArrayList<>(image.topics());
+        topics.set(topics.indexOf(old), updated);
+        return topics;
+    }
+
+    private ClusterMetadataStore.Image withTopics(List<TopicMetadata> topics) {
+        return new ClusterMetadataStore.Image(image.clusterId(), topics, image.brokerConfigs(), image.groupConfigs());
+    }
+
+    private void commit(ClusterMetadataStore.Image next) throws IOException {
+        store.save(next);
+        image = next;
+        publish(next);
+    }
+
+    private void publish(ClusterMetadataStore.Image next) {
+        Map<String, TopicMetadata> names = new HashMap<>();
+        Map<Uuid, TopicMetadata> ids = new HashMap<>();
+        for (TopicMetadata t : next.topics()) {
+            names.put(t.name(), t);
+            ids.put(t.id(), t);
+        }
+        Map<String, String> merged = new LinkedHashMap<>(staticConfigs);
+        merged.putAll(next.brokerConfigs());
+        brokerLogDefaults = LogConfig.fromBrokerProperties(merged);
+        byName = Map.copyOf(names);
+        byId = Map.copyOf(ids);
+    }
+
+    private void notifyTopicListeners() {
+        for (Runnable r : topicListeners) {
+            r.run();
+        }
+    }
+
+    private <T> CompletableFuture<T> submit(Callable<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        executor.execute(() -> {
+            try {
+                result.complete(work.call());
+            } catch (ExecutionException e) {
+                result.completeExceptionally(e.getCause());
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+        return result;
+    }
+
+    @Override
+    public void close() {
+        executor.shutdown();
+    }
+}
