@@ -1,0 +1,258 @@
+package io.pier.log;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings a partition directory back to a consistent log when it is opened: every batch is
+ * CRC-checked, indexes and producer state are rebuilt, a torn tail past the recovery point is cut
+ * off, and damage inside the fsynced region is reported instead of being served. Used once per
+ * open by the owner thread.
+ *
+ * <p>Checking the whole log (not only the unsynced tail) costs one sequential read of the
+ * partition at startup; it is what lets a flipped bit in old data stop the broker instead of
+ * reaching consumers. A producer-state snapshot would let a later version skip synced segments.
+ */
+final class LogRecovery {
+    private static final Logger log = LoggerFactory.getLogger(LogRecovery.class);
+
+    /** The recovered segments, in offset order, and the producer state they imply. */
+    record Result(TreeMap<Long, LogSegment> segments, ProducerStateTable producers, boolean changedFiles) {}
+
+    private final Path dir;
+    private final int indexIntervalBytes;
+    private final long nowWallMs;
+    private final ProducerStateTable producers = new ProducerStateTable();
+    private boolean changedFiles;
+
+    LogRecovery(Path dir, int indexIntervalBytes, long nowWallMs) {
+        this.dir = dir;
+        this.indexIntervalBytes = indexIntervalBytes;
+        this.nowWallMs = nowWallMs;
+    }
+
+    /**
+     * Recovers the segments of {@code dir}. Returns an empty segment map when the directory holds
+     * no segment; the caller then creates the first one.
+     *
+     * @throws IOException if data the recovery point marks as fsynced is damaged or missing
+     */
+    Result recover(RecoveryPoint point) throws IOException {
+        List<Long> bases = listSegmentsAndDropLeftovers();
+        TreeMap<Long, LogSegment> segments = new TreeMap<>();
+        if (bases.isEmpty()) {
+            if (point != null) {
+                throw new IOException("no segment files in " + dir + " although " + RecoveryPoint.FILE_NAME
+                        + " records fsynced data up to segment " + point.segmentBaseOffset());
+            }
+            return new Result(segments, producers, false);
+        }
+        try {
+            return recoverSegments(usablePoint(point, bases), bases, segments);
+        } catch (IOException | RuntimeException e) {
+            for (LogSegment seg : segments.values()) {
+                try {
+                    seg.close();
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private Result recoverSegments(RecoveryPoint point, List<Long> bases, TreeMap<Long, LogSegment> segments)
+            throws IOException {
+        long expectedNext = bases.get(0);
+        for (int i = 0; i < bases.size(); i++) {
+            long base = bases.get(i);
+            long syncedLimit = syncedLimit(point, base);
+            if (base != expectedNext) {
+                if (syncedLimit > 0) {
+                    throw new IOException("segment " + file(base) + " starts at offset " + base + " but the previous"
+                            + " segment ends at " + expectedNext + ", inside the fsynced region");
+                }
+                log.warn("Deleting segments from {}: offset gap after {} in unsynced data", file(base), expectedNext);
+                deleteFrom(bases, i);
+                break;
+            }
+            LogSegment seg = LogSegment.openForRecovery(dir, base);
+            segments.put(base, seg);
+            if (point != null && base == point.segmentBaseOffset() && point.position() > seg.size()) {
+                throw new IOException(seg.file() + " is " + seg.size() + " bytes but " + point.position()
+                        + " bytes were recorded as fsynced");
+            }
+            int validEnd = scan(seg, syncedLimit);
+            if (validEnd < seg.size()) {
+                log.warn("Truncating {} from {} to {} bytes: torn or corrupt tail", seg.file(), seg.size(), validEnd);
+                seg.truncateTo(validEnd);
+                changedFiles = true;
+                deleteFrom(bases, i + 1);
+                expectedNext = seg.nextOffset();
+                break;
+            }
+            expectedNext = seg.nextOffset();
+        }
+        for (LogSegment seg : segments.values()) {
+            seg.finishRecovery();
+        }
+        return new Result(segments, producers, changedFiles);
+    }
+
+    /**
+     * A recovery point naming a segment that retention has since deleted says nothing about the
+     * remaining ones, so it is dropped; one naming a segment beyond the newest means files are lost.
+     */
+    private RecoveryPoint usablePoint(RecoveryPoint point, List<Long> bases) throws IOException {
+        if (point == null || bases.contains(point.segmentBaseOffset())) {
+            return point;
+        }
+        if (point.segmentBaseOffset() < bases.get(0)) {
+            return null;
+        }
+        throw new IOException("segment " + file(point.segmentBaseOffset()) + " is missing although "
+                + RecoveryPoint.FILE_NAME + " records it as fsynced");
+    }
+
+    /** Bytes at the start of segment {@code base} that were fsynced before the last checkpoint. */
+    private static long syncedLimit(RecoveryPoint point, long base) {
+        if (point == null || base > point.segmentBaseOffset()) {
+            return 0;
+        }
+        return base < point.segmentBaseOffset() ? Long.MAX_VALUE : point.position();
+    }
+
+    /**
+     * Replays every whole, valid batch of {@code seg} and returns where the valid data ends.
+     * Damage below {@code syncedLimit} is fatal.
+     */
+    private int scan(LogSegment seg, long syncedLimit) throws IOException {
+        int validEnd = 0;
+        long expectedNext = seg.baseOffset();
+        String problem = null;
+        try {
+            for (FileChannelRecordBatch b : seg.batchesFrom(0)) {
+                problem = check(b, expectedNext, seg.baseOffset());
+                if (problem != null) {
+                    break;
+                }
+                long last = b.lastOffset();
+                if (validEnd == 0) {
+                    // The age of a recovered segment counts from its first batch, as in Kafka,
+                    // but never from the future.
+                    long ts = b.maxTimestamp();
+                    seg.setFirstAppendWallMs(ts < 0 ? nowWallMs : Math.min(ts, nowWallMs));
+                }
+                seg.onBatch(validEnd, b.sizeInBytes(), last, b.maxTimestamp(), indexIntervalBytes);
+                if (b.hasProducerId()) {
+                    producers.record(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(),
+                            b.baseOffset(), last);
+                }
+                validEnd += b.sizeInBytes();
+                expectedNext = last + 1;
+            }
+        } catch (KafkaException e) {
+            problem = "unreadable batch: " + e.getMessage();
+        }
+        if (problem == null && validEnd < seg.size()) {
+            problem = "incomplete batch, " + (seg.size() - validEnd) + " trailing bytes";
+        }
+        if (problem != null && validEnd < syncedLimit) {
+            throw new IOException("corrupt log " + seg.file() + " at position " + validEnd + " inside the fsynced"
+                    + " region: " + problem);
+        }
+        return validEnd;
+    }
+
+    /** Why the batch cannot be kept, or null if it can. */
+    private static String check(FileChannelRecordBatch b, long expectedNext, long segmentBase) {
+        if (b.magic() != RecordBatch.MAGIC_VALUE_V2) {
+            return "unexpected magic " + b.magic();
+        }
+        if (!b.isValid()) {
+            return "checksum mismatch or malformed batch";
+        }
+        if (b.baseOffset() != expectedNext) {
+            return "batch offset " + b.baseOffset() + " where " + expectedNext + " was expected";
+        }
+        long last = b.lastOffset();
+        if (last < b.baseOffset() || last - segmentBase > Integer.MAX_VALUE) {
+            return "impossible last offset " + last;
+        }
+        return null;
+    }
+
+    private List<Long> listSegmentsAndDropLeftovers() throws IOException {
+        List<Long> bases = new ArrayList<>();
+        List<Path> others = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+            for (Path p : ds) {
+                String name = p.getFileName().toString();
+                Long base = baseOffsetOf(name, LogSegment.LOG_SUFFIX);
+                if (base != null) {
+                    bases.add(base);
+                } else if (name.endsWith(".tmp") || baseOffsetOf(name, LogSegment.INDEX_SUFFIX) != null
+                        || baseOffsetOf(name, LogSegment.TIME_INDEX_SUFFIX) != null) {
+                    others.add(p);
+                }
+            }
+        }
+        bases.sort(null);
+        // Indexes are rebuilt anyway; dropping orphans (no .log) and unfinished temp files keeps the
+        // directory tidy.
+        for (Path p : others) {
+            String name = p.getFileName().toString();
+            Long base = name.endsWith(".tmp") ? null
+                    : baseOffsetOf(name, name.endsWith(LogSegment.INDEX_SUFFIX) ? LogSegment.INDEX_SUFFIX
+                            : LogSegment.TIME_INDEX_SUFFIX);
+            if (base == null || !bases.contains(base)) {
+                Files.deleteIfExists(p);
+                changedFiles = true;
+            }
+        }
+        return bases;
+    }
+
+    private static Long baseOffsetOf(String name, String suffix) {
+        if (!name.endsWith(suffix) || name.length() != 20 + suffix.length()) {
+            return null;
+        }
+        String digits = name.substring(0, 20);
+        for (int i = 0; i < 20; i++) {
+            if (!Character.isDigit(digits.charAt(i))) {
+                return null;
+            }
+        }
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private void deleteFrom(List<Long> bases, int from) throws IOException {
+        for (int i = from; i < bases.size(); i++) {
+            long base = bases.get(i);
+            log.warn("Deleting segment {} after the recovered end of the log", file(base));
+            for (String suffix : new String[] {LogSegment.LOG_SUFFIX, LogSegment.INDEX_SUFFIX,
+                LogSegment.TIME_INDEX_SUFFIX}) {
+                Files.deleteIfExists(dir.resolve(LogSegment.fileName(base, suffix)));
+            }
+            changedFiles = true;
+        }
+    }
+
+    private Path file(long base) {
+        return dir.resolve(LogSegment.fileName(base, LogSegment.LOG_SUFFIX));
+    }
+}

@@ -1,0 +1,234 @@
+package io.pier.log;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.RecordBatch;
+
+/**
+ * One segment of a partition log: the {@code .log} file of record batches plus its sparse offset
+ * and time indexes, and a few figures kept in memory (next offset, largest timestamp, time of
+ * first append). Owned by the log's thread.
+ *
+ * <p>Invariants: batches are contiguous in offsets starting at {@link #baseOffset()}; the file
+ * holds only whole, valid batches (recovery cuts anything else off before a segment is used);
+ * every offset in the segment is below {@code baseOffset + 2^31} so relative offsets fit an int.
+ */
+final class LogSegment {
+    static final String LOG_SUFFIX = ".log";
+    static final String INDEX_SUFFIX = ".index";
+    static final String TIME_INDEX_SUFFIX = ".timeindex";
+
+    private final long baseOffset;
+    private final FileRecords records;
+    private final OffsetIndex offsetIndex;
+    private final TimeIndex timeIndex;
+    private long nextOffset;
+    private int bytesSinceLastIndexEntry;
+    private long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+    private int maxTimestampPosition = -1; // first batch carrying maxTimestamp; -1 while empty
+    private long firstAppendWallMs = -1;
+    private boolean dirty; // written since the last force
+
+    private LogSegment(long baseOffset, FileRecords records, boolean rebuilding, Path dir) {
+        this.baseOffset = baseOffset;
+        this.records = records;
+        this.nextOffset = baseOffset;
+        this.offsetIndex = new OffsetIndex(baseOffset, new IndexFile(dir.resolve(fileName(baseOffset, INDEX_SUFFIX))),
+                !rebuilding);
+        this.timeIndex = new TimeIndex(baseOffset, new IndexFile(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX))),
+                !rebuilding);
+    }
+
+    /** Kafka's naming: the base offset as 20 zero-padded digits plus the suffix. */
+    static String fileName(long baseOffset, String suffix) {
+        return String.format("%020d%s", baseOffset, suffix);
+    }
+
+    /** Creates an empty segment with empty index files. */
+    static LogSegment create(Path dir, long baseOffset) throws IOException {
+        Path log = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
+        if (Files.exists(log)) {
+            throw new IOException("segment already exists: " + log);
+        }
+        LogSegment s = new LogSegment(baseOffset, FileRecords.open(log.toFile(), true, false, 0, false), true, dir);
+        s.offsetIndex.persist();
+        s.timeIndex.persist();
+        return s;
+    }
+
+    /**
+     * Opens an existing segment for recovery. Its indexes start empty; the caller replays every
+     * batch through {@link #onBatch} and then calls {@link #finishRecovery()}.
+     */
+    static LogSegment openForRecovery(Path dir, long baseOffset) throws IOException {
+        Path log = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
+        return new LogSegment(baseOffset, FileRecords.open(log.toFile(), true, true, 0, false), true, dir);
+    }
+
+    long baseOffset() {
+        return baseOffset;
+    }
+
+    long nextOffset() {
+        return nextOffset;
+    }
+
+    int size() {
+        return records.sizeInBytes();
+    }
+
+    boolean isEmpty() {
+        return size() == 0;
+    }
+
+    long maxTimestamp() {
+        return maxTimestamp;
+    }
+
+    int maxTimestampPosition() {
+        return maxTimestampPosition;
+    }
+
+    long firstAppendWallMs() {
+        return firstAppendWallMs;
+    }
+
+    void setFirstAppendWallMs(long wallMs) {
+        firstAppendWallMs = wallMs;
+    }
+
+    Path file() {
+        return records.file().toPath();
+    }
+
+    /**
+     * Appends one batch whose offsets are already assigned. {@code records} holds exactly that
+     * batch.
+     */
+    void append(MemoryRecords batchRecords, long lastOffset, long batchMaxTimestamp, long nowWallMs,
+            int indexIntervalBytes) throws IOException {
+        int position = size();
+        records.append(batchRecords);
+        dirty = true;
+        if (firstAppendWallMs < 0) {
+            firstAppendWallMs = nowWallMs;
+        }
+        onBatch(position, batchRecords.sizeInBytes(), lastOffset, batchMaxTimestamp, indexIntervalBytes);
+    }
+
+    /** Updates indexes and in-memory figures for a batch now present at {@code position}. */
+    void onBatch(int position, int batchSize, long lastOffset, long batchMaxTimestamp, int indexIntervalBytes)
+            throws IOException {
+        if (maxTimestampPosition < 0 || batchMaxTimestamp > maxTimestamp) {
+            maxTimestamp = batchMaxTimestamp;
+            maxTimestampPosition = position;
+        }
+        // Same rule as Kafka: index a batch once more than an interval's worth of bytes precede it
+        // since the previous entry, so the first batch (position 0) never needs an entry.
+        if (bytesSinceLastIndexEntry > indexIntervalBytes) {
+            offsetIndex.append(lastOffset, position);
+            timeIndex.maybeAppend(maxTimestamp, lastOffset);
+            bytesSinceLastIndexEntry = 0;
+        }
+        bytesSinceLastIndexEntry += batchSize;
+        nextOffset = lastOffset + 1;
+    }
+
+    void finishRecovery() throws IOException {
+        offsetIndex.persist();
+        timeIndex.persist();
+    }
+
+    /** Called when a newer segment takes over appends: seals the time index and frees its descriptors. */
+    void onBecomeInactive() throws IOException {
+        if (maxTimestampPosition >= 0) {
+            timeIndex.maybeAppend(maxTimestamp, nextOffset - 1);
+        }
+        offsetIndex.closeFile();
+        timeIndex.closeFile();
+    }
+
+    boolean isDirty() {
+        return dirty;
+    }
+
+    /** fdatasync of the log file: the data, and the size metadata needed to read it back. */
+    void force() throws IOException {
+        records.channel().force(false);
+        dirty = false;
+    }
+
+    /** Cuts the file at {@code position}, which must be a batch boundary. */
+    void truncateTo(int position) throws IOException {
+        records.truncateTo(position);
+        dirty = true;
+    }
+
+    /** Batches starting at {@code position}, headers read lazily. */
+    Iterable<FileChannelRecordBatch> batchesFrom(int position) {
+        return records.batchesFrom(position);
+    }
+
+    /** The position of the first batch whose last offset is {@code >= offset}, or -1 if none. */
+    int positionOfBatchContaining(long offset) {
+        for (FileChannelRecordBatch b : records.batchesFrom(offsetIndex.lookup(offset))) {
+            if (b.lastOffset() >= offset) {
+                return b.position();
+            }
+        }
+        return -1;
+    }
+
+    /** First offset that may hold a record with timestamp {@code >= timestampMs}, per the time index. */
+    long firstCandidateOffset(long timestampMs) {
+        return timeIndex.firstCandidateOffset(timestampMs);
+    }
+
+    /** Copies {@code length} bytes starting at {@code position} into {@code dst}. */
+    void readInto(ByteBuffer dst, int position, int length) throws IOException {
+        FileChannel ch = records.channel();
+        int end = dst.position() + length;
+        ByteBuffer view = dst.duplicate().limit(end);
+        long filePos = position;
+        while (view.hasRemaining()) {
+            int n = ch.read(view, filePos);
+            if (n < 0) {
+                throw new EOFException("unexpected end of " + file() + " at " + filePos);
+            }
+            filePos += n;
+        }
+        dst.position(end);
+    }
+
+    int offsetIndexEntries() {
+        return offsetIndex.entries();
+    }
+
+    int timeIndexEntries() {
+        return timeIndex.entries();
+    }
+
+    void close() throws IOException {
+        try {
+            offsetIndex.closeFile();
+            timeIndex.closeFile();
+        } finally {
+            records.close();
+        }
+    }
+
+    /** Closes and removes the log and index files. */
+    void closeAndDelete() throws IOException {
+        close();
+        offsetIndex.deleteFile();
+        timeIndex.deleteFile();
+        Files.deleteIfExists(file());
+    }
+}

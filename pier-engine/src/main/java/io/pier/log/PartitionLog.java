@@ -1,0 +1,635 @@
+package io.pier.log;
+
+import io.pier.common.AtomicFiles;
+import io.pier.common.Clock;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+
+/**
+ * One partition's log: a directory of segments holding Kafka v2 record batches exactly as
+ * clients send and fetch them.
+ *
+ * <p><b>Threading.</b> Single owner thread; not thread-safe. Nothing here blocks on anything but
+ * the disk.
+ *
+ * <p><b>On-disk layout</b> (one directory per partition):
+ *
+ * <pre>
+ *  partition-dir/
+ *  |-- 00000000000000000000.log        record batches, offsets 0 .. 4711, back to back
+ *  |-- 00000000000000000000.index      sparse: (offset - base : int32, file position : int32) ...
+ *  |-- 00000000000000000000.timeindex  sparse: (max timestamp so far : int64, offset - base : int32) ...
+ *  |-- 00000000000000004712.log        the active segment; only it is appended to
+ *  |-- 00000000000000004712.index
+ *  |-- 00000000000000004712.timeindex
+ *  |-- recovery-point.checkpoint       "v1 segmentBase position": all bytes before it were fsynced
+ *  `-- log-start-offset.checkpoint     "v1 offset": written by DeleteRecords (absent until then)
+ *
+ *  .log file:  | batch | batch | batch | ... |
+ *  batch:      [baseOffset int64][length int32][leaderEpoch int32][magic=2][crc32c][attributes]
+ *              [lastOffsetDelta][timestamps][producerId/epoch/baseSequence][count][records...]
+ * </pre>
+ *
+ * <p><b>Invariants.</b> {@code logStartOffset <= highWatermark <= logEndOffset}; offsets are
+ * contiguous across segments and never reused, even after a torn tail is cut off; the
+ * high watermark never moves back while the log is open. Under {@link Durability#DURABLE} the
+ * high watermark only covers data forced to disk by {@link #flush()}; under
+ * {@link Durability#NONE} it is the log end offset.
+ *
+ * <p><b>Failure.</b> After an I/O error while writing or forcing, the log refuses further
+ * appends and flushes: after a failed fsync the kernel may drop the dirty pages, so a later
+ * "successful" fsync would prove nothing. The owner should close the log and reopen it, which
+ * re-verifies the files.
+ */
+public final class PartitionLog implements AutoCloseable {
+    /** How often, at most, a flush also moves the recovery checkpoint (it costs two fsyncs and a rename). */
+    static final long RECOVERY_POINT_INTERVAL_MS = 5_000;
+
+    private final Path dir;
+    private final Clock clock;
+    private final TreeMap<Long, LogSegment> segments;
+    private final ProducerStateTable producers;
+    private LogConfig config;
+    private LogSegment active;
+    private long logStartOffset;
+    private long committedEnd; // the high watermark under DURABLE
+    private long flushedEnd;
+    private long lastRecoveryPointMonoMs;
+    private IOException failure;
+    private boolean closed;
+
+    private PartitionLog(Path dir, LogConfig config, Clock clock, TreeMap<Long, LogSegment> segments,
+            ProducerStateTable producers) {
+        this.dir = dir;
+        this.config = config;
+        this.clock = clock;
+        this.segments = segments;
+        this.producers = producers;
+    }
+
+    /**
+     * Opens the log in {@code dir}, creating the directory (and making its entry durable) if it
+     * does not exist, then recovers it: see {@link LogRecovery}.
+     *
+     * @throws IOException if the files cannot be read, or data recorded as fsynced is damaged
+     */
+    public static PartitionLog open(Path dir, LogConfig config, Clock clock) throws IOException {
+        Path abs = dir.toAbsolutePath();
+        if (!Files.isDirectory(abs)) {
+            Files.createDirectories(abs);
+            AtomicFiles.fsyncDirectory(abs.getParent());
+        }
+        RecoveryPoint point = RecoveryPoint.read(abs);
+        long storedStart = LogStartOffsetFile.read(abs);
+        LogRecovery.Result r = new LogRecovery(abs, config.indexIntervalBytes(), clock.wallMs()).recover(point);
+        PartitionLog log = new PartitionLog(abs, config, clock, r.segments(), r.producers());
+        try {
+            log.finishOpen(storedStart);
+        } catch (IOException | RuntimeException e) {
+            log.closeSegmentsQuietly(e);
+            throw e;
+        }
+        return log;
+    }
+
+    private void finishOpen(long storedStart) throws IOException {
+        if (segments.isEmpty()) {
+            segments.put(storedStart, LogSegment.create(dir, storedStart));
+        }
+        active = segments.lastEntry().getValue();
+        logStartOffset = Math.max(storedStart, segments.firstKey());
+        if (logStartOffset > logEndOffset()) {
+            // The stored start lies beyond data lost in a crash (possible under NONE). Starting the
+            // log afresh at the stored start keeps offsets below it from being handed out twice.
+            startAfreshAt(logStartOffset);
+        }
+        producers.retainFrom(logStartOffset);
+        // Recovered data may sit only in the page cache (the process died, the OS did not): make
+        // it durable before it counts as committed.
+        for (LogSegment seg : segments.values()) {
+            seg.force();
+        }
+        AtomicFiles.fsyncDirectory(dir);
+        writeRecoveryPoint();
+        committedEnd = logEndOffset();
+        flushedEnd = logEndOffset();
+    }
+
+    private void startAfreshAt(long offset) throws IOException {
+        for (LogSegment seg : segments.values()) {
+            seg.closeAndDelete();
+        }
+        segments.clear();
+        active = LogSegment.create(dir, offset);
+        segments.put(offset, active);
+    }
+
+    /**
+     * Validates one produced batch, assigns its offsets and appends it to the active segment,
+     * without forcing it to disk. {@code records} is a Produce request's data for this partition
+     * and must hold exactly one batch; its buffer is modified in place (offsets, leader epoch,
+     * LogAppendTime).
+     *
+     * @throws org.apache.kafka.common.errors.ApiException subclasses for invalid input (see
+     *     {@link BatchValidator}) and for idempotence violations
+     * @throws IOException if writing fails; the log then refuses further writes
+     */
+    public AppendResult append(MemoryRecords records) throws IOException {
+        ensureWritable();
+        MutableRecordBatch batch = BatchValidator.validate(records, config.maxMessageBytes());
+        if (batch.hasProducerId()) {
+            ProducerStateTable.BatchMetadata dup = producers.check(batch.producerId(), batch.producerEpoch(),
+                    batch.baseSequence(), batch.lastSequence());
+            if (dup != null) {
+                return new AppendResult(dup.firstOffset(), dup.lastOffset(), -1, logStartOffset, true);
+            }
+        }
+        long base = logEndOffset();
+        long last = base + (batch.lastOffset() - batch.baseOffset());
+        long now = clock.wallMs();
+        maybeRoll(batch.sizeInBytes(), last, now);
+        batch.setLastOffset(last);
+        batch.setPartitionLeaderEpoch(0);
+        long appendTime = -1;
+        if (config.logAppendTime()) {
+            batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, now);
+            appendTime = now;
+        }
+        try {
+            active.append(records, last, batch.maxTimestamp(), now, config.indexIntervalBytes());
+        } catch (IOException e) {
+            failure = e;
+            throw e;
+        }
+        if (batch.hasProducerId()) {
+            producers.record(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
+                    base, last);
+        }
+        return new AppendResult(base, last, appendTime, logStartOffset, false);
+    }
+
+    private void maybeRoll(int batchSize, long lastOffset, long nowWallMs) throws IOException {
+        if (active.isEmpty()) {
+            return; // an oversized batch goes alone into an empty segment
+        }
+        boolean full = (long) active.size() + batchSize > config.segmentBytes();
+        boolean old = nowWallMs - active.firstAppendWallMs() >= config.segmentMs();
+        boolean relativeOffsetOverflow = lastOffset - active.baseOffset() > Integer.MAX_VALUE;
+        if (full || old || relativeOffsetOverflow) {
+            roll();
+        }
+    }
+
+    private void roll() throws IOException {
+        long newBase = logEndOffset();
+        try {
+            active.onBecomeInactive();
+            boolean durable = config.durability() == Durability.DURABLE;
+            if (durable) {
+                forceDirtySegments(); // lets the recovery point move to the new segment
+            }
+            LogSegment seg = LogSegment.create(dir, newBase);
+            segments.put(newBase, seg);
+            active = seg;
+            if (durable) {
+                AtomicFiles.fsyncDirectory(dir); // the new file must survive power loss
+                writeRecoveryPoint();
+            }
+        } catch (IOException e) {
+            failure = e;
+            throw e;
+        }
+    }
+
+    /** True when {@link #flush()} would make more data durable and move the high watermark. */
+    public boolean hasUnflushedData() {
+        return config.durability() == Durability.DURABLE && flushedEnd < logEndOffset();
+    }
+
+    /**
+     * Group commit: one {@code fdatasync} covering everything appended so far, then the high
+     * watermark moves to the log end. Under {@link Durability#NONE} it does nothing. An I/O error
+     * propagates and leaves the log refusing writes.
+     */
+    public void flush() throws IOException {
+        ensureWritable();
+        if (!hasUnflushedData()) {
+            return;
+        }
+        long end = logEndOffset();
+        try {
+            forceDirtySegments();
+            flushedEnd = end;
+            if (clock.monoMs() - lastRecoveryPointMonoMs >= RECOVERY_POINT_INTERVAL_MS) {
+                writeRecoveryPoint();
+            }
+        } catch (IOException e) {
+            failure = e;
+            throw e;
+        }
+        committedEnd = Math.max(committedEnd, end);
+    }
+
+    private void forceDirtySegments() throws IOException {
+        for (LogSegment seg : segments.values()) {
+            if (seg.isDirty()) {
+                seg.force();
+            }
+        }
+    }
+
+    /** Records the active segment's current size as fsynced; callers force first. */
+    private void writeRecoveryPoint() throws IOException {
+        new RecoveryPoint(active.baseOffset(), active.size()).write(dir);
+        lastRecoveryPointMonoMs = clock.monoMs();
+    }
+
+    public long logStartOffset() {
+        return logStartOffset;
+    }
+
+    public long logEndOffset() {
+        return active.nextOffset();
+    }
+
+    public long highWatermark() {
+        return config.durability() == Durability.NONE ? logEndOffset() : committedEnd;
+    }
+
+    /**
+     * Whole batches holding offsets in {@code [fetchOffset, highWatermark)}, copied to the heap.
+     * Stops before exceeding {@code maxBytes}, except that with {@code minOneBatch} the first batch
+     * is returned whatever its size.
+     *
+     * @throws OffsetOutOfRangeException if {@code fetchOffset} is below the log start offset or
+     *     above the high watermark
+     */
+    public LogReadResult read(long fetchOffset, int maxBytes, boolean minOneBatch) throws IOException {
+        ensureOpen();
+        long hw = highWatermark();
+        if (fetchOffset < logStartOffset || fetchOffset > hw) {
+            throw new OffsetOutOfRangeException("fetch offset " + fetchOffset + " is outside [" + logStartOffset + ", "
+                    + hw + "] of " + dir);
+        }
+        if (fetchOffset == hw) {
+            return result(MemoryRecords.EMPTY);
+        }
+        List<Range> ranges = new ArrayList<>();
+        int total = 0;
+        boolean done = false;
+        for (LogSegment seg : segments.tailMap(segments.floorKey(fetchOffset)).values()) {
+            if (seg.baseOffset() >= hw || done) {
+                break;
+            }
+            int start = seg.positionOfBatchContaining(Math.max(fetchOffset, seg.baseOffset()));
+            if (start < 0) {
+                continue;
+            }
+            int end = start;
+            for (FileChannelRecordBatch b : seg.batchesFrom(start)) {
+                if (b.baseOffset() >= hw) {
+                    done = true;
+                    break;
+                }
+                int size = b.sizeInBytes();
+                if ((long) total + size > maxBytes && !(minOneBatch && total == 0)) {
+                    done = true;
+                    break;
+                }
+                end += size;
+                total += size;
+            }
+            if (end > start) {
+                ranges.add(new Range(seg, start, end));
+            }
+        }
+        if (total == 0) {
+            return result(MemoryRecords.EMPTY);
+        }
+        ByteBuffer buf = ByteBuffer.allocate(total);
+        for (Range r : ranges) {
+            r.segment.readInto(buf, r.start, r.end - r.start);
+        }
+        return result(MemoryRecords.readableRecords(buf.flip()));
+    }
+
+    private record Range(LogSegment segment, int start, int end) {}
+
+    private LogReadResult result(MemoryRecords records) {
+        return new LogReadResult(records, highWatermark(), logStartOffset, logEndOffset());
+    }
+
+    /**
+     * The first offset in {@code [logStartOffset, highWatermark)} whose record has a timestamp
+     * {@code >= timestampMs}, with that timestamp; null if there is none. Segments whose newest
+     * record is older are skipped, the time index skips inside a segment, and the remaining
+     * batches are scanned.
+     */
+    public OffsetAndTimestamp offsetForTimestamp(long timestampMs) throws IOException {
+        ensureOpen();
+        long hw = highWatermark();
+        for (LogSegment seg : segments.tailMap(segments.floorKey(logStartOffset)).values()) {
+            if (seg.baseOffset() >= hw) {
+                break;
+            }
+            if (seg.maxTimestampPosition() < 0 || seg.maxTimestamp() < timestampMs) {
+                continue;
+            }
+            long from = Math.max(seg.firstCandidateOffset(timestampMs), logStartOffset);
+            int pos = seg.positionOfBatchContaining(from);
+            if (pos < 0) {
+                continue;
+            }
+            for (FileChannelRecordBatch b : seg.batchesFrom(pos)) {
+                if (b.baseOffset() >= hw) {
+                    return null;
+                }
+                if (b.maxTimestamp() < timestampMs) {
+                    continue;
+                }
+                for (Record r : b) {
+                    if (r.offset() >= from && r.offset() < hw && r.timestamp() >= timestampMs) {
+                        return new OffsetAndTimestamp(r.offset(), r.timestamp());
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The record with the largest timestamp in {@code [logStartOffset, highWatermark)} (the first
+     * one if several share it), or null if that range is empty. Whole segments use the maximum
+     * kept in memory; only the edge segments are scanned.
+     */
+    public OffsetAndTimestamp maxTimestamp() throws IOException {
+        ensureOpen();
+        long hw = highWatermark();
+        if (logStartOffset >= hw) {
+            return null;
+        }
+        long bestTs = Long.MIN_VALUE;
+        LogSegment bestSeg = null;
+        int bestPos = -1;
+        for (LogSegment seg : segments.tailMap(segments.floorKey(logStartOffset)).values()) {
+            if (seg.baseOffset() >= hw) {
+                break;
+            }
+            if (seg.baseOffset() >= logStartOffset && seg.nextOffset() <= hw) {
+                if (seg.maxTimestampPosition() >= 0 && (bestSeg == null || seg.maxTimestamp() > bestTs)) {
+                    bestTs = seg.maxTimestamp();
+                    bestSeg = seg;
+                    bestPos = seg.maxTimestampPosition();
+                }
+                continue;
+            }
+            int pos = seg.positionOfBatchContaining(Math.max(logStartOffset, seg.baseOffset()));
+            if (pos < 0) {
+                continue;
+            }
+            for (FileChannelRecordBatch b : seg.batchesFrom(pos)) {
+                if (b.baseOffset() >= hw) {
+                    break;
+                }
+                long ts = b.baseOffset() >= logStartOffset ? b.maxTimestamp() : maxTimestampFrom(b, logStartOffset);
+                if (bestSeg == null || ts > bestTs) {
+                    bestTs = ts;
+                    bestSeg = seg;
+                    bestPos = b.position();
+                }
+            }
+        }
+        if (bestSeg == null) {
+            return null;
+        }
+        for (FileChannelRecordBatch b : bestSeg.batchesFrom(bestPos)) {
+            for (Record r : b) {
+                if (r.offset() >= logStartOffset && r.offset() < hw && r.timestamp() == bestTs) {
+                    return new OffsetAndTimestamp(r.offset(), r.timestamp());
+                }
+            }
+            break;
+        }
+        throw new IllegalStateException("batch at " + bestPos + " of " + bestSeg.file() + " lost timestamp " + bestTs);
+    }
+
+    private static long maxTimestampFrom(FileChannelRecordBatch b, long fromOffset) {
+        long max = Long.MIN_VALUE;
+        for (Record r : b) {
+            if (r.offset() >= fromOffset) {
+                max = Math.max(max, r.timestamp());
+            }
+        }
+        return max;
+    }
+
+    /**
+     * DeleteRecords: moves the log start offset up to {@code offset} (persisted before anything is
+     * deleted) and deletes the segments wholly below it. Returns the new log start offset.
+     *
+     * @throws OffsetOutOfRangeException if {@code offset} is above the high watermark
+     */
+    public long deleteRecordsBefore(long offset) throws IOException {
+        ensureOpen();
+        long hw = highWatermark();
+        if (offset > hw) {
+            throw new OffsetOutOfRangeException("cannot delete records before " + offset + ": above the high watermark "
+                    + hw + " of " + dir);
+        }
+        if (offset <= logStartOffset) {
+            return logStartOffset;
+        }
+        LogStartOffsetFile.write(dir, offset);
+        logStartOffset = offset;
+        deleteOldestSegments(seg -> segments.higherKey(seg.baseOffset()) <= offset);
+        producers.retainFrom(logStartOffset);
+        return logStartOffset;
+    }
+
+    /**
+     * Rolls the active segment once it is older than segment.ms, then deletes the oldest closed
+     * segments past retention.ms (by their newest timestamp, against {@code clock.wallMs()}) and
+     * beyond retention.bytes. The active segment and data above the high watermark are never
+     * deleted. Returns true if any segment was deleted.
+     */
+    public boolean enforceRetention() throws IOException {
+        ensureOpen();
+        long now = clock.wallMs();
+        if (!active.isEmpty() && now - active.firstAppendWallMs() >= config.segmentMs()) {
+            ensureWritable();
+            roll();
+        }
+        boolean deleted = false;
+        long retentionMs = config.retentionMs();
+        if (retentionMs >= 0) {
+            deleted |= deleteOldestSegments(seg -> seg.isEmpty() || now - seg.maxTimestamp() > retentionMs);
+        }
+        if (config.retentionBytes() >= 0) {
+            long[] excess = {sizeInBytes() - config.retentionBytes()};
+            deleted |= deleteOldestSegments(seg -> {
+                if (excess[0] >= seg.size()) {
+                    excess[0] -= seg.size();
+                    return true;
+                }
+                return false;
+            });
+        }
+        return deleted;
+    }
+
+    /** Deletes segments from the oldest while {@code eligible} holds; stops at the first that does not. */
+    private boolean deleteOldestSegments(Predicate<LogSegment> eligible) throws IOException {
+        boolean deleted = false;
+        while (segments.size() > 1) {
+            LogSegment first = segments.firstEntry().getValue();
+            Long next = segments.higherKey(first.baseOffset());
+            if (first == active || next > highWatermark() || !eligible.test(first)) {
+                break;
+            }
+            segments.pollFirstEntry();
+            first.closeAndDelete();
+            deleted = true;
+        }
+        if (deleted) {
+            logStartOffset = Math.max(logStartOffset, segments.firstKey());
+            producers.retainFrom(logStartOffset);
+            AtomicFiles.fsyncDirectory(dir); // a deleted segment must not come back after power loss
+        }
+        return deleted;
+    }
+
+    /** Replaces the settings; takes effect from the next append or retention pass. */
+    public void updateConfig(LogConfig newConfig) {
+        if (config.durability() == Durability.NONE && newConfig.durability() == Durability.DURABLE) {
+            // Everything up to here was already visible as committed; keep the high watermark from
+            // moving back. Later appends wait for a flush.
+            committedEnd = logEndOffset();
+        }
+        config = newConfig;
+    }
+
+    public LogConfig config() {
+        return config;
+    }
+
+    /** Total bytes of all segment files. */
+    public long sizeInBytes() {
+        long total = 0;
+        for (LogSegment seg : segments.values()) {
+            total += seg.size();
+        }
+        return total;
+    }
+
+    /** Number of segments, the active one included. */
+    public int segmentCount() {
+        return segments.size();
+    }
+
+    /** The partition directory. */
+    public Path dir() {
+        return dir;
+    }
+
+    /**
+     * Forces unflushed data, records the recovery point and closes the files. Idempotent.
+     *
+     * @throws UncheckedIOException if forcing or closing fails
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        IOException error = null;
+        if (failure == null) {
+            try {
+                forceDirtySegments();
+                writeRecoveryPoint();
+            } catch (IOException e) {
+                error = e;
+            }
+        }
+        error = closeSegments(error);
+        if (error != null) {
+            throw new UncheckedIOException("failed to close log " + dir, error);
+        }
+    }
+
+    /** Closes the log without flushing and removes its directory. */
+    public void deleteFiles() throws IOException {
+        if (!closed) {
+            closed = true;
+            IOException error = closeSegments(null);
+            if (error != null) {
+                throw error;
+            }
+        }
+        if (Files.exists(dir)) {
+            try (Stream<Path> paths = Files.walk(dir)) {
+                for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+            AtomicFiles.fsyncDirectory(dir.getParent());
+        }
+    }
+
+    private IOException closeSegments(IOException error) {
+        for (LogSegment seg : segments.values()) {
+            try {
+                seg.close();
+            } catch (IOException e) {
+                if (error == null) {
+                    error = e;
+                } else {
+                    error.addSuppressed(e);
+                }
+            }
+        }
+        return error;
+    }
+
+    private void closeSegmentsQuietly(Exception cause) {
+        IOException e = closeSegments(null);
+        if (e != null) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("log " + dir + " is closed");
+        }
+    }
+
+    private void ensureWritable() throws IOException {
+        ensureOpen();
+        if (failure != null) {
+            throw new IOException("log " + dir + " refuses writes after an earlier I/O error", failure);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "PartitionLog(" + dir + ", start=" + logStartOffset + ", hw=" + highWatermark() + ", end="
+                + logEndOffset() + ", segments=" + segments.size() + ")";
+    }
+
+}
