@@ -70,7 +70,7 @@ public final class FetchHandler implements ApiHandler {
                 && body.data().replicaState().replicaId() >= 0)) {
             // Replica fetches are for followers, and Pier has none (CVE-2018-1288).
             FetchResponseData data = new FetchResponseData().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
-            return CompletableFuture.completedFuture(new FetchResponse(data));
+            return CompletableFuture.completedFuture(FetchResponse.of(data));
         }
         long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, body.data().maxWaitMs()));
         CompletableFuture<AbstractResponse> response = new CompletableFuture<>();
@@ -205,7 +205,7 @@ public final class FetchHandler implements ApiHandler {
                 }
                 current.partitions().add(d);
             }
-            return new FetchResponse(data);
+            return FetchResponse.of(data);
         }
     }
 }
