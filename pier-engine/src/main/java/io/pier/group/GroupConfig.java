@@ -1,0 +1,281 @@
+package io.pier.group;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code share.*} configs of one share group: the overrides stored for the group id, falling
+ * back to the broker's {@code group.share.*} defaults ({@link ShareGroupBrokerConfig}).
+ *
+ * <p>Immutable; a change produces a new instance ({@link #withChanges}). Overrides set through
+ * {@link #withChanges} are within the broker bounds at the time they are set; overrides restored
+ * from a snapshot may not be (the broker bounds may have changed since), so every {@code
+ * effective...()} integer is clamped into the current broker bounds, as Kafka 4.3+ does at use.
+ */
+public final class GroupConfig {
+
+    public static final String SESSION_TIMEOUT_MS = "share.session.timeout.ms";
+    public static final String HEARTBEAT_INTERVAL_MS = "share.heartbeat.interval.ms";
+    public static final String RECORD_LOCK_DURATION_MS = "share.record.lock.duration.ms";
+    public static final String AUTO_OFFSET_RESET = "share.auto.offset.reset";
+    public static final String ISOLATION_LEVEL = "share.isolation.level";
+    public static final String DELIVERY_COUNT_LIMIT = "share.delivery.count.limit";
+    public static final String PARTITION_MAX_RECORD_LOCKS = "share.partition.max.record.locks";
+    public static final String RENEW_ACKNOWLEDGE_ENABLE = "share.renew.acknowledge.enable";
+
+    /** Every group config name Pier knows, sorted. */
+    public static final List<String> NAMES = List.of(
+            AUTO_OFFSET_RESET,
+            DELIVERY_COUNT_LIMIT,
+            HEARTBEAT_INTERVAL_MS,
+            ISOLATION_LEVEL,
+            PARTITION_MAX_RECORD_LOCKS,
+            RECORD_LOCK_DURATION_MS,
+            RENEW_ACKNOWLEDGE_ENABLE,
+            SESSION_TIMEOUT_MS);
+
+    private static final Logger LOG = LoggerFactory.getLogger(GroupConfig.class);
+
+    private final ShareGroupBrokerConfig broker;
+    private final Map<String, String> overrides;
+
+    private GroupConfig(ShareGroupBrokerConfig broker, Map<String, String> overrides) {
+        this.broker = Objects.requireNonNull(broker, "broker");
+        this.overrides = Collections.unmodifiableMap(new TreeMap<>(overrides));
+    }
+
+    /** A group with no overrides: every value is the broker default. */
+    public static GroupConfig defaults(ShareGroupBrokerConfig broker) {
+        return new GroupConfig(broker, Map.of());
+    }
+
+    /**
+     * Rebuilds a group's config from persisted overrides without checking the bounds (values are
+     * clamped at use). Unknown names and unparsable values are dropped with a warning, so a
+     * restart never fails on an old snapshot.
+     */
+    public static GroupConfig restore(ShareGroupBrokerConfig broker, Map<String, String> overrides) {
+        Map<String, String> kept = new TreeMap<>();
+        overrides.forEach((name, value) -> {
+            if (value == null) {
+                return;
+            }
+            try {
+                kept.put(name, parse(name, value));
+            } catch (InvalidConfigurationException e) {
+                LOG.warn("Dropping stored group config: {}", e.getMessage());
+            }
+        });
+        return new GroupConfig(broker, kept);
+    }
+
+    /**
+     * Applies an IncrementalAlterConfigs-style change set: a non-null value sets the override, a
+     * null value deletes it (back to the broker default).
+     *
+     * @throws InvalidConfigurationException ({@code Errors.INVALID_CONFIG}) naming the setting, for
+     *     an unknown name, an unparsable value or a value outside the broker bounds
+     */
+    public GroupConfig withChanges(Map<String, String> changes) {
+        Map<String, String> next = new TreeMap<>(overrides);
+        for (Map.Entry<String, String> change : changes.entrySet()) {
+            String name = change.getKey();
+            if (!NAMES.contains(name)) {
+                throw new InvalidConfigurationException("Unknown group config name: " + name);
+            }
+            if (change.getValue() == null) {
+                next.remove(name);
+            } else {
+                String value = parse(name, change.getValue());
+                checkBounds(name, value);
+                next.put(name, value);
+            }
+        }
+        GroupConfig result = new GroupConfig(broker, next);
+        if (result.effectiveHeartbeatIntervalMs() >= result.effectiveSessionTimeoutMs()) {
+            throw new InvalidConfigurationException(HEARTBEAT_INTERVAL_MS + " must be less than "
+                    + SESSION_TIMEOUT_MS + " (" + result.effectiveHeartbeatIntervalMs() + " >= "
+                    + result.effectiveSessionTimeoutMs() + ")");
+        }
+        return result;
+    }
+
+    /** The stored overrides, by name (sorted); what a snapshot persists. */
+    public Map<String, String> overrides() {
+        return overrides;
+    }
+
+    public ShareGroupBrokerConfig brokerConfig() {
+        return broker;
+    }
+
+    /** Every group config with its effective value, sorted by name (for DescribeConfigs). */
+    public List<GroupConfigEntry> entries() {
+        List<GroupConfigEntry> entries = new ArrayList<>(NAMES.size());
+        for (String name : NAMES) {
+            entries.add(new GroupConfigEntry(name, effectiveValue(name), !overrides.containsKey(name)));
+        }
+        return entries;
+    }
+
+    /** The effective value of one config as a string, or null for an unknown name. */
+    public String effectiveValue(String name) {
+        return switch (name) {
+            case SESSION_TIMEOUT_MS -> Integer.toString(effectiveSessionTimeoutMs());
+            case HEARTBEAT_INTERVAL_MS -> Integer.toString(effectiveHeartbeatIntervalMs());
+            case RECORD_LOCK_DURATION_MS -> Integer.toString(effectiveRecordLockDurationMs());
+            case AUTO_OFFSET_RESET -> effectiveAutoOffsetReset().toString();
+            case ISOLATION_LEVEL -> effectiveIsolationLevel().toString();
+            case DELIVERY_COUNT_LIMIT -> Integer.toString(effectiveDeliveryCountLimit());
+            case PARTITION_MAX_RECORD_LOCKS -> Integer.toString(effectivePartitionMaxRecordLocks());
+            case RENEW_ACKNOWLEDGE_ENABLE -> Boolean.toString(effectiveRenewAcknowledgeEnable());
+            default -> null;
+        };
+    }
+
+    public int effectiveSessionTimeoutMs() {
+        return effectiveInt(SESSION_TIMEOUT_MS, broker.sessionTimeoutMs(),
+                broker.minSessionTimeoutMs(), broker.maxSessionTimeoutMs());
+    }
+
+    public int effectiveHeartbeatIntervalMs() {
+        return effectiveInt(HEARTBEAT_INTERVAL_MS, broker.heartbeatIntervalMs(),
+                broker.minHeartbeatIntervalMs(), broker.maxHeartbeatIntervalMs());
+    }
+
+    public int effectiveRecordLockDurationMs() {
+        return effectiveInt(RECORD_LOCK_DURATION_MS, broker.recordLockDurationMs(),
+                broker.minRecordLockDurationMs(), broker.maxRecordLockDurationMs());
+    }
+
+    public int effectiveDeliveryCountLimit() {
+        return effectiveInt(DELIVERY_COUNT_LIMIT, broker.deliveryCountLimit(),
+                broker.minDeliveryCountLimit(), broker.maxDeliveryCountLimit());
+    }
+
+    public int effectivePartitionMaxRecordLocks() {
+        return effectiveInt(PARTITION_MAX_RECORD_LOCKS, broker.partitionMaxRecordLocks(),
+                broker.minPartitionMaxRecordLocks(), broker.maxPartitionMaxRecordLocks());
+    }
+
+    public AutoOffsetReset effectiveAutoOffsetReset() {
+        String value = overrides.get(AUTO_OFFSET_RESET);
+        return value == null ? AutoOffsetReset.LATEST : AutoOffsetReset.parse(value);
+    }
+
+    /** Always {@link IsolationLevel#READ_UNCOMMITTED}: Pier refuses {@code read_committed}. */
+    public IsolationLevel effectiveIsolationLevel() {
+        return IsolationLevel.READ_UNCOMMITTED;
+    }
+
+    public boolean effectiveRenewAcknowledgeEnable() {
+        String value = overrides.get(RENEW_ACKNOWLEDGE_ENABLE);
+        return value == null || Boolean.parseBoolean(value);
+    }
+
+    private int effectiveInt(String name, int brokerDefault, int min, int max) {
+        String value = overrides.get(name);
+        if (value == null) {
+            return brokerDefault;
+        }
+        return Math.max(min, Math.min(max, Integer.parseInt(value)));
+    }
+
+    /** Checks the form of a value and returns its canonical spelling. */
+    private static String parse(String name, String raw) {
+        String value = raw.trim();
+        switch (name) {
+            case SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS, RECORD_LOCK_DURATION_MS,
+                    DELIVERY_COUNT_LIMIT, PARTITION_MAX_RECORD_LOCKS -> {
+                try {
+                    return Integer.toString(Integer.parseInt(value));
+                } catch (NumberFormatException e) {
+                    throw new InvalidConfigurationException(
+                            name + " must be an integer, got '" + raw + "'");
+                }
+            }
+            case AUTO_OFFSET_RESET -> {
+                try {
+                    return AutoOffsetReset.parse(value).toString();
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidConfigurationException(name + ": " + e.getMessage());
+                }
+            }
+            case ISOLATION_LEVEL -> {
+                String lower = value.toLowerCase(Locale.ROOT);
+                if (lower.equals("read_uncommitted")) {
+                    return lower;
+                }
+                if (lower.equals("read_committed")) {
+                    throw new InvalidConfigurationException(name + "=read_committed is not supported:"
+                            + " Pier does not support transactions yet, use read_uncommitted");
+                }
+                throw new InvalidConfigurationException(
+                        name + " must be read_uncommitted, got '" + raw + "'");
+            }
+            case RENEW_ACKNOWLEDGE_ENABLE -> {
+                String lower = value.toLowerCase(Locale.ROOT);
+                if (lower.equals("true") || lower.equals("false")) {
+                    return lower;
+                }
+                throw new InvalidConfigurationException(
+                        name + " must be true or false, got '" + raw + "'");
+            }
+            default -> throw new InvalidConfigurationException("Unknown group config name: " + name);
+        }
+    }
+
+    private void checkBounds(String name, String value) {
+        switch (name) {
+            case SESSION_TIMEOUT_MS -> checkRange(name, value, broker.minSessionTimeoutMs(),
+                    broker.maxSessionTimeoutMs());
+            case HEARTBEAT_INTERVAL_MS -> checkRange(name, value, broker.minHeartbeatIntervalMs(),
+                    broker.maxHeartbeatIntervalMs());
+            case RECORD_LOCK_DURATION_MS -> checkRange(name, value, broker.minRecordLockDurationMs(),
+                    broker.maxRecordLockDurationMs());
+            case DELIVERY_COUNT_LIMIT -> checkRange(name, value, broker.minDeliveryCountLimit(),
+                    broker.maxDeliveryCountLimit());
+            case PARTITION_MAX_RECORD_LOCKS -> checkRange(name, value,
+                    broker.minPartitionMaxRecordLocks(), broker.maxPartitionMaxRecordLocks());
+            default -> {
+                // Not bounded by broker settings.
+            }
+        }
+    }
+
+    private static void checkRange(String name, String value, int min, int max) {
+        int v = Integer.parseInt(value);
+        if (v < min) {
+            throw new InvalidConfigurationException(name + " must be greater than or equal to " + min);
+        }
+        if (v > max) {
+            throw new InvalidConfigurationException(name + " must be less than or equal to " + max);
+        }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof GroupConfig other
+                && broker.equals(other.broker)
+                && overrides.equals(other.overrides);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(broker, overrides);
+    }
+
+    @Override
+    public String toString() {
+        return "GroupConfig" + overrides;
+    }
+}

@@ -1,0 +1,198 @@
+package io.pier.share;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The acquisition rules of one share-partition (KIP-932 as Kafka 4.4 applies them), working on
+ * the partition's {@link InFlightWindow} and {@link LockDeadlines}.
+ *
+ * <ul>
+ *   <li>Offsets the log proved missing (between the fetch offset and the first batch read) are
+ *       archived, so compacted holes do not block the start offset.
+ *   <li>The budget is min(maxRecords, maxInFlightRecords - window). A full window still allows
+ *       re-acquiring released records up to the end offset.
+ *   <li>batch_optimized finishes the log batch in which the budget ran out and cuts the result
+ *       into ranges of about {@code batchSize}, only at log batch ends; record_limit stops at the
+ *       budget exactly and caches the rest of the last log batch as AVAILABLE.
+ *   <li>Poison-pill throttling: from delivery count max(2, ceil(limit/2)) on, a record is not
+ *       acquired together with earlier records, and the number acquired halves with each further
+ *       delivery; a record on its last attempt goes alone.
+ * </ul>
+ */
+final class Acquirer {
+    private final InFlightWindow window;
+    private final LockDeadlines deadlines;
+
+    Acquirer(InFlightWindow window, LockDeadlines deadlines) {
+        this.window = window;
+        this.deadlines = deadlines;
+    }
+
+    List<AcquiredRange> acquire(
+            String memberId,
+            long fetchOffset,
+            List<LogBatch> logBatches,
+            AcquireLimits limits,
+            ShareConfig config,
+            long nowMs) {
+        checkAscending(logBatches);
+        if (logBatches.isEmpty() || limits.maxRecords() <= 0) {
+            return List.of();
+        }
+        archiveMissing(fetchOffset, logBatches.get(0).firstOffset() - 1);
+
+        long end = window.endExclusive();
+        long inFlight = end - window.startOffset();
+        long budget = Math.min(limits.maxRecords(), config.maxInFlightRecords() - inFlight);
+        long lastToAcquire = logBatches.get(logBatches.size() - 1).lastOffset();
+        if (budget <= 0) {
+            if (inFlight == 0 || fetchOffset >= end) {
+                return List.of();
+            }
+            // Full window: only records already inside it (released or timed out) may go out.
+            budget = Math.min(limits.maxRecords(), end - fetchOffset);
+            lastToAcquire = end - 1;
+        }
+        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire);
+        List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
+        if (limits.mode() == AcquireMode.RECORD_LIMIT && !plan.isEmpty()) {
+            long lastAcquired = plan.get(plan.size() - 1).last;
+            if (lastAcquired >= end) {
+                cacheRestOfBatch(logBatches, lastAcquired);
+            }
+        }
+        return result;
+    }
+
+    private List<Run> plan(
+            List<LogBatch> batches,
+            AcquireLimits limits,
+            ShareConfig config,
+            long budget,
+            long lastToAcquire) {
+        int limit = config.deliveryCountLimit();
+        int threshold = config.throttleThreshold();
+        boolean batchOptimized = limits.mode() == AcquireMode.BATCH_OPTIMIZED;
+        long end = window.endExclusive();
+        List<Run> runs = new ArrayList<>();
+        Run run = null;
+        long acquired = 0;
+        long throttleCap = -1;
+        long finishAt = Long.MAX_VALUE;
+        int bi = 0;
+        for (long o = Math.max(batches.get(0).firstOffset(), window.startOffset()); o <= lastToAcquire; o++) {
+            while (batches.get(bi).lastOffset() < o) {
+                bi++;
+            }
+            LogBatch batch = batches.get(bi);
+            boolean inBatch = o >= batch.firstOffset();
+            if (acquired >= budget && (!batchOptimized || o > finishAt)) {
+                break;
+            }
+            boolean cached = o < end;
+            if (cached && !window.isAcquirable(o)) {
+                run = null;
+                continue;
+            }
+            int count = cached ? window.deliveryCount(o) : 0;
+            if (limit > 2 && count == limit - 1 && acquired > 0) {
+                break;
+            }
+            if (count >= threshold && throttleCap < 0) {
+                if (acquired > 0) {
+                    break;
+                }
+                throttleCap = Math.max(1, budget >> Math.min(62, count - threshold + 1));
+            }
+            short newCount = (short) (count + 1);
+            if (run == null || run.last + 1 != o || run.count != newCount) {
+                run = new Run(o, newCount);
+                runs.add(run);
+            }
+            run.last = o;
+            acquired++;
+            if (batchOptimized && inBatch && o == batch.lastOffset() && run.size() >= limits.batchSize()) {
+                run = null;
+            }
+            if (acquired == budget) {
+                finishAt = inBatch ? batch.lastOffset() : o;
+            }
+            if ((limit > 2 && newCount == limit) || (throttleCap > 0 && acquired >= throttleCap)) {
+                break;
+            }
+        }
+        return runs;
+    }
+
+    private List<AcquiredRange> apply(String memberId, List<Run> plan, ShareConfig config, long nowMs) {
+        List<AcquiredRange> result = new ArrayList<>(plan.size());
+        for (Run r : plan) {
+            while (window.endExclusive() <= r.last) {
+                window.append(RecordState.AVAILABLE, (short) 0);
+            }
+            AcquisitionLock lock = deadlines.arm(r.first, r.last, nowMs + config.lockDurationMs());
+            for (long o = r.first; o <= r.last; o++) {
+                window.acquire(o, memberId, lock);
+            }
+            result.add(new AcquiredRange(r.first, r.last, r.count));
+        }
+        return result;
+    }
+
+    /** Offsets in [fetchOffset, lastMissing] that the log did not return do not exist. */
+    private void archiveMissing(long fetchOffset, long lastMissing) {
+        long from = Math.max(fetchOffset, window.startOffset());
+        if (from > lastMissing) {
+            return;
+        }
+        long cachedTo = Math.min(lastMissing, window.endExclusive() - 1);
+        for (long o = from; o <= cachedTo; o++) {
+            if (window.isAcquirable(o)) {
+                window.settle(o, RecordState.ARCHIVED);
+            }
+        }
+        while (window.endExclusive() < from) {
+            window.append(RecordState.AVAILABLE, (short) 0);
+        }
+        while (window.endExclusive() <= lastMissing) {
+            window.append(RecordState.ARCHIVED, (short) 0);
+        }
+        window.advanceOverTerminal();
+    }
+
+    private void cacheRestOfBatch(List<LogBatch> batches, long lastAcquired) {
+        for (LogBatch b : batches) {
+            if (b.firstOffset() <= lastAcquired && lastAcquired <= b.lastOffset()) {
+                while (window.endExclusive() <= b.lastOffset()) {
+                    window.append(RecordState.AVAILABLE, (short) 0);
+                }
+                return;
+            }
+        }
+    }
+
+    private static void checkAscending(List<LogBatch> batches) {
+        for (int i = 1; i < batches.size(); i++) {
+            if (batches.get(i).firstOffset() <= batches.get(i - 1).lastOffset()) {
+                throw new IllegalArgumentException("log batches must be ascending: " + batches);
+            }
+        }
+    }
+
+    private static final class Run {
+        final long first;
+        final short count;
+        long last;
+
+        Run(long first, short count) {
+            this.first = first;
+            this.count = count;
+            this.last = first;
+        }
+
+        long size() {
+            return last - first + 1;
+        }
+    }
+}

@@ -1,0 +1,307 @@
+package io.pier.share;
+
+import java.util.Arrays;
+
+/**
+ * Per-offset delivery state of the in-flight window {@code [startOffset, endExclusive)} of one
+ * share-partition, stored as parallel arrays used as a sliding buffer. Offset {@code startOffset}
+ * (the SPSO) is always the first slot, so advancing the SPSO is dropping slots from the front.
+ *
+ * <p>Every state change goes through {@link #changeState}, which checks the move against
+ * {@link RecordState#canTransitionTo}, keeps the per-state counts and notes whether a record
+ * became acquirable. An offset may also carry a <em>pending</em> change: an acknowledgement or
+ * release whose write is not yet durable. Its state stays ACQUIRED until the change commits; it
+ * cannot be acquired or acknowledged meanwhile. A pending ACQUIRED offset whose lock fired (or
+ * whose member was released) keeps a null lock, so a rollback knows to make it available.
+ *
+ * <p>Single owner; not thread-safe.
+ */
+final class InFlightWindow {
+    private static final RecordState[] BY_ORDINAL = RecordState.values();
+    private static final byte NO_TARGET = -1;
+
+    private long startOffset;
+    private int head;
+    private int size;
+    private byte[] states = new byte[16];
+    private short[] counts = new short[16];
+    private String[] owners = new String[16];
+    private AcquisitionLock[] locks = new AcquisitionLock[16];
+    private PendingChange[] pendings = new PendingChange[16];
+    private byte[] targets = new byte[16];
+    private final int[] countByState = new int[BY_ORDINAL.length];
+    private long availableHint = Long.MAX_VALUE;
+    private boolean becameAcquirable;
+
+    InFlightWindow(long startOffset) {
+        this.startOffset = startOffset;
+    }
+
+    long startOffset() {
+        return startOffset;
+    }
+
+    long endExclusive() {
+        return startOffset + size;
+    }
+
+    int size() {
+        return size;
+    }
+
+    boolean contains(long offset) {
+        return offset >= startOffset && offset < startOffset + size;
+    }
+
+    RecordState state(long offset) {
+        return BY_ORDINAL[states[slot(offset)]];
+    }
+
+    short deliveryCount(long offset) {
+        return counts[slot(offset)];
+    }
+
+    String owner(long offset) {
+        return owners[slot(offset)];
+    }
+
+    AcquisitionLock lock(long offset) {
+        return locks[slot(offset)];
+    }
+
+    PendingChange pending(long offset) {
+        return pendings[slot(offset)];
+    }
+
+    RecordState pendingTarget(long offset) {
+        byte t = targets[slot(offset)];
+        return t == NO_TARGET ? null : BY_ORDINAL[t];
+    }
+
+    int count(RecordState state) {
+        return countByState[state.ordinal()];
+    }
+
+    /** Whether the offset is AVAILABLE with no change in flight: what acquisition may take. */
+    boolean isAcquirable(long offset) {
+        int s = slot(offset);
+        return states[s] == RecordState.AVAILABLE.ordinal() && pendings[s] == null;
+    }
+
+    /** Appends offset {@code endExclusive()} in {@code state} with a delivery count. */
+    void append(RecordState state, short deliveryCount) {
+        if (state == RecordState.ACQUIRED) {
+            throw new IllegalArgumentException("records enter the window unowned");
+        }
+        ensureCapacity(size + 1);
+        int s = head + size;
+        states[s] = (byte) state.ordinal();
+        counts[s] = deliveryCount;
+        targets[s] = NO_TARGET;
+        size++;
+        countByState[state.ordinal()]++;
+        if (state == RecordState.AVAILABLE) {
+            noteAvailable(endExclusive() - 1);
+        }
+    }
+
+    /** AVAILABLE to ACQUIRED by a member under a lock; the delivery count goes up by one. */
+    void acquire(long offset, String memberId, AcquisitionLock lock) {
+        int s = slot(offset);
+        if (pendings[s] != null) {
+            throw new IllegalStateException("offset " + offset + " has a change in flight");
+        }
+        changeState(s, offset, RecordState.ACQUIRED);
+        counts[s]++;
+        owners[s] = memberId;
+        setLock(s, lock);
+    }
+
+    /** Moves an offset out of ACQUIRED (or archives an AVAILABLE one); owner and lock go. */
+    void settle(long offset, RecordState next) {
+        int s = slot(offset);
+        changeState(s, offset, next);
+        owners[s] = null;
+        setLock(s, null);
+    }
+
+    void setLock(long offset, AcquisitionLock lock) {
+        setLock(slot(offset), lock);
+    }
+
+    void markPending(long offset, PendingChange change, RecordState target) {
+        int s = slot(offset);
+        pendings[s] = change;
+        targets[s] = (byte) target.ordinal();
+    }
+
+    void clearPending(long offset) {
+        int s = slot(offset);
+        pendings[s] = null;
+        targets[s] = NO_TARGET;
+    }
+
+    /**
+     * Drops terminal offsets without a change in flight from the front and returns how many.
+     */
+    int advanceOverTerminal() {
+        int n = 0;
+        while (n < size) {
+            int s = head + n;
+            RecordState st = BY_ORDINAL[states[s]];
+            if (!st.isTerminal() || pendings[s] != null) {
+                break;
+            }
+            n++;
+        }
+        dropFront(n);
+        return n;
+    }
+
+    /** Forgets every offset below {@code newStart}, whatever its state; may empty the window. */
+    void dropBefore(long newStart) {
+        if (newStart <= startOffset) {
+            return;
+        }
+        long n = Math.min(size, newStart - startOffset);
+        dropFront((int) n);
+        startOffset = newStart;
+        availableHint = Math.max(availableHint, startOffset);
+    }
+
+    /** First acquirable offset at or after the SPSO, or {@code endExclusive()} if none. */
+    long firstAcquirableOffset() {
+        if (countByState[RecordState.AVAILABLE.ordinal()] == 0) {
+            return endExclusive();
+        }
+        long from = Math.max(availableHint, startOffset);
+        if (from >= endExclusive()) {
+            from = startOffset;
+        }
+        long found = scanAvailable(from);
+        if (found == endExclusive() && from > startOffset) {
+            found = scanAvailable(startOffset);
+        }
+        availableHint = found;
+        return found;
+    }
+
+    private long scanAvailable(long from) {
+        for (long o = from; o < endExclusive(); o++) {
+            if (isAcquirable(o)) {
+                return o;
+            }
+        }
+        return endExclusive();
+    }
+
+    /** Returns and clears the flag set when a record became AVAILABLE or the window shrank. */
+    boolean consumeBecameAcquirable() {
+        boolean b = becameAcquirable;
+        becameAcquirable = false;
+        return b;
+    }
+
+    void noteWindowShrank() {
+        becameAcquirable = true;
+    }
+
+    private void changeState(int s, long offset, RecordState next) {
+        RecordState current = BY_ORDINAL[states[s]];
+        if (!current.canTransitionTo(next)) {
+            throw new IllegalStateException(
+                    "illegal transition " + current + " -> " + next + " at offset " + offset);
+        }
+        states[s] = (byte) next.ordinal();
+        countByState[current.ordinal()]--;
+        countByState[next.ordinal()]++;
+        if (next == RecordState.AVAILABLE) {
+            noteAvailable(offset);
+        }
+    }
+
+    private void noteAvailable(long offset) {
+        becameAcquirable = true;
+        if (offset < availableHint) {
+            availableHint = offset;
+        }
+    }
+
+    private void setLock(int s, AcquisitionLock lock) {
+        AcquisitionLock old = locks[s];
+        if (old == lock) {
+            return;
+        }
+        if (old != null) {
+            old.liveOffsets--;
+        }
+        if (lock != null) {
+            lock.liveOffsets++;
+        }
+        locks[s] = lock;
+    }
+
+    private void dropFront(int n) {
+        for (int i = 0; i < n; i++) {
+            int s = head + i;
+            countByState[states[s]]--;
+            setLock(s, null);
+            owners[s] = null;
+            pendings[s] = null;
+            targets[s] = NO_TARGET;
+        }
+        head += n;
+        size -= n;
+        startOffset += n;
+        if (size == 0) {
+            head = 0;
+        }
+        if (n > 0) {
+            noteWindowShrank();
+        }
+    }
+
+    private int slot(long offset) {
+        if (!contains(offset)) {
+            throw new IndexOutOfBoundsException(
+                    "offset " + offset + " outside [" + startOffset + ", " + endExclusive() + ")");
+        }
+        return head + (int) (offset - startOffset);
+    }
+
+    private void ensureCapacity(int needed) {
+        if (head + needed <= states.length) {
+            return;
+        }
+        int capacity = states.length;
+        if (needed > capacity / 2) {
+            capacity = Math.max(needed * 2, capacity * 2);
+        }
+        states = shift(states, capacity);
+        counts = shift(counts, capacity);
+        owners = shift(owners, capacity);
+        locks = shift(locks, capacity);
+        pendings = shift(pendings, capacity);
+        targets = shift(targets, capacity);
+        head = 0;
+    }
+
+    private byte[] shift(byte[] a, int capacity) {
+        byte[] b = new byte[capacity];
+        System.arraycopy(a, head, b, 0, size);
+        return b;
+    }
+
+    private short[] shift(short[] a, int capacity) {
+        short[] b = new short[capacity];
+        System.arraycopy(a, head, b, 0, size);
+        return b;
+    }
+
+    private <T> T[] shift(T[] a, int capacity) {
+        T[] b = Arrays.copyOf(a, capacity);
+        System.arraycopy(a, head, b, 0, size);
+        Arrays.fill(b, size, capacity, null);
+        return b;
+    }
+}

@@ -1,0 +1,63 @@
+package io.pier.share;
+
+import io.pier.state.ShareStateWrite;
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * A settled-but-not-durable change of one share-partition: the offsets an acknowledgement or a
+ * member release moved, and the write that makes it durable. The owner of the partition hands
+ * {@link #write()} to the persister and then calls exactly one of {@link SharePartition#commit}
+ * or {@link SharePartition#rollback}. Until then the offsets are in transition.
+ */
+public final class PendingChange {
+    private final SharePartition partition;
+    private long[] offsets = new long[8];
+    private int offsetCount;
+    private ShareStateWrite write;
+    private boolean resolved;
+
+    PendingChange(SharePartition partition) {
+        this.partition = partition;
+    }
+
+    /** The write to persist; empty when nothing durable changed (RENEW only, or below SPSO). */
+    public Optional<ShareStateWrite> write() {
+        return Optional.ofNullable(write);
+    }
+
+    /** Number of offsets whose state this change moves. */
+    public int offsetCount() {
+        return offsetCount;
+    }
+
+    void add(long offset) {
+        if (offsetCount == offsets.length) {
+            offsets = Arrays.copyOf(offsets, offsets.length * 2);
+        }
+        offsets[offsetCount++] = offset;
+    }
+
+    long offset(int i) {
+        return offsets[i];
+    }
+
+    void write(ShareStateWrite w) {
+        this.write = w;
+    }
+
+    void resolve(SharePartition by) {
+        if (by != partition) {
+            throw new IllegalArgumentException("pending change belongs to another share-partition");
+        }
+        if (resolved) {
+            throw new IllegalStateException("pending change already committed or rolled back");
+        }
+        resolved = true;
+    }
+
+    @Override
+    public String toString() {
+        return "PendingChange[offsets=" + offsetCount + ", write=" + write + "]";
+    }
+}

@@ -1,0 +1,61 @@
+package io.pier.share;
+
+/**
+ * Delivery state of one record of a share-partition (KIP-932), with Kafka's wire ids.
+ *
+ * <pre>
+ *                 acquire (count + 1)
+ *   AVAILABLE  ---------------------------&gt;  ACQUIRED
+ *      ^   |   &lt;---------------------------   |   |
+ *      |   |    RELEASE, lock expiry,        |   | ACCEPT
+ *      |   |    member release               |   v
+ *      |   |    (count &lt; limit, &gt;= SPSO)    |  ACKNOWLEDGED  (terminal)
+ *      |   |                                 |
+ *      |   | archive: log start moved,       | REJECT, GAP, or a release / expiry
+ *      |   | missing from the log            | at count &gt;= limit or below SPSO
+ *      |   v                                 v
+ *      |  ARCHIVED  &lt;------------------------+   (terminal)
+ *   (new records enter as ACQUIRED, or AVAILABLE when cached but not yet delivered)
+ * </pre>
+ *
+ * <p>ACQUIRED is never persisted. ARCHIVING (3, a 4.4 dead-letter-queue state) is not modelled.
+ */
+public enum RecordState {
+    AVAILABLE((byte) 0),
+    ACQUIRED((byte) 1),
+    ACKNOWLEDGED((byte) 2),
+    ARCHIVED((byte) 4);
+
+    private static final RecordState[] VALUES = values();
+
+    public final byte id;
+
+    RecordState(byte id) {
+        this.id = id;
+    }
+
+    public boolean isTerminal() {
+        return this == ACKNOWLEDGED || this == ARCHIVED;
+    }
+
+    /** Whether {@code this -> next} is one of the legal moves drawn above. */
+    public boolean canTransitionTo(RecordState next) {
+        switch (this) {
+            case AVAILABLE:
+                return next == ACQUIRED || next == ARCHIVED;
+            case ACQUIRED:
+                return next == AVAILABLE || next == ACKNOWLEDGED || next == ARCHIVED;
+            default:
+                return false;
+        }
+    }
+
+    public static RecordState forId(byte id) {
+        for (RecordState s : VALUES) {
+            if (s.id == id) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("unknown record state id " + id);
+    }
+}

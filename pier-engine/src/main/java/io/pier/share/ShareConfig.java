@@ -1,0 +1,33 @@
+package io.pier.share;
+
+/**
+ * The effective settings of a share group for one share-partition, resolved by the server from
+ * group configs ({@code share.*}) falling back to broker configs ({@code group.share.*}). Read
+ * afresh on every operation because group configs can be altered at runtime.
+ *
+ * @param lockDurationMs {@code share.record.lock.duration.ms}
+ * @param deliveryCountLimit {@code share.delivery.count.limit}
+ * @param maxInFlightRecords {@code share.partition.max.record.locks}
+ * @param renewEnabled {@code share.renew.acknowledge.enable}
+ */
+public record ShareConfig(
+        long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled) {
+    public static final ShareConfig DEFAULTS = new ShareConfig(30_000L, 5, 2000, true);
+
+    public ShareConfig {
+        if (lockDurationMs <= 0) {
+            throw new IllegalArgumentException("lockDurationMs must be > 0: " + lockDurationMs);
+        }
+        if (deliveryCountLimit < 1 || deliveryCountLimit > Short.MAX_VALUE) {
+            throw new IllegalArgumentException("deliveryCountLimit out of range: " + deliveryCountLimit);
+        }
+        if (maxInFlightRecords < 1) {
+            throw new IllegalArgumentException("maxInFlightRecords must be > 0: " + maxInFlightRecords);
+        }
+    }
+
+    /** Delivery count from which redelivery is throttled: max(2, ceil(limit / 2)). */
+    public int throttleThreshold() {
+        return Math.max(2, (deliveryCountLimit + 1) / 2);
+    }
+}

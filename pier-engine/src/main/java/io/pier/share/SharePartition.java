@@ -1,0 +1,419 @@
+package io.pier.share;
+
+import io.pier.state.PersistedBatch;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.ShareState;
+import io.pier.state.ShareStateWrite;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * Delivery state of one share group on one topic-partition (KIP-932): which records are
+ * available, acquired by which member until when, acknowledged or archived, and how often each was
+ * delivered. Owned by the single shard thread that owns the topic-partition; no method blocks,
+ * starts threads or reads a clock (time arrives as {@code nowMs}, monotonic milliseconds).
+ *
+ * <p>Record state machine (every change goes through one checked method of the window):
+ *
+ * <pre>
+ *                 acquire (count + 1)
+ *   AVAILABLE  ---------------------------&gt;  ACQUIRED --- ACCEPT ---&gt; ACKNOWLEDGED
+ *      ^   |   &lt;---------------------------   |
+ *      |   |    RELEASE, lock expiry,        +--- REJECT, GAP, or RELEASE / expiry
+ *      |   |    member release (count &lt; limit)    at count &gt;= limit ---&gt; ARCHIVED
+ *      |   +--- log start moved, missing from log -------------------------&gt; ARCHIVED
+ * </pre>
+ *
+ * <p>Window and offsets:
+ *
+ * <pre>
+ *   startOffset (SPSO)                endOffset (SPEO)
+ *        |                                 |
+ *        [ ACQ ACQ AVL ACK ARC ACQ ... AVL ]   next fetch = first AVAILABLE, else SPEO + 1
+ *        |&lt;------ in flight (capped at maxInFlightRecords) -----&gt;|
+ * </pre>
+ *
+ * <p>Invariants: the SPSO is the first offset not in a terminal state (or with a change in
+ * flight); every offset below it is settled or forgotten; an offset is held by at most one member;
+ * no delivery count exceeds the delivery limit in force when the record was acquired.
+ *
+ * <p>Acknowledgements and member releases are two-phase: they return a {@link PendingChange}
+ * whose write the caller persists, then {@link #commit} or {@link #rollback}. Lock expiry and
+ * log-start movement apply at once.
+ */
+public final class SharePartition {
+    private final SharePartitionKey key;
+    private final int stateEpoch;
+    private final Supplier<ShareConfig> config;
+    private final InFlightWindow window;
+    private final LockDeadlines deadlines = new LockDeadlines();
+    private final Acquirer acquirer;
+
+    private SharePartition(
+            SharePartitionKey key, int stateEpoch, long startOffset, Supplier<ShareConfig> config) {
+        if (startOffset < 0) {
+            throw new IllegalArgumentException("start offset must be resolved first: " + startOffset);
+        }
+        this.key = Objects.requireNonNull(key, "key");
+        this.stateEpoch = stateEpoch;
+        this.config = Objects.requireNonNull(config, "config");
+        this.window = new InFlightWindow(startOffset);
+        this.acquirer = new Acquirer(window, deadlines);
+    }
+
+    /** A share-partition with no delivery history, starting at an offset the server resolved. */
+    public static SharePartition fresh(
+            SharePartitionKey key, int stateEpoch, long startOffset, Supplier<ShareConfig> config) {
+        return new SharePartition(key, stateEpoch, startOffset, config);
+    }
+
+    /**
+     * Rebuilds a share-partition from persisted state. Loaded records come back unowned; gaps
+     * between the start offset and the batches are AVAILABLE with delivery count 0, so they are
+     * fetched first.
+     *
+     * @throws IllegalArgumentException if the start offset is unresolved (-1) or the batches are
+     *     unsorted, overlapping, or start below the start offset
+     */
+    public static SharePartition load(
+            SharePartitionKey key, ShareState state, Supplier<ShareConfig> config) {
+        SharePartition sp = new SharePartition(key, state.stateEpoch(), state.startOffset(), config);
+        long expected = state.startOffset();
+        for (PersistedBatch b : state.batches()) {
+            if (b.firstOffset() < expected) {
+                throw new IllegalArgumentException("persisted batch " + b + " overlaps below offset "
+                        + expected + " (start offset " + state.startOffset() + ")");
+            }
+            while (sp.window.endExclusive() < b.firstOffset()) {
+                sp.window.append(RecordState.AVAILABLE, (short) 0);
+            }
+            RecordState st = RecordState.forId(b.state());
+            for (long o = b.firstOffset(); o <= b.lastOffset(); o++) {
+                sp.window.append(st, b.deliveryCount());
+            }
+            expected = b.lastOffset() + 1;
+        }
+        sp.window.advanceOverTerminal();
+        return sp;
+    }
+
+    public SharePartitionKey key() {
+        return key;
+    }
+
+    public int stateEpoch() {
+        return stateEpoch;
+    }
+
+    /** SPSO: the first offset not yet settled for good. */
+    public long startOffset() {
+        return window.startOffset();
+    }
+
+    /** SPEO: the last offset in the in-flight window, or {@link #startOffset()} when it is empty. */
+    public long endOffset() {
+        return window.size() == 0 ? window.startOffset() : window.endExclusive() - 1;
+    }
+
+    /** Records in flight, SPEO - SPSO + 1, or 0 when the window is empty. */
+    public int inFlightRecords() {
+        return window.size();
+    }
+
+    /** Records of the window in one state, for metrics. */
+    public int recordCount(RecordState state) {
+        return window.count(state);
+    }
+
+    /** Where the server should read the log: the first AVAILABLE offset, else past the window. */
+    public long nextFetchOffset() {
+        return window.firstAcquirableOffset();
+    }
+
+    /**
+     * Whether a fetch could acquire something now: a record inside the window is available, or
+     * the log has records past the window and the window has room.
+     *
+     * @param logEndOffset the offset the server may read up to, exclusive (high watermark or last
+     *     stable offset)
+     */
+    public boolean hasAcquirableWork(long logEndOffset) {
+        if (window.count(RecordState.AVAILABLE) > 0) {
+            return true;
+        }
+        return logEndOffset > window.endExclusive()
+                && window.size() < config.get().maxInFlightRecords();
+    }
+
+    /** Earliest acquisition-lock deadline, or {@link Long#MAX_VALUE} if nothing is locked. */
+    public long nextDeadlineMs() {
+        return deadlines.nextDeadlineMs();
+    }
+
+    /**
+     * Returns, and clears, whether records became acquirable (released, timed out, freed window
+     * room) since the last call, so the owner can wake fetches parked on this partition.
+     */
+    public boolean consumeStateChanged() {
+        return window.consumeBecameAcquirable();
+    }
+
+    /**
+     * Acquires records for a member from what the server read from the log.
+     *
+     * @param fetchOffset the offset the log was read from (normally {@link #nextFetchOffset()})
+     * @param logBatches the batches read, ascending; their bounds drive batch_optimized cuts
+     * @return the acquired ranges, ascending and disjoint, each with its delivery count
+     */
+    public List<AcquiredRange> acquire(
+            String memberId, long fetchOffset, List<LogBatch> logBatches, AcquireLimits limits, long nowMs) {
+        Objects.requireNonNull(memberId, "memberId");
+        return acquirer.acquire(memberId, fetchOffset, logBatches, limits, config.get(), nowMs);
+    }
+
+    /**
+     * Validates and applies a member's acknowledgements for this partition, all or nothing.
+     *
+     * <p>INVALID_REQUEST: a malformed batch, batches out of order, or offsets past the window.
+     * INVALID_RECORD_STATE: an offset not ACQUIRED, held by another member, already in
+     * transition, a RENEW while renewal is disabled, or nothing in flight. Offsets below the SPSO
+     * are skipped. RENEW re-arms the lock at once and is never persisted.
+     */
+    public AckResult acknowledge(String memberId, List<AckBatch> batches, long nowMs) {
+        ShareConfig cfg = config.get();
+        Errors error = validate(memberId, batches, cfg);
+        if (error != Errors.NONE) {
+            return AckResult.failed(error);
+        }
+        PendingChange change = new PendingChange(this);
+        StateWriteBuilder write = new StateWriteBuilder();
+        long renewFirst = -1;
+        long lastSeen = -1;
+        for (AckBatch b : batches) {
+            for (long o = Math.max(b.firstOffset(), Math.max(startOffset(), lastSeen + 1)); o <= b.lastOffset(); o++) {
+                lastSeen = o;
+                AcknowledgeType type = b.typeAt(o);
+                if (type == AcknowledgeType.RENEW) {
+                    renewFirst = renewFirst < 0 ? o : renewFirst;
+                    continue;
+                }
+                renewFirst = renew(renewFirst, o - 1, cfg, nowMs);
+                RecordState target = targetOf(type, window.deliveryCount(o), cfg);
+                window.markPending(o, change, target);
+                change.add(o);
+                write.add(o, target, window.deliveryCount(o));
+            }
+            renewFirst = renew(renewFirst, lastSeen, cfg, nowMs);
+        }
+        if (!write.isEmpty()) {
+            change.write(new ShareStateWrite(key, stateEpoch, startOffset(), write.build()));
+        }
+        return AckResult.pending(change);
+    }
+
+    /** Makes a pending change final: records settle, their locks go, the SPSO advances. */
+    public void commit(PendingChange change) {
+        change.resolve(this);
+        for (int i = 0; i < change.offsetCount(); i++) {
+            long o = change.offset(i);
+            if (window.contains(o) && window.pending(o) == change) {
+                RecordState target = window.pendingTarget(o);
+                window.clearPending(o);
+                window.settle(o, target);
+            }
+        }
+        window.advanceOverTerminal();
+    }
+
+    /**
+     * Undoes a pending change after its write failed: records stay ACQUIRED by their member,
+     * except those whose lock expired or whose member was released meanwhile, which become
+     * AVAILABLE (ARCHIVED at the delivery limit).
+     */
+    public void rollback(PendingChange change) {
+        change.resolve(this);
+        ShareConfig cfg = config.get();
+        for (int i = 0; i < change.offsetCount(); i++) {
+            long o = change.offset(i);
+            if (window.contains(o) && window.pending(o) == change) {
+                window.clearPending(o);
+                if (window.lock(o) == null) {
+                    window.settle(o, releasedState(window.deliveryCount(o), cfg));
+                }
+            }
+        }
+        window.advanceOverTerminal();
+    }
+
+    /**
+     * Times out acquisition locks due at {@code nowMs}: their records become AVAILABLE, or
+     * ARCHIVED at the delivery limit. Costs one heap peek when nothing is due.
+     *
+     * @return the write to persist; the transition stands even if it fails
+     */
+    public Optional<ShareStateWrite> expireLocks(long nowMs) {
+        ShareConfig cfg = config.get();
+        StateWriteBuilder write = new StateWriteBuilder();
+        long spsoBefore = startOffset();
+        AcquisitionLock lock;
+        while ((lock = deadlines.pollExpired(nowMs)) != null) {
+            long from = Math.max(lock.firstOffset, window.startOffset());
+            long to = Math.min(lock.lastOffset, window.endExclusive() - 1);
+            for (long o = from; o <= to; o++) {
+                if (window.lock(o) != lock) {
+                    continue;
+                }
+                if (window.pending(o) != null) {
+                    window.setLock(o, null);
+                    continue;
+                }
+                RecordState next = releasedState(window.deliveryCount(o), cfg);
+                window.settle(o, next);
+                write.add(o, next, window.deliveryCount(o));
+            }
+        }
+        if (write.isEmpty()) {
+            return Optional.empty();
+        }
+        window.advanceOverTerminal();
+        return Optional.of(new ShareStateWrite(key, stateEpoch, spsoBefore, write.build()));
+    }
+
+    /**
+     * Releases every record a member holds (its share session closed or its connection dropped):
+     * AVAILABLE again, or ARCHIVED at the delivery limit; delivery counts unchanged.
+     *
+     * @return the change to persist and then commit or roll back; empty if the member held nothing
+     */
+    public Optional<PendingChange> releaseMember(String memberId, long nowMs) {
+        if (window.count(RecordState.ACQUIRED) == 0) {
+            return Optional.empty();
+        }
+        ShareConfig cfg = config.get();
+        PendingChange change = new PendingChange(this);
+        StateWriteBuilder write = new StateWriteBuilder();
+        for (long o = window.startOffset(); o < window.endExclusive(); o++) {
+            if (window.state(o) != RecordState.ACQUIRED || !memberId.equals(window.owner(o))) {
+                continue;
+            }
+            if (window.pending(o) != null) {
+                window.setLock(o, null);
+                continue;
+            }
+            RecordState target = releasedState(window.deliveryCount(o), cfg);
+            window.markPending(o, change, target);
+            change.add(o);
+            write.add(o, target, window.deliveryCount(o));
+        }
+        if (write.isEmpty()) {
+            return Optional.empty();
+        }
+        change.write(new ShareStateWrite(key, stateEpoch, startOffset(), write.build()));
+        return Optional.of(change);
+    }
+
+    /**
+     * The log start offset moved past the SPSO (retention or DeleteRecords): records below it are
+     * gone, so the SPSO (and SPEO if behind) moves there. Nothing is persisted now; the next write
+     * carries the new start offset.
+     *
+     * <p>Records below it are forgotten at once, ACQUIRED ones included: the holder's later
+     * acknowledgements of them are skipped as for any offset below the SPSO, which is what a
+     * client also sees when Kafka archives them at lock expiry.
+     */
+    public void onLogStartOffsetMoved(long logStartOffset) {
+        if (logStartOffset <= window.startOffset()) {
+            return;
+        }
+        window.dropBefore(logStartOffset);
+        window.advanceOverTerminal();
+        window.noteWindowShrank();
+    }
+
+    private Errors validate(String memberId, List<AckBatch> batches, ShareConfig cfg) {
+        long previousLast = -1;
+        for (AckBatch b : batches) {
+            if (!b.wellFormed() || b.firstOffset() < previousLast) {
+                return Errors.INVALID_REQUEST;
+            }
+            previousLast = b.lastOffset();
+        }
+        long lastChecked = -1;
+        for (AckBatch b : batches) {
+            if (b.lastOffset() < startOffset()) {
+                continue;
+            }
+            if (window.size() == 0) {
+                return Errors.INVALID_RECORD_STATE;
+            }
+            if (b.lastOffset() >= window.endExclusive()) {
+                return Errors.INVALID_REQUEST;
+            }
+            for (long o = Math.max(b.firstOffset(), startOffset()); o <= b.lastOffset(); o++) {
+                if (o <= lastChecked) {
+                    // The same offset twice in one request: the first use already moved it.
+                    return Errors.INVALID_RECORD_STATE;
+                }
+                lastChecked = o;
+                if (window.state(o) != RecordState.ACQUIRED
+                        || !memberId.equals(window.owner(o))
+                        || window.pending(o) != null
+                        || (b.typeAt(o) == AcknowledgeType.RENEW && !cfg.renewEnabled())) {
+                    return Errors.INVALID_RECORD_STATE;
+                }
+            }
+        }
+        return Errors.NONE;
+    }
+
+    /** Re-arms the lock of {@code first..last} (all RENEW) for the full duration. */
+    private long renew(long first, long last, ShareConfig cfg, long nowMs) {
+        if (first < 0 || last < first) {
+            return -1;
+        }
+        AcquisitionLock lock = deadlines.arm(first, last, nowMs + cfg.lockDurationMs());
+        for (long o = first; o <= last; o++) {
+            window.setLock(o, lock);
+        }
+        return -1;
+    }
+
+    private static RecordState targetOf(AcknowledgeType type, short deliveryCount, ShareConfig cfg) {
+        switch (type) {
+            case ACCEPT:
+                return RecordState.ACKNOWLEDGED;
+            case RELEASE:
+                return releasedState(deliveryCount, cfg);
+            case GAP:
+            case REJECT:
+                return RecordState.ARCHIVED;
+            default:
+                throw new IllegalArgumentException("no target state for " + type);
+        }
+    }
+
+    /** A record leaving ACQUIRED without a verdict goes back, unless it used its last delivery. */
+    private static RecordState releasedState(short deliveryCount, ShareConfig cfg) {
+        return deliveryCount >= cfg.deliveryCountLimit() ? RecordState.ARCHIVED : RecordState.AVAILABLE;
+    }
+
+    // Inspection for tests and diagnostics; null / 0 / null outside the window.
+    RecordState stateOf(long offset) {
+        return window.contains(offset) ? window.state(offset) : null;
+    }
+
+    short deliveryCountOf(long offset) {
+        return window.contains(offset) ? window.deliveryCount(offset) : 0;
+    }
+
+    String ownerOf(long offset) {
+        return window.contains(offset) ? window.owner(offset) : null;
+    }
+
+    boolean inTransition(long offset) {
+        return window.contains(offset) && window.pending(offset) != null;
+    }
+}

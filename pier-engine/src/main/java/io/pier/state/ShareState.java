@@ -1,0 +1,14 @@
+package io.pier.state;
+
+import java.util.List;
+
+/**
+ * What a load returns: the state epoch, the start offset (SPSO) and the merged, sorted,
+ * non-overlapping state batches at or above it. A start offset of {@code -1} means initialised
+ * without an offset yet (the leader then applies {@code share.auto.offset.reset}).
+ */
+public record ShareState(int stateEpoch, long startOffset, List<PersistedBatch> batches) {
+    public ShareState {
+        batches = List.copyOf(batches);
+    }
+}

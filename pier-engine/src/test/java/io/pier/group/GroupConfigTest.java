@@ -1,0 +1,189 @@
+package io.pier.group;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Test;
+
+class GroupConfigTest {
+
+    private final GroupConfig defaults = GroupConfig.defaults(ShareGroupBrokerConfig.DEFAULTS);
+
+    @Test
+    void shouldFallBackToBrokerDefaults() {
+        ShareGroupBrokerConfig broker = ShareGroupBrokerConfig.fromProperties(Map.of(
+                "group.share.record.lock.duration.ms", "20000",
+                "group.share.delivery.count.limit", "3"));
+        GroupConfig config = GroupConfig.defaults(broker);
+
+        assertThat(config.effectiveSessionTimeoutMs()).isEqualTo(45_000);
+        assertThat(config.effectiveHeartbeatIntervalMs()).isEqualTo(5_000);
+        assertThat(config.effectiveRecordLockDurationMs()).isEqualTo(20_000);
+        assertThat(config.effectiveDeliveryCountLimit()).isEqualTo(3);
+        assertThat(config.effectivePartitionMaxRecordLocks()).isEqualTo(2_000);
+        assertThat(config.effectiveAutoOffsetReset()).isEqualTo(AutoOffsetReset.LATEST);
+        assertThat(config.effectiveIsolationLevel()).isEqualTo(IsolationLevel.READ_UNCOMMITTED);
+        assertThat(config.effectiveRenewAcknowledgeEnable()).isTrue();
+    }
+
+    @Test
+    void shouldApplyOverridesWithinBounds() {
+        GroupConfig config = defaults.withChanges(Map.of(
+                "share.session.timeout.ms", "60000",
+                "share.heartbeat.interval.ms", "15000",
+                "share.record.lock.duration.ms", "15000",
+                "share.delivery.count.limit", "10",
+                "share.partition.max.record.locks", "100",
+                "share.auto.offset.reset", "earliest",
+                "share.isolation.level", "read_uncommitted",
+                "share.renew.acknowledge.enable", "false"));
+
+        assertThat(config.effectiveSessionTimeoutMs()).isEqualTo(60_000);
+        assertThat(config.effectiveHeartbeatIntervalMs()).isEqualTo(15_000);
+        assertThat(config.effectiveRecordLockDurationMs()).isEqualTo(15_000);
+        assertThat(config.effectiveDeliveryCountLimit()).isEqualTo(10);
+        assertThat(config.effectivePartitionMaxRecordLocks()).isEqualTo(100);
+        assertThat(config.effectiveAutoOffsetReset()).isEqualTo(AutoOffsetReset.EARLIEST);
+        assertThat(config.effectiveRenewAcknowledgeEnable()).isFalse();
+    }
+
+    @Test
+    void shouldRejectEachValueOutsideBrokerBounds() {
+        assertInvalid("share.session.timeout.ms", "44999", "share.session.timeout.ms must be greater than or equal to 45000");
+        assertInvalid("share.session.timeout.ms", "60001", "share.session.timeout.ms must be less than or equal to 60000");
+        assertInvalid("share.heartbeat.interval.ms", "4999", "share.heartbeat.interval.ms must be greater than or equal to 5000");
+        assertInvalid("share.heartbeat.interval.ms", "15001", "share.heartbeat.interval.ms must be less than or equal to 15000");
+        assertInvalid("share.record.lock.duration.ms", "14999", "share.record.lock.duration.ms must be greater than or equal to 15000");
+        assertInvalid("share.record.lock.duration.ms", "60001", "share.record.lock.duration.ms must be less than or equal to 60000");
+        assertInvalid("share.delivery.count.limit", "1", "share.delivery.count.limit must be greater than or equal to 2");
+        assertInvalid("share.delivery.count.limit", "11", "share.delivery.count.limit must be less than or equal to 10");
+        assertInvalid("share.partition.max.record.locks", "99", "share.partition.max.record.locks must be greater than or equal to 100");
+        assertInvalid("share.partition.max.record.locks", "4001", "share.partition.max.record.locks must be less than or equal to 4000");
+    }
+
+    @Test
+    void shouldFollowLoweredBrokerBounds() {
+        ShareGroupBrokerConfig broker = ShareGroupBrokerConfig.fromProperties(Map.of(
+                "group.share.min.record.lock.duration.ms", "1000"));
+
+        GroupConfig config = GroupConfig.defaults(broker).withChanges(Map.of("share.record.lock.duration.ms", "1000"));
+
+        assertThat(config.effectiveRecordLockDurationMs()).isEqualTo(1_000);
+    }
+
+    @Test
+    void shouldRejectNonIntegers() {
+        assertInvalid("share.session.timeout.ms", "fast", "share.session.timeout.ms must be an integer");
+        assertInvalid("share.renew.acknowledge.enable", "yes", "share.renew.acknowledge.enable must be true or false");
+    }
+
+    @Test
+    void shouldRefuseReadCommittedBecauseTransactionsAreNotSupported() {
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("share.isolation.level", "read_committed")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("share.isolation.level")
+                .hasMessageContaining("transactions");
+        assertInvalid("share.isolation.level", "snapshot", "share.isolation.level");
+    }
+
+    @Test
+    void shouldRejectUnknownConfigName() {
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("share.colour", "blue")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("share.colour");
+    }
+
+    @Test
+    void shouldRejectHeartbeatIntervalNotBelowSessionTimeout() {
+        ShareGroupBrokerConfig broker = ShareGroupBrokerConfig.fromProperties(Map.of(
+                "group.share.min.session.timeout.ms", "1000",
+                "group.share.session.timeout.ms", "10000"));
+
+        assertThatThrownBy(() -> GroupConfig.defaults(broker).withChanges(Map.of("share.session.timeout.ms", "5000")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("share.heartbeat.interval.ms must be less than share.session.timeout.ms");
+    }
+
+    @Test
+    void shouldMapValidationFailuresToInvalidConfig() {
+        try {
+            defaults.withChanges(Map.of("share.delivery.count.limit", "0"));
+        } catch (InvalidConfigurationException e) {
+            assertThat(Errors.forException(e)).isEqualTo(Errors.INVALID_CONFIG);
+            return;
+        }
+        throw new AssertionError("expected InvalidConfigurationException");
+    }
+
+    @Test
+    void shouldParseAutoOffsetResetByDuration() {
+        GroupConfig config = defaults.withChanges(Map.of("share.auto.offset.reset", "by_duration:PT1H30M"));
+
+        assertThat(config.effectiveAutoOffsetReset())
+                .isEqualTo(AutoOffsetReset.byDuration(Duration.ofMinutes(90)));
+        assertThat(config.effectiveAutoOffsetReset().strategy()).isEqualTo(AutoOffsetReset.Strategy.BY_DURATION);
+        assertThat(config.effectiveValue("share.auto.offset.reset")).isEqualTo("by_duration:PT1H30M");
+        assertThat(AutoOffsetReset.parse("BY_DURATION:P1D").duration()).isEqualTo(Duration.ofDays(1));
+        assertThat(AutoOffsetReset.parse("by_duration:PT0S").duration()).isEqualTo(Duration.ZERO);
+        assertThat(AutoOffsetReset.parse("Latest")).isEqualTo(AutoOffsetReset.LATEST);
+    }
+
+    @Test
+    void shouldRejectBadAutoOffsetReset() {
+        assertInvalid("share.auto.offset.reset", "by_duration:-PT1H", "share.auto.offset.reset");
+        assertInvalid("share.auto.offset.reset", "by_duration:an hour", "ISO-8601");
+        assertInvalid("share.auto.offset.reset", "by_duration:", "share.auto.offset.reset");
+        assertInvalid("share.auto.offset.reset", "none", "share.auto.offset.reset");
+    }
+
+    @Test
+    void shouldDeleteOverrideWithNullValue() {
+        GroupConfig set = defaults.withChanges(Map.of("share.record.lock.duration.ms", "20000"));
+        Map<String, String> delete = new HashMap<>();
+        delete.put("share.record.lock.duration.ms", null);
+
+        GroupConfig reverted = set.withChanges(delete);
+
+        assertThat(reverted.effectiveRecordLockDurationMs()).isEqualTo(30_000);
+        assertThat(reverted.overrides()).isEmpty();
+    }
+
+    @Test
+    void shouldListEveryConfigWithDefaultFlag() {
+        GroupConfig config = defaults.withChanges(Map.of("share.delivery.count.limit", "7"));
+
+        assertThat(config.entries()).containsExactly(
+                new GroupConfigEntry("share.auto.offset.reset", "latest", true),
+                new GroupConfigEntry("share.delivery.count.limit", "7", false),
+                new GroupConfigEntry("share.heartbeat.interval.ms", "5000", true),
+                new GroupConfigEntry("share.isolation.level", "read_uncommitted", true),
+                new GroupConfigEntry("share.partition.max.record.locks", "2000", true),
+                new GroupConfigEntry("share.record.lock.duration.ms", "30000", true),
+                new GroupConfigEntry("share.renew.acknowledge.enable", "true", true),
+                new GroupConfigEntry("share.session.timeout.ms", "45000", true));
+    }
+
+    @Test
+    void shouldClampRestoredOverridesIntoCurrentBounds() {
+        GroupConfig restored = GroupConfig.restore(ShareGroupBrokerConfig.DEFAULTS, Map.of(
+                "share.record.lock.duration.ms", "1000",
+                "share.session.timeout.ms", "not a number",
+                "share.retired.setting", "1"));
+
+        assertThat(restored.effectiveRecordLockDurationMs()).isEqualTo(15_000);
+        assertThat(restored.overrides()).containsOnlyKeys("share.record.lock.duration.ms");
+    }
+
+    private void assertInvalid(String name, String value, String message) {
+        assertThatThrownBy(() -> defaults.withChanges(Map.of(name, value)))
+                .as("%s=%s", name, value)
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining(message);
+    }
+}

@@ -1,0 +1,530 @@
+package io.pier.share;
+
+import static io.pier.share.AcknowledgeType.ACCEPT;
+import static io.pier.share.AcknowledgeType.GAP;
+import static io.pier.share.AcknowledgeType.REJECT;
+import static io.pier.share.AcknowledgeType.RELEASE;
+import static io.pier.share.AcknowledgeType.RENEW;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pier.state.InMemorySharePersister;
+import io.pier.state.PersistedBatch;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.ShareState;
+import io.pier.state.ShareStateWrite;
+import java.util.List;
+import java.util.Optional;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Test;
+
+class SharePartitionTest {
+    private static final SharePartitionKey KEY = new SharePartitionKey("group", new Uuid(7L, 9L), 0);
+    private static final long LOCK_MS = 1_000;
+
+    private ShareConfig config = new ShareConfig(LOCK_MS, 5, 100, true);
+    private TestLog log = TestLog.ofBatchSizes(10, 10, 10);
+    private SharePartition sp = SharePartition.fresh(KEY, 0, 0, () -> config);
+
+    // Given/When helpers --------------------------------------------------------------------
+
+    private List<AcquiredRange> fetch(String member, int maxRecords, long nowMs) {
+        return fetch(member, maxRecords, 500, AcquireMode.BATCH_OPTIMIZED, nowMs);
+    }
+
+    private List<AcquiredRange> fetch(String member, int maxRecords, int batchSize, AcquireMode mode, long nowMs) {
+        long from = sp.nextFetchOffset();
+        return sp.acquire(member, from, log.read(from), new AcquireLimits(maxRecords, batchSize, mode), nowMs);
+    }
+
+    private Errors ack(String member, long first, long last, AcknowledgeType type, long nowMs) {
+        return ackAll(member, List.of(AckBatch.of(first, last, type)), nowMs);
+    }
+
+    private Errors ackAll(String member, List<AckBatch> batches, long nowMs) {
+        AckResult r = sp.acknowledge(member, batches, nowMs);
+        if (r.isError()) {
+            return r.error();
+        }
+        sp.commit(r.pending());
+        return Errors.NONE;
+    }
+
+    private static AcquiredRange range(long first, long last, int count) {
+        return new AcquiredRange(first, last, (short) count);
+    }
+
+    // Acquisition -------------------------------------------------------------------------
+
+    @Test
+    void shouldAcquireNewRecordsWithDeliveryCountOne() {
+        List<AcquiredRange> got = fetch("m1", 10, 0);
+
+        assertThat(got).containsExactly(range(0, 9, 1));
+        assertThat(sp.stateOf(5)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.ownerOf(5)).isEqualTo("m1");
+        assertThat(sp.startOffset()).isZero();
+        assertThat(sp.endOffset()).isEqualTo(9);
+        assertThat(sp.nextFetchOffset()).isEqualTo(10);
+        assertThat(sp.recordCount(RecordState.ACQUIRED)).isEqualTo(10);
+    }
+
+    @Test
+    void shouldRedeliverReleasedRecordsWithCountTwo() {
+        fetch("m1", 10, 0);
+        assertThat(ack("m1", 0, 9, RELEASE, 1)).isEqualTo(Errors.NONE);
+        assertThat(sp.nextFetchOffset()).isZero();
+        assertThat(sp.consumeStateChanged()).isTrue();
+
+        List<AcquiredRange> got = fetch("m2", 10, 2);
+
+        assertThat(got).containsExactly(range(0, 9, 2));
+        assertThat(sp.ownerOf(0)).isEqualTo("m2");
+    }
+
+    @Test
+    void shouldArchiveOnReleaseWhenDeliveryLimitReached() {
+        config = new ShareConfig(LOCK_MS, 2, 100, true);
+        fetch("m1", 10, 0);
+        ack("m1", 0, 9, RELEASE, 1);
+        fetch("m1", 10, 2);
+
+        assertThat(ack("m1", 0, 9, RELEASE, 3)).isEqualTo(Errors.NONE);
+
+        assertThat(sp.startOffset()).isEqualTo(10);
+        assertThat(sp.stateOf(3)).isNull();
+        assertThat(fetch("m1", 10, 4)).containsExactly(range(10, 19, 1));
+    }
+
+    @Test
+    void shouldArchiveOnLockExpiryWhenDeliveryLimitReached() {
+        config = new ShareConfig(LOCK_MS, 2, 100, true);
+        fetch("m1", 10, 0);
+        Optional<ShareStateWrite> first = sp.expireLocks(LOCK_MS);
+        assertThat(first).isPresent();
+        assertThat(first.get().batches()).containsExactly(new PersistedBatch(0, 9, PersistedBatch.AVAILABLE, (short) 1));
+        assertThat(fetch("m1", 10, LOCK_MS + 1)).containsExactly(range(0, 9, 2));
+
+        Optional<ShareStateWrite> second = sp.expireLocks(2 * LOCK_MS + 1);
+
+        assertThat(second).isPresent();
+        assertThat(second.get().batches()).containsExactly(new PersistedBatch(0, 9, PersistedBatch.ARCHIVED, (short) 2));
+        assertThat(sp.startOffset()).isEqualTo(10);
+        assertThat(sp.inFlightRecords()).isZero();
+    }
+
+    @Test
+    void shouldNotExpireBeforeDeadlineAndReportIt() {
+        fetch("m1", 10, 100);
+
+        assertThat(sp.nextDeadlineMs()).isEqualTo(100 + LOCK_MS);
+        assertThat(sp.expireLocks(100 + LOCK_MS - 1)).isEmpty();
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.expireLocks(100 + LOCK_MS)).isPresent();
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(sp.nextDeadlineMs()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void shouldNeverRedeliverRejectedRecords() {
+        fetch("m1", 10, 0);
+        assertThat(ack("m1", 0, 9, REJECT, 1)).isEqualTo(Errors.NONE);
+
+        List<AcquiredRange> got = fetch("m1", 30, 2);
+
+        assertThat(got).containsExactly(range(10, 29, 1));
+        assertThat(sp.startOffset()).isEqualTo(10);
+    }
+
+    @Test
+    void shouldStopAcquiringAtInFlightCapUntilAcked() {
+        config = new ShareConfig(LOCK_MS, 5, 15, true);
+        // Budget 15 runs out inside the second log batch, which batch_optimized finishes.
+        assertThat(fetch("m1", 100, 0)).containsExactly(range(0, 19, 1));
+        assertThat(sp.hasAcquirableWork(log.endOffset())).isFalse();
+        assertThat(fetch("m2", 100, 0)).isEmpty();
+
+        ack("m1", 0, 9, ACCEPT, 1);
+
+        assertThat(sp.hasAcquirableWork(log.endOffset())).isTrue();
+        assertThat(fetch("m2", 100, 10, AcquireMode.RECORD_LIMIT, 2)).containsExactly(range(20, 24, 1));
+    }
+
+    @Test
+    void shouldReacquireReleasedRecordsWhenWindowIsFull() {
+        config = new ShareConfig(LOCK_MS, 5, 10, true);
+        fetch("m1", 10, 0);
+        ack("m1", 3, 4, RELEASE, 1);
+
+        List<AcquiredRange> got = fetch("m2", 100, 2);
+
+        assertThat(got).containsExactly(range(3, 4, 2));
+        assertThat(sp.endOffset()).isEqualTo(9);
+    }
+
+    @Test
+    void shouldAcquireAtMostMaxRecordsInRecordLimitMode() {
+        List<AcquiredRange> got = fetch("m1", 4, 500, AcquireMode.RECORD_LIMIT, 0);
+
+        assertThat(got).containsExactly(range(0, 3, 1));
+        // The rest of the log batch is cached, available, and fetched next.
+        assertThat(sp.endOffset()).isEqualTo(9);
+        assertThat(sp.stateOf(4)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(sp.nextFetchOffset()).isEqualTo(4);
+        assertThat(fetch("m2", 4, 500, AcquireMode.RECORD_LIMIT, 1)).containsExactly(range(4, 7, 1));
+    }
+
+    @Test
+    void shouldFinishLogBatchAndCutAtBatchBoundariesInBatchOptimizedMode() {
+        log = TestLog.ofBatchSizes(3, 3, 3, 3, 3);
+
+        List<AcquiredRange> got = fetch("m1", 7, 4, AcquireMode.BATCH_OPTIMIZED, 0);
+
+        // 7 records requested: the third batch is finished (9 records), cut after >= 4 records.
+        assertThat(got).containsExactly(range(0, 5, 1), range(6, 8, 1));
+        assertThat(sp.nextDeadlineMs()).isEqualTo(LOCK_MS);
+    }
+
+    @Test
+    void shouldReturnSingleRangeWhenBatchSizeCoversSpan() {
+        log = TestLog.ofBatchSizes(3, 3, 3);
+
+        assertThat(fetch("m1", 100, 500, AcquireMode.BATCH_OPTIMIZED, 0)).containsExactly(range(0, 8, 1));
+    }
+
+    @Test
+    void shouldArchiveCachedRecordsMissingFromLog() {
+        fetch("m1", 10, 0);
+        ack("m1", 0, 9, RELEASE, 1);
+        // Compaction removed offsets 0..4; the read from 0 starts at 5.
+        List<LogBatch> read = List.of(new LogBatch(5, 9), new LogBatch(10, 19));
+
+        List<AcquiredRange> got = sp.acquire("m1", 0, read, new AcquireLimits(10, 500, AcquireMode.BATCH_OPTIMIZED), 2);
+
+        assertThat(got).containsExactly(range(5, 9, 2), range(10, 19, 1));
+        assertThat(sp.startOffset()).isEqualTo(5);
+    }
+
+    // Acknowledgement ---------------------------------------------------------------------
+
+    @Test
+    void shouldRejectAckFromWrongMember() {
+        fetch("m1", 10, 0);
+
+        assertThat(ack("m2", 0, 9, ACCEPT, 1)).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.ACQUIRED);
+    }
+
+    @Test
+    void shouldRejectAckOfOffsetNotAcquired() {
+        fetch("m1", 4, 500, AcquireMode.RECORD_LIMIT, 0);
+
+        assertThat(ack("m1", 2, 5, ACCEPT, 1)).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(sp.stateOf(2)).isEqualTo(RecordState.ACQUIRED);
+    }
+
+    @Test
+    void shouldRejectAckPastCachedEndAsInvalidRequest() {
+        fetch("m1", 10, 0);
+
+        assertThat(ack("m1", 5, 12, ACCEPT, 1)).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(ack("m1", 10, 12, ACCEPT, 1)).isEqualTo(Errors.INVALID_REQUEST);
+    }
+
+    @Test
+    void shouldRejectAckWhenNothingInFlight() {
+        assertThat(ack("m1", 0, 3, ACCEPT, 1)).isEqualTo(Errors.INVALID_RECORD_STATE);
+    }
+
+    @Test
+    void shouldRejectMalformedAckBatches() {
+        fetch("m1", 10, 0);
+
+        assertThat(ackAll("m1", List.of(new AckBatch(5, 3, List.of(ACCEPT))), 1)).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(ackAll("m1", List.of(new AckBatch(0, 3, List.of(ACCEPT, REJECT))), 1)).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(ackAll("m1", List.of(new AckBatch(0, 3, List.of())), 1)).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(ackAll("m1", List.of(AckBatch.of(5, 6, ACCEPT), AckBatch.of(0, 1, ACCEPT)), 1))
+                .isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(sp.recordCount(RecordState.ACQUIRED)).isEqualTo(10);
+    }
+
+    @Test
+    void shouldRollBackWholeRequestWhenOneBatchFails() {
+        fetch("m1", 10, 0);
+        fetch("m2", 10, 0);
+
+        Errors e = ackAll("m1", List.of(AckBatch.of(0, 4, ACCEPT), AckBatch.of(10, 11, ACCEPT)), 1);
+
+        assertThat(e).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.inTransition(0)).isFalse();
+    }
+
+    @Test
+    void shouldApplyPerOffsetAckTypes() {
+        fetch("m1", 10, 0);
+
+        Errors e = ackAll("m1", List.of(new AckBatch(0, 3, List.of(ACCEPT, GAP, RELEASE, REJECT))), 1);
+
+        assertThat(e).isEqualTo(Errors.NONE);
+        assertThat(sp.startOffset()).isEqualTo(2);
+        assertThat(sp.stateOf(2)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(sp.stateOf(3)).isEqualTo(RecordState.ARCHIVED);
+        assertThat(sp.stateOf(4)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.nextFetchOffset()).isEqualTo(2);
+        assertThat(fetch("m2", 1, 2)).containsExactly(range(2, 2, 2));
+    }
+
+    @Test
+    void shouldAdvanceStartOffsetOverContiguousTerminalRecordsAndDropThem() {
+        fetch("m1", 20, 0);
+        ack("m1", 5, 9, ACCEPT, 1);
+        assertThat(sp.startOffset()).isZero();
+        assertThat(sp.inFlightRecords()).isEqualTo(20);
+
+        ack("m1", 0, 4, ACCEPT, 2);
+
+        assertThat(sp.startOffset()).isEqualTo(10);
+        assertThat(sp.inFlightRecords()).isEqualTo(10);
+        assertThat(sp.stateOf(9)).isNull();
+
+        ack("m1", 10, 19, REJECT, 3);
+        assertThat(sp.startOffset()).isEqualTo(20);
+        assertThat(sp.endOffset()).isEqualTo(20);
+        assertThat(sp.inFlightRecords()).isZero();
+        assertThat(sp.nextFetchOffset()).isEqualTo(20);
+    }
+
+    @Test
+    void shouldSkipAcksBelowStartOffset() {
+        fetch("m1", 20, 0);
+        ack("m1", 0, 9, ACCEPT, 1);
+
+        assertThat(ack("m1", 0, 12, ACCEPT, 2)).isEqualTo(Errors.NONE);
+        assertThat(ack("m1", 0, 9, REJECT, 3)).isEqualTo(Errors.NONE);
+        assertThat(sp.startOffset()).isEqualTo(13);
+    }
+
+    @Test
+    void shouldTreatOffsetsOfPendingChangeAsInTransition() {
+        fetch("m1", 10, 0);
+        AckResult first = sp.acknowledge("m1", List.of(AckBatch.of(0, 4, RELEASE)), 1);
+        assertThat(first.isError()).isFalse();
+        assertThat(sp.inTransition(2)).isTrue();
+
+        assertThat(ack("m1", 2, 2, ACCEPT, 2)).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(sp.nextFetchOffset()).isEqualTo(10);
+        assertThat(sp.acquire("m2", 0, log.read(0), new AcquireLimits(10, 500, AcquireMode.BATCH_OPTIMIZED), 2))
+                .containsExactly(range(10, 19, 1));
+
+        sp.commit(first.pending());
+        assertThat(sp.nextFetchOffset()).isZero();
+        assertThat(fetch("m2", 5, 3)).containsExactly(range(0, 4, 2));
+    }
+
+    @Test
+    void shouldBuildWriteWithChangedRangesAndStartOffsetBeforeAdvance() {
+        fetch("m1", 10, 0);
+
+        AckResult r = sp.acknowledge("m1", List.of(new AckBatch(0, 3, List.of(ACCEPT, ACCEPT, RELEASE, REJECT))), 1);
+
+        ShareStateWrite w = r.pending().write().orElseThrow();
+        assertThat(w.key()).isEqualTo(KEY);
+        assertThat(w.startOffset()).isZero();
+        assertThat(w.batches()).containsExactly(
+                new PersistedBatch(0, 1, PersistedBatch.ACKNOWLEDGED, (short) 1),
+                new PersistedBatch(2, 2, PersistedBatch.AVAILABLE, (short) 1),
+                new PersistedBatch(3, 3, PersistedBatch.ARCHIVED, (short) 1));
+    }
+
+    // Renew -------------------------------------------------------------------------------
+
+    @Test
+    void shouldExtendLockOnRenewAndKeepOthersOut() {
+        fetch("m1", 10, 0);
+
+        AckResult r = sp.acknowledge("m1", List.of(AckBatch.of(0, 4, RENEW)), 900);
+
+        assertThat(r.isError()).isFalse();
+        assertThat(r.pending().write()).isEmpty();
+        sp.commit(r.pending());
+        sp.expireLocks(LOCK_MS);
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.stateOf(5)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(sp.nextDeadlineMs()).isEqualTo(900 + LOCK_MS);
+        assertThat(fetch("m2", 100, LOCK_MS)).containsExactly(range(5, 9, 2), range(10, 29, 1));
+        assertThat(sp.ownerOf(0)).isEqualTo("m1");
+        assertThat(ack("m1", 0, 4, ACCEPT, 1_500)).isEqualTo(Errors.NONE);
+    }
+
+    @Test
+    void shouldRefuseRenewWhenDisabled() {
+        config = new ShareConfig(LOCK_MS, 5, 100, false);
+        fetch("m1", 10, 0);
+
+        assertThat(ack("m1", 0, 4, RENEW, 500)).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(sp.nextDeadlineMs()).isEqualTo(LOCK_MS);
+    }
+
+    @Test
+    void shouldRefuseRenewFromNonOwner() {
+        fetch("m1", 10, 0);
+
+        assertThat(ack("m2", 0, 4, RENEW, 500)).isEqualTo(Errors.INVALID_RECORD_STATE);
+    }
+
+    // Release, log start, rollback --------------------------------------------------------
+
+    @Test
+    void shouldReleaseAllRecordsOfMemberKeepingDeliveryCount() {
+        fetch("m1", 10, 0);
+        fetch("m2", 10, 0);
+
+        PendingChange change = sp.releaseMember("m1", 5).orElseThrow();
+        assertThat(change.write().orElseThrow().batches())
+                .containsExactly(new PersistedBatch(0, 9, PersistedBatch.AVAILABLE, (short) 1));
+        sp.commit(change);
+
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(sp.deliveryCountOf(0)).isEqualTo((short) 1);
+        assertThat(sp.stateOf(10)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.releaseMember("m3", 5)).isEmpty();
+        assertThat(fetch("m3", 10, 6)).containsExactly(range(0, 9, 2));
+    }
+
+    @Test
+    void shouldArchiveAvailableRecordsWhenLogStartOffsetMoves() {
+        fetch("m1", 20, 0);
+        ack("m1", 0, 9, RELEASE, 1);
+
+        sp.onLogStartOffsetMoved(5);
+
+        assertThat(sp.startOffset()).isEqualTo(5);
+        assertThat(sp.stateOf(4)).isNull();
+        assertThat(sp.nextFetchOffset()).isEqualTo(5);
+        assertThat(ack("m1", 10, 12, ACCEPT, 2)).isEqualTo(Errors.NONE);
+
+        sp.onLogStartOffsetMoved(50);
+        assertThat(sp.startOffset()).isEqualTo(50);
+        assertThat(sp.endOffset()).isEqualTo(50);
+        assertThat(sp.inFlightRecords()).isZero();
+        assertThat(ack("m1", 13, 19, ACCEPT, 3)).isEqualTo(Errors.NONE);
+    }
+
+    @Test
+    void shouldRestoreAcquiredStateOnRollback() {
+        InMemorySharePersister persister = new InMemorySharePersister();
+        persister.initialize(KEY, 0).join();
+        fetch("m1", 10, 0);
+        AckResult r = sp.acknowledge("m1", List.of(AckBatch.of(0, 9, ACCEPT)), 1);
+        persister.failNextWrites(1);
+
+        boolean failed = persister.write(r.pending().write().orElseThrow()).isCompletedExceptionally();
+        assertThat(failed).isTrue();
+        sp.rollback(r.pending());
+
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.inTransition(0)).isFalse();
+        assertThat(ack("m1", 0, 9, ACCEPT, 2)).isEqualTo(Errors.NONE);
+        assertThat(persister.read(KEY).batches()).isEmpty();
+        assertThatThrownBy(() -> sp.commit(r.pending())).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void shouldMakeRecordsAvailableOnRollbackWhenLockExpiredMeanwhile() {
+        config = new ShareConfig(LOCK_MS, 2, 100, true);
+        fetch("m1", 10, 0);
+        AckResult r = sp.acknowledge("m1", List.of(AckBatch.of(0, 9, ACCEPT)), 1);
+        assertThat(sp.expireLocks(LOCK_MS)).isEmpty();
+
+        sp.rollback(r.pending());
+
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(fetch("m2", 10, LOCK_MS + 1)).containsExactly(range(0, 9, 2));
+        AckResult r2 = sp.acknowledge("m2", List.of(AckBatch.of(0, 9, ACCEPT)), LOCK_MS + 2);
+        sp.expireLocks(3 * LOCK_MS);
+        sp.rollback(r2.pending());
+        assertThat(sp.startOffset()).isEqualTo(10);
+    }
+
+    // Throttling and loading --------------------------------------------------------------
+
+    @Test
+    void shouldThrottleRedeliveryNearDeliveryLimit() {
+        log = TestLog.ofBatchSizes(8, 8);
+        config = new ShareConfig(LOCK_MS, 5, 100, true);
+        assertThat(config.throttleThreshold()).isEqualTo(3);
+        long now = 0;
+        for (int delivery = 1; delivery <= 3; delivery++) {
+            assertThat(fetch("m1", 8, now)).containsExactly(range(0, 7, delivery));
+            ack("m1", 0, 7, RELEASE, ++now);
+        }
+        // Count 3 reached the threshold: halve the batch.
+        assertThat(fetch("m1", 8, now)).containsExactly(range(0, 3, 4));
+        assertThat(fetch("m1", 8, now)).containsExactly(range(4, 7, 4));
+        ack("m1", 0, 7, RELEASE, ++now);
+        // Count 4 is the last attempt: one record at a time.
+        assertThat(fetch("m1", 8, now)).containsExactly(range(0, 0, 5));
+        assertThat(fetch("m1", 8, now)).containsExactly(range(1, 1, 5));
+        ack("m1", 0, 1, RELEASE, ++now);
+        assertThat(sp.startOffset()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldNotMixThrottledRecordsWithFresherOnes() {
+        log = TestLog.ofBatchSizes(4, 4);
+        config = new ShareConfig(LOCK_MS, 4, 100, true);
+        fetch("m1", 8, 0);
+        ack("m1", 0, 7, RELEASE, 1);
+        fetch("m1", 8, 1);
+        ack("m1", 0, 3, ACCEPT, 2);
+        ack("m1", 4, 7, RELEASE, 2);
+
+        // 4..7 have count 2 = threshold for limit 4: budget 8 >> 1 = 4.
+        assertThat(fetch("m1", 8, 3)).containsExactly(range(4, 7, 3));
+    }
+
+    @Test
+    void shouldLoadFromPersistedStateAndFetchGapsFirst() {
+        ShareState state = new ShareState(3, 10, List.of(
+                new PersistedBatch(10, 11, PersistedBatch.ACKNOWLEDGED, (short) 1),
+                new PersistedBatch(15, 16, PersistedBatch.AVAILABLE, (short) 2),
+                new PersistedBatch(17, 18, PersistedBatch.ARCHIVED, (short) 5)));
+
+        sp = SharePartition.load(KEY, state, () -> config);
+
+        assertThat(sp.stateEpoch()).isEqualTo(3);
+        assertThat(sp.startOffset()).isEqualTo(12);
+        assertThat(sp.endOffset()).isEqualTo(18);
+        assertThat(sp.nextFetchOffset()).isEqualTo(12);
+        assertThat(fetch("m1", 100, 0)).containsExactly(range(12, 14, 1), range(15, 16, 3), range(19, 29, 1));
+    }
+
+    @Test
+    void shouldRefuseToLoadBatchesBelowStartOffset() {
+        ShareState bad = new ShareState(0, 10, List.of(new PersistedBatch(5, 12, PersistedBatch.AVAILABLE, (short) 1)));
+
+        assertThatThrownBy(() -> SharePartition.load(KEY, bad, () -> config))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void shouldRoundTripThroughPersister() {
+        InMemorySharePersister persister = new InMemorySharePersister();
+        persister.initialize(KEY, 0).join();
+        fetch("m1", 20, 0);
+        AckResult r = sp.acknowledge("m1", List.of(AckBatch.of(0, 4, ACCEPT), AckBatch.of(5, 6, RELEASE)), 1);
+        persister.write(r.pending().write().orElseThrow()).join();
+        sp.commit(r.pending());
+        sp.expireLocks(LOCK_MS).ifPresent(w -> persister.write(w).join());
+
+        SharePartition reloaded = SharePartition.load(KEY, persister.read(KEY), () -> config);
+
+        assertThat(reloaded.startOffset()).isEqualTo(5);
+        assertThat(reloaded.stateOf(5)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(reloaded.deliveryCountOf(5)).isEqualTo((short) 1);
+        assertThat(reloaded.endOffset()).isEqualTo(19);
+        assertThat(reloaded.recordCount(RecordState.ACQUIRED)).isZero();
+    }
+}
