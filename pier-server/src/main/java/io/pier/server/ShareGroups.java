@@ -1,0 +1,134 @@
+package io.pier.server;
+
+import io.pier.common.Clock;
+import io.pier.group.AlterConfigResult;
+import io.pier.group.GroupConfig;
+import io.pier.group.GroupDescription;
+import io.pier.group.GroupListing;
+import io.pier.group.HeartbeatRequest;
+import io.pier.group.HeartbeatResponse;
+import io.pier.group.MemberKey;
+import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.group.ShareGroupCoordinator;
+import io.pier.group.ShareGroupsSnapshot;
+import io.pier.group.TopicInfo;
+import io.pier.group.TopicLookup;
+import io.pier.share.ShareConfig;
+import io.pier.state.TopicMetadata;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * Runs the share-group coordinator on its owning shard and publishes each group's effective
+ * configuration as an immutable snapshot, so share-partitions on other shards read it lock-free.
+ */
+public final class ShareGroups {
+    private final Shard owner;
+    private final Clock clock;
+    private final TopicService topics;
+    private final ShareGroupBrokerConfig brokerConfig;
+    private final ShareGroupCoordinator coordinator;
+    private final GroupConfig defaults;
+    private volatile Map<String, GroupConfig> configs = Map.of();
+
+    ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
+            Consumer<List<MemberKey>> onMembersExpired) {
+        this.owner = owner;
+        this.clock = clock;
+        this.topics = topics;
+        this.brokerConfig = brokerConfig;
+        this.defaults = GroupConfig.defaults(brokerConfig);
+        TopicLookup lookup = new TopicLookup() {
+            @Override
+            public Optional<TopicInfo> byName(String name) {
+                return Optional.ofNullable(topics.topic(name)).map(ShareGroups::info);
+            }
+
+            @Override
+            public Optional<TopicInfo> byId(Uuid id) {
+                return Optional.ofNullable(topics.topic(id)).map(ShareGroups::info);
+            }
+        };
+        ShareGroupsSnapshot restored = new ShareGroupsSnapshot(List.of(), topics.allGroupConfigs());
+        this.coordinator = new ShareGroupCoordinator(brokerConfig, lookup, restored);
+        publishConfigs();
+        owner.execute(() -> owner.addTicker(nowMs -> {
+            if (nowMs >= coordinator.nextDeadlineMs()) {
+                List<MemberKey> expired = coordinator.expireSessions(nowMs);
+                if (!expired.isEmpty()) {
+                    onMembersExpired.accept(expired);
+                }
+            }
+        }));
+        topics.addTopicListener(() -> owner.execute(() -> coordinator.onTopicsChanged(clock.monoMs())));
+    }
+
+    private static TopicInfo info(TopicMetadata t) {
+        return new TopicInfo(t.name(), t.id(), t.partitionCount());
+    }
+
+    public ShareGroupBrokerConfig brokerConfig() {
+        return brokerConfig;
+    }
+
+    public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
+        return owner.call(() -> coordinator.heartbeat(request, clock.monoMs()));
+    }
+
+    public CompletableFuture<Optional<GroupDescription>> describe(String groupId) {
+        return owner.call(() -> coordinator.describe(groupId));
+    }
+
+    public CompletableFuture<List<GroupListing>> list() {
+        return owner.call(coordinator::listGroups);
+    }
+
+    public CompletableFuture<Errors> delete(String groupId) {
+        return owner.call(() -> {
+            Errors result = coordinator.deleteGroup(groupId);
+            if (result == Errors.NONE) {
+                publishConfigs();
+                topics.putGroupConfigs(groupId, Map.of()).get();
+            }
+            return result;
+        });
+    }
+
+    /** The group's effective configuration; broker defaults for a group never configured. */
+    public GroupConfig config(String groupId) {
+        return configs.getOrDefault(groupId, defaults);
+    }
+
+    public ShareConfig shareConfig(String groupId) {
+        GroupConfig c = config(groupId);
+        return new ShareConfig(c.effectiveRecordLockDurationMs(), c.effectiveDeliveryCountLimit(),
+                c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable());
+    }
+
+    /** Validates and applies config changes (null value = delete), durable before completion. */
+    public CompletableFuture<AlterConfigResult> alterConfig(String groupId, Map<String, String> changes,
+            boolean validateOnly) {
+        return owner.call(() -> {
+            AlterConfigResult result = coordinator.alterGroupConfig(groupId, changes, validateOnly);
+            if (result.error() == Errors.NONE && !validateOnly) {
+                topics.putGroupConfigs(groupId, coordinator.groupConfig(groupId).overrides()).get();
+                publishConfigs();
+            }
+            return result;
+        });
+    }
+
+    private void publishConfigs() {
+        Map<String, GroupConfig> next = new HashMap<>();
+        for (String id : coordinator.configuredGroupIds()) {
+            next.put(id, coordinator.groupConfig(id));
+        }
+        configs = Map.copyOf(next);
+    }
+}
