@@ -169,6 +169,20 @@ class LogRecoveryTest {
         }
     }
 
+    @Test
+    void shouldMoveRecoveryPointOnFlushAtMostEveryFewSeconds() throws IOException {
+        try (PartitionLog log = PartitionLog.open(dir(), config(Durability.DURABLE), clock)) {
+            log.append(values(T0, "a"));
+            log.flush();
+            assertThat(RecoveryPoint.read(dir())).isEqualTo(new RecoveryPoint(0, 0));
+
+            clock.advance(PartitionLog.RECOVERY_POINT_INTERVAL_MS);
+            log.append(values(T0, "b"));
+            log.flush();
+            assertThat(RecoveryPoint.read(dir())).isEqualTo(new RecoveryPoint(0, (int) Files.size(firstLog())));
+        }
+    }
+
     private static void flipByte(Path file, int position) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ByteBuffer b = ByteBuffer.allocate(1);
