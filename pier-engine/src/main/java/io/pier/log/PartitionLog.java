@@ -572,6 +572,18 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
+    /**
+     * Closes the files without forcing them or moving the recovery point, as if the process had
+     * died. For crash-recovery tests.
+     */
+    void closeAbruptly() {
+        closed = true;
+        IOException e = closeSegments(null);
+        if (e != null) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Closes the log without flushing and removes its directory. */
     public void deleteFiles() throws IOException {
         if (!closed) {
