@@ -12,10 +12,18 @@ import io.pier.protocol.FetchHandler;
 import io.pier.protocol.InitProducerIdHandler;
 import io.pier.protocol.MetadataHandler;
 import io.pier.protocol.OffsetHandlers;
+import io.pier.protocol.GroupConfigs;
 import io.pier.protocol.ProduceHandler;
+import io.pier.protocol.ShareAcknowledgeHandler;
+import io.pier.protocol.ShareAcks;
+import io.pier.protocol.ShareFetchHandler;
+import io.pier.protocol.ShareGroupHeartbeatHandler;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
+import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.state.ClusterMetadataStore;
+import io.pier.state.InMemorySharePersister;
+import org.apache.kafka.common.TopicPartition;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -45,6 +53,9 @@ final class Broker implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final PartitionRegistry partitions;
     private final TopicService topics;
+    private final ShareGroups shareGroups;
+    private final ShareService shares;
+    private final ShareSessions shareSessions;
     private final NetworkServer network;
     private final NodeInfo node;
 
@@ -73,6 +84,12 @@ final class Broker implements AutoCloseable {
         topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, config.raw());
         topics.openAll();
         RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
+        ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
+        // Kafka does not release a member's records when its group session times out, only
+        // when its share session ends; the locks expire on their own.
+        shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { });
+        shares = new ShareService(shareGroups, new InMemorySharePersister(), clock, shards);
+        shareSessions = new ShareSessions(shareConfig.maxShareSessions(), this::releaseSession);
 
         ApiRouter router = new ApiRouter();
         NodeInfo[] nodeRef = new NodeInfo[1];
@@ -94,6 +111,8 @@ final class Broker implements AutoCloseable {
         Map<ConfigResource.Type, ConfigResourceType> configTypes = new EnumMap<>(ConfigResource.Type.class);
         configTypes.put(ConfigResource.Type.TOPIC, new TopicConfigs(topics));
         configTypes.put(ConfigResource.Type.BROKER, new BrokerConfigs(topics, config.nodeId(), config.raw()));
+        configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
+        ShareAcks shareAcks = new ShareAcks(topics, partitions, shares);
         ConfigHandlers configs = new ConfigHandlers(configTypes);
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
                 .register(ApiKeys.METADATA, 0, 13,
@@ -109,7 +128,24 @@ final class Broker implements AutoCloseable {
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
-                .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs);
+                .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
+                .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, new ShareGroupHeartbeatHandler(shareGroups))
+                .register(ApiKeys.SHARE_FETCH, 1, 2,
+                        new ShareFetchHandler(topics, partitions, shareSessions, shareAcks, shares, timer))
+                .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2,
+                        new ShareAcknowledgeHandler(shareSessions, shareAcks, shares));
+    }
+
+    /** A share session ended: what its member still holds goes back to the others at once. */
+    private void releaseSession(ShareSessions.Session session) {
+        for (ShareSessions.PartitionRef ref : session.partitions()) {
+            io.pier.state.TopicMetadata topic = topics.topic(ref.topicId());
+            Partition partition = topic == null ? null : partitions.get(new TopicPartition(topic.name(), ref.partition()));
+            if (partition != null) {
+                shares.releaseMember(partition, new io.pier.state.SharePartitionKey(session.key().groupId(),
+                        ref.topicId(), ref.partition()), session.key().memberId());
+            }
+        }
     }
 
     NodeInfo node() {

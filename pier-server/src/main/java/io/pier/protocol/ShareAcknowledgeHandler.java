@@ -1,0 +1,81 @@
+package io.pier.protocol;
+
+import io.pier.server.ShareService;
+import io.pier.server.ShareSessions;
+import io.pier.server.ShareSessions.PartitionRef;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.message.ShareAcknowledgeRequestData;
+import org.apache.kafka.common.message.ShareAcknowledgeResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
+import org.apache.kafka.common.requests.ShareAcknowledgeResponse;
+
+/**
+ * ShareAcknowledge v1-2: acknowledgements outside a fetch (commitSync, commitAsync, close). Epoch
+ * -1 applies the acks, then closes the session and releases what the member still holds.
+ */
+public final class ShareAcknowledgeHandler implements ApiHandler {
+    private final ShareSessions sessions;
+    private final ShareAcks acks;
+    private final ShareService shares;
+
+    public ShareAcknowledgeHandler(ShareSessions sessions, ShareAcks acks, ShareService shares) {
+        this.sessions = sessions;
+        this.acks = acks;
+        this.shares = shares;
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
+        ShareAcknowledgeRequestData in = request.bodyAs(ShareAcknowledgeRequest.class).data();
+        if (in.groupId() == null || in.groupId().isEmpty() || !ShareFetchHandler.validMemberId(in.memberId())) {
+            return error(Errors.INVALID_REQUEST, "GroupId and MemberId are required", 0);
+        }
+        int lockMs = shares.lockDurationMs(in.groupId());
+        ShareSessions.Key key = new ShareSessions.Key(in.groupId(), in.memberId());
+        ShareSessions.Context context = sessions.onAcknowledge(key, in.shareSessionEpoch());
+        if (context.error() != Errors.NONE) {
+            return error(context.error(), null, lockMs);
+        }
+        List<ShareAcks.PartitionAcks> requested = new ArrayList<>();
+        for (ShareAcknowledgeRequestData.AcknowledgeTopic t : in.topics()) {
+            for (ShareAcknowledgeRequestData.AcknowledgePartition p : t.partitions()) {
+                List<AcknowledgementBatches.Wire> wire = new ArrayList<>();
+                p.acknowledgementBatches().forEach(b ->
+                        wire.add(new AcknowledgementBatches.Wire(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())));
+                requested.add(new ShareAcks.PartitionAcks(t.topicId(), p.partitionIndex(), wire));
+            }
+        }
+        return acks.apply(in.groupId(), in.memberId(), requested, request.version(), in.isRenewAck())
+                .thenApply(results -> {
+                    if (in.shareSessionEpoch() == ShareSessions.FINAL_EPOCH) {
+                        sessions.close(key);
+                    }
+                    return respond(results, lockMs);
+                });
+    }
+
+    private static AbstractResponse respond(Map<PartitionRef, Errors> results, int lockMs) {
+        ShareAcknowledgeResponseData data = new ShareAcknowledgeResponseData().setAcquisitionLockTimeoutMs(lockMs);
+        results.forEach((tip, error) -> {
+            ShareAcknowledgeResponseData.ShareAcknowledgeTopicResponse topic = data.responses().find(tip.topicId());
+            if (topic == null) {
+                topic = new ShareAcknowledgeResponseData.ShareAcknowledgeTopicResponse().setTopicId(tip.topicId());
+                data.responses().add(topic);
+            }
+            topic.partitions().add(new ShareAcknowledgeResponseData.PartitionData()
+                    .setPartitionIndex(tip.partition())
+                    .setErrorCode(error.code()));
+        });
+        return new ShareAcknowledgeResponse(data);
+    }
+
+    private static CompletableFuture<AbstractResponse> error(Errors error, String message, int lockMs) {
+        return CompletableFuture.completedFuture(new ShareAcknowledgeResponse(new ShareAcknowledgeResponseData()
+                .setErrorCode(error.code()).setErrorMessage(message).setAcquisitionLockTimeoutMs(lockMs)));
+    }
+}

@@ -1,0 +1,73 @@
+package io.pier.protocol;
+
+import io.pier.server.Partition;
+import io.pier.server.PartitionRegistry;
+import io.pier.server.ShareService;
+import io.pier.server.ShareSessions.PartitionRef;
+import io.pier.server.TopicService;
+import io.pier.share.AckBatch;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.TopicMetadata;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
+
+/** Applies the acknowledgements of one ShareFetch or ShareAcknowledge, partition by partition. */
+public final class ShareAcks {
+    private final TopicService topics;
+    private final PartitionRegistry partitions;
+    private final ShareService shares;
+
+    public ShareAcks(TopicService topics, PartitionRegistry partitions, ShareService shares) {
+        this.topics = topics;
+        this.partitions = partitions;
+        this.shares = shares;
+    }
+
+    /** The acknowledgements for one partition, as they came off the wire. */
+    record PartitionAcks(Uuid topicId, int partition, List<AcknowledgementBatches.Wire> batches) {}
+
+    /** Completes with each partition's outcome, in request order, once every change is durable. */
+    CompletableFuture<Map<PartitionRef, Errors>> apply(String groupId, String memberId,
+            List<PartitionAcks> requested, short version, boolean isRenewAck) {
+        List<PartitionRef> keys = new ArrayList<>();
+        List<CompletableFuture<Errors>> results = new ArrayList<>();
+        for (PartitionAcks acks : requested) {
+            TopicMetadata topic = topics.topic(acks.topicId());
+            keys.add(new PartitionRef(acks.topicId(), acks.partition()));
+            results.add(applyOne(groupId, memberId, acks, topic, version, isRenewAck));
+        }
+        return TopicAdminHandlers.all(results).thenApply(errors -> {
+            Map<PartitionRef, Errors> out = new LinkedHashMap<>();
+            for (int i = 0; i < keys.size(); i++) {
+                out.put(keys.get(i), errors.get(i));
+            }
+            return out;
+        });
+    }
+
+    private CompletableFuture<Errors> applyOne(String groupId, String memberId, PartitionAcks acks,
+            TopicMetadata topic, short version, boolean isRenewAck) {
+        if (topic == null) {
+            return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_ID);
+        }
+        Partition partition = partitions.get(new TopicPartition(topic.name(), acks.partition()));
+        if (partition == null) {
+            return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        if (acks.batches().isEmpty()) {
+            return CompletableFuture.completedFuture(Errors.NONE);
+        }
+        List<AckBatch> batches = AcknowledgementBatches.validate(acks.batches(), version, isRenewAck);
+        if (batches == null) {
+            return CompletableFuture.completedFuture(Errors.INVALID_REQUEST);
+        }
+        return shares.acknowledge(partition, new SharePartitionKey(groupId, topic.id(), acks.partition()),
+                memberId, batches);
+    }
+}

@@ -1,0 +1,265 @@
+package io.pier.protocol;
+
+import io.pier.server.Partition;
+import io.pier.server.PartitionRegistry;
+import io.pier.server.ShareService;
+import io.pier.server.ShareService.Acquired;
+import io.pier.server.ShareSessions;
+import io.pier.server.ShareSessions.PartitionRef;
+import io.pier.server.TopicService;
+import io.pier.share.AcquireLimits;
+import io.pier.share.AcquireMode;
+import io.pier.share.AcquiredRange;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.TopicMetadata;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ShareFetchRequestData;
+import org.apache.kafka.common.message.ShareFetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.protocol.ApiKeys;
+
+/**
+ * ShareFetch v1-2: session step, piggybacked acknowledgements, then acquisition. A fetch that
+ * acquires nothing parks until records may have become acquirable on one of its partitions (new
+ * data, a release, a lock expiry) or MaxWaitMs passes, so clients never spin.
+ */
+public final class ShareFetchHandler implements ApiHandler {
+    private static final int MAX_MEMBER_ID_LENGTH = 36;
+
+    private final TopicService topics;
+    private final PartitionRegistry partitions;
+    private final ShareSessions sessions;
+    private final ShareAcks acks;
+    private final ShareService shares;
+    private final ScheduledExecutorService timer;
+
+    public ShareFetchHandler(TopicService topics, PartitionRegistry partitions, ShareSessions sessions, ShareAcks acks,
+            ShareService shares, ScheduledExecutorService timer) {
+        this.topics = topics;
+        this.partitions = partitions;
+        this.sessions = sessions;
+        this.acks = acks;
+        this.shares = shares;
+        this.timer = timer;
+    }
+
+    static boolean validMemberId(String memberId) {
+        return memberId != null && !memberId.isEmpty() && memberId.length() <= MAX_MEMBER_ID_LENGTH;
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
+        ShareFetchRequestData in = request.bodyAs(ShareFetchRequest.class).data();
+        if (in.groupId() == null || in.groupId().isEmpty() || !validMemberId(in.memberId())) {
+            return error(Errors.INVALID_REQUEST, "GroupId and a MemberId of 1 to 36 characters are required", 0);
+        }
+        if (in.isRenewAck() && (in.maxBytes() != 0 || in.minBytes() != 0 || in.maxRecords() != 0
+                || in.maxWaitMs() != 0)) {
+            return error(Errors.INVALID_REQUEST, "A renew-only request must not ask for records", 0);
+        }
+        int lockMs = shares.lockDurationMs(in.groupId());
+        int epoch = in.shareSessionEpoch();
+        List<PartitionRef> added = new ArrayList<>();
+        List<ShareAcks.PartitionAcks> ackList = new ArrayList<>();
+        for (ShareFetchRequestData.FetchTopic t : in.topics()) {
+            for (ShareFetchRequestData.FetchPartition p : t.partitions()) {
+                added.add(new PartitionRef(t.topicId(), p.partitionIndex()));
+                if (!p.acknowledgementBatches().isEmpty()) {
+                    List<AcknowledgementBatches.Wire> wire = new ArrayList<>();
+                    p.acknowledgementBatches().forEach(b -> wire.add(
+                            new AcknowledgementBatches.Wire(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())));
+                    ackList.add(new ShareAcks.PartitionAcks(t.topicId(), p.partitionIndex(), wire));
+                }
+            }
+        }
+        if (epoch == ShareSessions.INITIAL_EPOCH && !ackList.isEmpty()) {
+            return error(Errors.INVALID_REQUEST, "Acknowledgements cannot open a share session", lockMs);
+        }
+        List<PartitionRef> forgotten = new ArrayList<>();
+        for (ShareFetchRequestData.ForgottenTopic t : in.forgottenTopicsData()) {
+            t.partitions().forEach(p -> forgotten.add(new PartitionRef(t.topicId(), p)));
+        }
+        ShareSessions.Key key = new ShareSessions.Key(in.groupId(), in.memberId());
+        ShareSessions.Context context = sessions.onFetch(key, epoch,
+                epoch == ShareSessions.FINAL_EPOCH ? List.of() : added, forgotten, request.connection());
+        if (context.error() != Errors.NONE) {
+            return error(context.error(), null, lockMs);
+        }
+        return acks.apply(in.groupId(), in.memberId(), ackList, request.version(), in.isRenewAck())
+                .thenCompose(ackResults -> {
+                    if (epoch == ShareSessions.FINAL_EPOCH) {
+                        sessions.close(key);
+                        return CompletableFuture.completedFuture(respond(Map.of(), ackResults, false, lockMs));
+                    }
+                    if (in.isRenewAck()) {
+                        return CompletableFuture.completedFuture(respond(Map.of(), ackResults, false, lockMs));
+                    }
+                    CompletableFuture<AbstractResponse> response = new CompletableFuture<>();
+                    new Poll(in, context, ackResults, lockMs, response).attempt();
+                    return response;
+                });
+    }
+
+    /** One fetch until it is answered: acquire, maybe park, acquire again on wake-up. */
+    private final class Poll {
+        private final ShareFetchRequestData in;
+        private final ShareSessions.Context context;
+        private final Map<PartitionRef, Errors> ackResults;
+        private final int lockMs;
+        private final CompletableFuture<AbstractResponse> response;
+        private final long deadlineNanos;
+        private final AtomicBoolean timeoutScheduled = new AtomicBoolean();
+
+        Poll(ShareFetchRequestData in, ShareSessions.Context context, Map<PartitionRef, Errors> ackResults,
+                int lockMs, CompletableFuture<AbstractResponse> response) {
+            this.in = in;
+            this.context = context;
+            this.ackResults = ackResults;
+            this.lockMs = lockMs;
+            this.response = response;
+            this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, in.maxWaitMs()));
+        }
+
+        void attempt() {
+            boolean last = System.nanoTime() >= deadlineNanos;
+            AtomicBoolean woken = new AtomicBoolean();
+            Partition.DataListener wake = new Partition.DataListener() {
+                @Override
+                public boolean isDone() {
+                    return woken.get() || response.isDone();
+                }
+
+                @Override
+                public void onDataChange() {
+                    if (woken.compareAndSet(false, true)) {
+                        attempt();
+                    }
+                }
+            };
+            List<PartitionRef> targets = rotated(context.partitions(), in.shareSessionEpoch());
+            int perPartitionBytes = targets.isEmpty() ? 0 : Math.max(1, in.maxBytes() / targets.size());
+            Map<PartitionRef, Acquired> results = new LinkedHashMap<>();
+            acquireFrom(targets, 0, Math.max(0, in.maxRecords()), perPartitionBytes, last ? null : wake, results)
+                    .whenComplete((v, failure) -> {
+                        if (failure != null) {
+                            response.completeExceptionally(failure);
+                            return;
+                        }
+                        boolean gotAny = false;
+                        for (Acquired a : results.values()) {
+                            gotAny |= !a.ranges().isEmpty() || a.error() != Errors.NONE;
+                        }
+                        if (last || gotAny || in.maxRecords() <= 0 || in.maxBytes() <= 0 || targets.isEmpty()) {
+                            woken.set(true);
+                            response.complete(respond(results, ackResults, context.isNew(), lockMs));
+                            return;
+                        }
+                        if (timeoutScheduled.compareAndSet(false, true)) {
+                            timer.schedule(() -> {
+                                if (!response.isDone() && woken.compareAndSet(false, true)) {
+                                    attempt();
+                                }
+                            }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                        }
+                    });
+        }
+
+        /** Partitions one after another, so MaxRecords is a budget for the whole request. */
+        private CompletableFuture<Void> acquireFrom(List<PartitionRef> targets, int index, int recordsLeft,
+                int maxBytes, Partition.DataListener wake, Map<PartitionRef, Acquired> results) {
+            if (index >= targets.size()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            PartitionRef ref = targets.get(index);
+            CompletableFuture<Acquired> one;
+            TopicMetadata topic = topics.topic(ref.topicId());
+            Partition partition = topic == null ? null
+                    : partitions.get(new TopicPartition(topic.name(), ref.partition()));
+            if (topic == null) {
+                one = CompletableFuture.completedFuture(failed(Errors.UNKNOWN_TOPIC_ID));
+            } else if (partition == null) {
+                one = CompletableFuture.completedFuture(failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
+            } else if (recordsLeft <= 0) {
+                one = CompletableFuture.completedFuture(Acquired.NONE);
+            } else {
+                AcquireLimits limits = new AcquireLimits(recordsLeft, Math.max(1, in.batchSize()),
+                        AcquireMode.forId(in.shareAcquireMode()));
+                one = shares.acquire(partition, new SharePartitionKey(in.groupId(), ref.topicId(), ref.partition()),
+                        in.memberId(), limits, maxBytes, wake);
+            }
+            return one.thenCompose(acquired -> {
+                results.put(ref, acquired);
+                int left = (int) Math.max(0, recordsLeft - acquired.recordCount());
+                return acquireFrom(targets, index + 1, left, maxBytes, wake, results);
+            });
+        }
+    }
+
+    private static Acquired failed(Errors error) {
+        return new Acquired(error, MemoryRecords.EMPTY, List.of());
+    }
+
+    /** Rotates the starting partition by epoch so no partition is always served last. */
+    private static List<PartitionRef> rotated(List<PartitionRef> all, int epoch) {
+        if (all.size() < 2) {
+            return all;
+        }
+        int start = Math.floorMod(epoch, all.size());
+        List<PartitionRef> out = new ArrayList<>(all.size());
+        out.addAll(all.subList(start, all.size()));
+        out.addAll(all.subList(0, start));
+        return out;
+    }
+
+    private static AbstractResponse respond(Map<PartitionRef, Acquired> fetched, Map<PartitionRef, Errors> ackResults,
+            boolean includeAll, int lockMs) {
+        ShareFetchResponseData data = new ShareFetchResponseData().setAcquisitionLockTimeoutMs(lockMs);
+        Map<PartitionRef, ShareFetchResponseData.PartitionData> out = new LinkedHashMap<>();
+        fetched.forEach((ref, a) -> {
+            // An incremental session only reports partitions with something to say.
+            if (includeAll || !a.ranges().isEmpty() || a.error() != Errors.NONE) {
+                ShareFetchResponseData.PartitionData pd = partitionData(ref)
+                        .setErrorCode(a.error().code())
+                        .setRecords(a.records());
+                for (AcquiredRange r : a.ranges()) {
+                    pd.acquiredRecords().add(new ShareFetchResponseData.AcquiredRecords()
+                            .setFirstOffset(r.firstOffset()).setLastOffset(r.lastOffset())
+                            .setDeliveryCount(r.deliveryCount()));
+                }
+                out.put(ref, pd);
+            }
+        });
+        ackResults.forEach((ref, error) -> out.computeIfAbsent(ref, ShareFetchHandler::partitionData)
+                .setAcknowledgeErrorCode(error.code()));
+        out.forEach((ref, pd) -> {
+            ShareFetchResponseData.ShareFetchableTopicResponse topic = data.responses().find(ref.topicId());
+            if (topic == null) {
+                topic = new ShareFetchResponseData.ShareFetchableTopicResponse().setTopicId(ref.topicId());
+                data.responses().add(topic);
+            }
+            topic.partitions().add(pd);
+        });
+        return new MessageResponse(ApiKeys.SHARE_FETCH, data);
+    }
+
+    private static ShareFetchResponseData.PartitionData partitionData(PartitionRef ref) {
+        return new ShareFetchResponseData.PartitionData().setPartitionIndex(ref.partition())
+                .setRecords(MemoryRecords.EMPTY);
+    }
+
+    private static CompletableFuture<AbstractResponse> error(Errors error, String message, int lockMs) {
+        return CompletableFuture.completedFuture(new MessageResponse(ApiKeys.SHARE_FETCH, new ShareFetchResponseData()
+                .setErrorCode(error.code()).setErrorMessage(message).setAcquisitionLockTimeoutMs(lockMs)));
+    }
+}

@@ -1,0 +1,284 @@
+package io.pier.server;
+
+import io.pier.common.Clock;
+import io.pier.group.AutoOffsetReset;
+import io.pier.log.LogReadResult;
+import io.pier.log.OffsetAndTimestamp;
+import io.pier.log.PartitionLog;
+import io.pier.share.AckBatch;
+import io.pier.share.AckResult;
+import io.pier.share.AcquireLimits;
+import io.pier.share.AcquiredRange;
+import io.pier.share.LogBatch;
+import io.pier.share.PendingChange;
+import io.pier.share.SharePartition;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.SharePersister;
+import io.pier.state.ShareState;
+import io.pier.state.ShareStateWrite;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The share-partitions of every share group on this broker. Each lives on the shard that owns
+ * its topic-partition and is only touched there; this class hops to that shard for every call.
+ *
+ * <p>Acknowledgements and releases are two-phase: the engine settles them tentatively, the
+ * persister writes them, and only then (back on the shard) are they committed or rolled back, so
+ * a client never hears of a change that is not durable.
+ */
+public final class ShareService {
+    private static final Logger LOG = LoggerFactory.getLogger(ShareService.class);
+
+    private final ShareGroups groups;
+    private final SharePersister persister;
+    private final Clock clock;
+    private final Map<SharePartitionKey, Holder> holders = new ConcurrentHashMap<>();
+    /** Per shard, the holders it owns; each list is only touched on its shard. */
+    private final List<List<Holder>> byShard = new ArrayList<>();
+
+    /** One share-partition and the future that completes once its state is loaded or initialised. */
+    private static final class Holder {
+        final Partition partition;
+        final CompletableFuture<SharePartition> ready;
+
+        Holder(Partition partition, CompletableFuture<SharePartition> ready) {
+            this.partition = partition;
+            this.ready = ready;
+        }
+    }
+
+    /** What one partition gave to one fetch. */
+    public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges) {
+        public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of());
+
+        public long recordCount() {
+            long n = 0;
+            for (AcquiredRange r : ranges) {
+                n += r.recordCount();
+            }
+            return n;
+        }
+    }
+
+    ShareService(ShareGroups groups, SharePersister persister, Clock clock, Shard[] shards) {
+        this.groups = groups;
+        this.persister = persister;
+        this.clock = clock;
+        for (Shard shard : shards) {
+            List<Holder> owned = new ArrayList<>();
+            byShard.add(owned);
+            shard.execute(() -> shard.addTicker(nowMs -> expireLocks(owned, nowMs)));
+        }
+    }
+
+    /**
+     * Acquires records of {@code partition} for a member. If nothing could be acquired and
+     * {@code wake} is given, it is registered to run when that may have changed.
+     */
+    public CompletableFuture<Acquired> acquire(Partition partition, SharePartitionKey key, String memberId,
+            AcquireLimits limits, int maxBytes, Partition.DataListener wake) {
+        return sharePartition(partition, key).thenCompose(sp -> partition.shard().call(() -> {
+            if (partition.isDeleted()) {
+                return new Acquired(Errors.UNKNOWN_TOPIC_OR_PARTITION, MemoryRecords.EMPTY, List.of());
+            }
+            Acquired got = acquireOnShard(partition, sp, memberId, limits, maxBytes);
+            if (got.ranges().isEmpty() && wake != null) {
+                partition.onNextDataChange(wake);
+            }
+            return got;
+        }));
+    }
+
+    private Acquired acquireOnShard(Partition partition, SharePartition sp, String memberId, AcquireLimits limits,
+            int maxBytes) throws java.io.IOException {
+        PartitionLog log = partition.log();
+        if (sp.nextFetchOffset() < log.logStartOffset()) {
+            sp.onLogStartOffsetMoved(log.logStartOffset());
+        }
+        long hw = log.highWatermark();
+        if (limits.maxRecords() <= 0 || !sp.hasAcquirableWork(hw)) {
+            return Acquired.NONE;
+        }
+        long fetchOffset = sp.nextFetchOffset();
+        if (fetchOffset >= hw) {
+            return Acquired.NONE;
+        }
+        LogReadResult read = log.read(fetchOffset, Math.max(1, maxBytes), true);
+        List<LogBatch> batches = new ArrayList<>();
+        for (RecordBatch b : read.records().batches()) {
+            batches.add(new LogBatch(b.baseOffset(), b.lastOffset()));
+        }
+        if (batches.isEmpty()) {
+            return Acquired.NONE;
+        }
+        List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, batches, limits, clock.monoMs());
+        if (ranges.isEmpty()) {
+            return Acquired.NONE;
+        }
+        return new Acquired(Errors.NONE, slice(read.records(), ranges), ranges);
+    }
+
+    /** The whole log batches spanning the first to the last acquired offset. */
+    private static MemoryRecords slice(MemoryRecords records, List<AcquiredRange> ranges) {
+        long first = ranges.get(0).firstOffset();
+        long last = ranges.get(ranges.size() - 1).lastOffset();
+        int start = -1;
+        int end = 0;
+        int position = 0;
+        for (RecordBatch b : records.batches()) {
+            int size = b.sizeInBytes();
+            if (b.lastOffset() >= first && b.baseOffset() <= last) {
+                if (start < 0) {
+                    start = position;
+                }
+                end = position + size;
+            }
+            position += size;
+        }
+        if (start < 0) {
+            return MemoryRecords.EMPTY;
+        }
+        ByteBuffer buf = records.buffer().duplicate();
+        buf.position(buf.position() + start);
+        buf.limit(buf.position() + (end - start));
+        return MemoryRecords.readableRecords(buf.slice());
+    }
+
+    /** Applies a member's acknowledgements; completes once they are durable (or rolled back). */
+    public CompletableFuture<Errors> acknowledge(Partition partition, SharePartitionKey key, String memberId,
+            List<AckBatch> batches) {
+        Holder holder = holders.get(key);
+        if (holder == null) {
+            // Nothing was ever fetched for this group here (or the broker restarted): the client
+            // drops these acks and its records come back through redelivery.
+            return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        return holder.ready.thenCompose(sp -> partition.shard().call(() -> sp.acknowledge(memberId, batches,
+                clock.monoMs()))).thenCompose(result -> settle(partition, holder, result));
+    }
+
+    private CompletableFuture<Errors> settle(Partition partition, Holder holder, AckResult result) {
+        if (result.isError()) {
+            return CompletableFuture.completedFuture(result.error());
+        }
+        return persistThenResolve(partition, holder, result.pending());
+    }
+
+    private CompletableFuture<Errors> persistThenResolve(Partition partition, Holder holder, PendingChange change) {
+        Optional<ShareStateWrite> write = change.write();
+        CompletableFuture<Void> durable = write.isPresent()
+                ? persister.write(write.get())
+                : CompletableFuture.completedFuture(null);
+        CompletableFuture<Errors> outcome = new CompletableFuture<>();
+        durable.whenComplete((v, failure) -> partition.shard().execute(() -> {
+            SharePartition sp = holder.ready.join();
+            if (failure == null) {
+                sp.commit(change);
+            } else {
+                LOG.warn("Persisting share state of {} failed; rolling back", sp.key(), failure);
+                sp.rollback(change);
+            }
+            if (sp.consumeStateChanged()) {
+                partition.fireDataListeners();
+            }
+            outcome.complete(failure == null ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE);
+        }));
+        return outcome;
+    }
+
+    /** Releases everything a member holds on these partitions (session closed or connection lost). */
+    public void releaseMember(Partition partition, SharePartitionKey key, String memberId) {
+        Holder holder = holders.get(key);
+        if (holder == null) {
+            return;
+        }
+        holder.ready.thenAccept(sp -> partition.shard().execute(() -> sp.releaseMember(memberId, clock.monoMs())
+                .ifPresent(change -> persistThenResolve(partition, holder, change))));
+    }
+
+    /** The share-partition, created on first use from persisted state or from the reset strategy. */
+    private CompletableFuture<SharePartition> sharePartition(Partition partition, SharePartitionKey key) {
+        Holder existing = holders.get(key);
+        if (existing != null) {
+            return existing.ready;
+        }
+        CompletableFuture<SharePartition> ready = new CompletableFuture<>();
+        Holder created = new Holder(partition, ready);
+        Holder raced = holders.putIfAbsent(key, created);
+        if (raced != null) {
+            return raced.ready;
+        }
+        partition.shard().execute(() -> {
+            try {
+                byShard.get(partition.shard().id()).add(created);
+                ShareState stored = persister.read(key);
+                if (stored != null && stored.startOffset() >= 0) {
+                    ready.complete(SharePartition.load(key, stored, () -> groups.shareConfig(key.groupId())));
+                    return;
+                }
+                long start = initialStartOffset(partition.log(), key.groupId());
+                // The first start offset must be durable before any record is handed out, or a
+                // restart would pick a new one and silently skip or repeat the backlog.
+                persister.initialize(key, start).whenComplete((v, t) -> {
+                    if (t != null) {
+                        holders.remove(key, created);
+                        ready.completeExceptionally(t);
+                    } else {
+                        ready.complete(SharePartition.fresh(key, 0, start, () -> groups.shareConfig(key.groupId())));
+                    }
+                });
+            } catch (Exception e) {
+                holders.remove(key, created);
+                ready.completeExceptionally(e);
+            }
+        });
+        return ready;
+    }
+
+    private long initialStartOffset(PartitionLog log, String groupId) throws java.io.IOException {
+        AutoOffsetReset reset = groups.config(groupId).effectiveAutoOffsetReset();
+        switch (reset.strategy()) {
+            case EARLIEST:
+                return log.logStartOffset();
+            case BY_DURATION:
+                OffsetAndTimestamp found = log.offsetForTimestamp(clock.wallMs() - reset.duration().toMillis());
+                return found == null ? log.highWatermark() : found.offset();
+            case LATEST:
+            default:
+                return log.highWatermark();
+        }
+    }
+
+    private void expireLocks(List<Holder> owned, long nowMs) {
+        for (int i = 0; i < owned.size(); i++) {
+            Holder h = owned.get(i);
+            SharePartition sp = h.ready.getNow(null);
+            if (sp == null || nowMs < sp.nextDeadlineMs()) {
+                continue;
+            }
+            sp.expireLocks(nowMs).ifPresent(write -> persister.write(write).exceptionally(t -> {
+                LOG.warn("Persisting lock expiry of {} failed; the expiry stands", sp.key(), t);
+                return null;
+            }));
+            if (sp.consumeStateChanged()) {
+                h.partition.fireDataListeners();
+            }
+        }
+    }
+
+    /** Lock duration the group's consumers are told about. */
+    public int lockDurationMs(String groupId) {
+        return (int) groups.shareConfig(groupId).lockDurationMs();
+    }
+}

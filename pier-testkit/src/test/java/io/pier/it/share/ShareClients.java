@@ -1,0 +1,79 @@
+package io.pier.it.share;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** Builders for the stock clients the share-group tests drive. */
+final class ShareClients {
+    private final String bootstrap;
+
+    ShareClients(String bootstrap) {
+        this.bootstrap = bootstrap;
+    }
+
+    Admin admin() {
+        return Admin.create(Map.of("bootstrap.servers", bootstrap));
+    }
+
+    void createTopic(String topic, int partitions) throws Exception {
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
+        }
+    }
+
+    void setGroupConfig(String group, String key, String value) throws Exception {
+        try (Admin admin = admin()) {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group),
+                    List.of(new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET)))).all().get();
+        }
+    }
+
+    KafkaProducer<String, String> producer() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("acks", "all");
+        p.put("linger.ms", "1");
+        p.put("key.serializer", StringSerializer.class.getName());
+        p.put("value.serializer", StringSerializer.class.getName());
+        return new KafkaProducer<>(p);
+    }
+
+    /** Produces "prefix-i" values to one partition and waits for every acknowledgement. */
+    void produce(String topic, int partition, String prefix, int count) throws Exception {
+        try (KafkaProducer<String, String> producer = producer()) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i));
+            }
+            producer.flush();
+        }
+    }
+
+    KafkaShareConsumer<String, String> consumer(String group, String ackMode, String... extra) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", group);
+        p.put("share.acknowledgement.mode", ackMode);
+        p.put("key.deserializer", StringDeserializer.class.getName());
+        p.put("value.deserializer", StringDeserializer.class.getName());
+        for (int i = 0; i + 1 < extra.length; i += 2) {
+            p.put(extra[i], extra[i + 1]);
+        }
+        return new KafkaShareConsumer<>(p);
+    }
+
+    static String utf8(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+}
