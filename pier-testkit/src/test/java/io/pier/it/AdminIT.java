@@ -139,6 +139,28 @@ class AdminIT {
     }
 
     @Test
+    void shouldRecreateADeletedTopicWithAFreshIdAndAnEmptyLog() throws Exception {
+        String topic = "reborn";
+        Uuid firstId = admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).topicId(topic).get();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps())) {
+            for (int i = 0; i < 3; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, null, bytes("old" + i))).get();
+            }
+        }
+        admin.deleteTopics(List.of(topic)).all().get();
+
+        Uuid secondId = admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).topicId(topic).get();
+
+        assertThat(secondId).isNotEqualTo(firstId);
+        assertThat(partitionCount(topic)).isEqualTo(1);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        assertThat(listOffset(tp, OffsetSpec.latest()).offset()).isZero();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps())) {
+            assertThat(producer.send(new ProducerRecord<>(topic, 0, null, bytes("new"))).get().offset()).isZero();
+        }
+    }
+
+    @Test
     void shouldAutoCreateTopicWithNumPartitionsOnProducerSend() throws Exception {
         String topic = "auto-created";
         assertThat(admin.listTopics().names().get()).doesNotContain(topic);
@@ -271,6 +293,10 @@ class AdminIT {
         assertThat(low).isEqualTo(2);
         assertThat(listOffset(tp, OffsetSpec.earliest()).offset()).isEqualTo(2);
         assertThat(listOffset(tp, OffsetSpec.latest()).offset()).isEqualTo(5);
+        assertThatThrownBy(() -> admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(6))).all().get())
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(org.apache.kafka.common.errors.OffsetOutOfRangeException.class);
+        assertThat(listOffset(tp, OffsetSpec.earliest()).offset()).isEqualTo(2);
 
         try (KafkaConsumer<byte[], byte[]> consumer = consumer("earliest")) {
             consumer.assign(List.of(tp));
