@@ -85,6 +85,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         ByteBuffer frame = (ByteBuffer) msg;
         RequestHeader header;
         try {
+            rejectNegativeClientIdLength(frame);
             header = RequestHeader.parse(frame);
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: unreadable request header ({})", connection.id(), e.toString());
@@ -117,6 +118,18 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             response = CompletableFuture.failedFuture(e);
         }
         enqueue(header, response.exceptionally(t -> errorResponse(header, body, t)));
+    }
+
+    /**
+     * kafka-clients reads any negative client_id length as null, so a length of -2 would be
+     * accepted and the body read from the bytes that follow. Only -1 means null; anything below is
+     * a malformed header. Every request header version in use (v1, v2) puts the int16 length at
+     * byte 8, after api_key, api_version and correlation_id.
+     */
+    private static void rejectNegativeClientIdLength(ByteBuffer frame) {
+        if (frame.remaining() >= 10 && frame.getShort(frame.position() + 8) < -1) {
+            throw new IllegalArgumentException("client_id length " + frame.getShort(frame.position() + 8));
+        }
     }
 
     private AbstractResponse errorResponse(RequestHeader header, AbstractRequest body, Throwable t) {
