@@ -52,7 +52,7 @@ final class Acquirer {
             }
             // Full window: only records already inside it (released or timed out) may go out.
             budget = Math.min(limits.maxRecords(), end - fetchOffset);
-            lastToAcquire = end - 1;
+            lastToAcquire = Math.min(lastToAcquire, end - 1);
         }
         List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire);
         List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
