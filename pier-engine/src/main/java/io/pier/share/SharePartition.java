@@ -128,6 +128,14 @@ public final class SharePartition {
         return window.count(state);
     }
 
+    /**
+     * Records of the window in a terminal state (KIP-1226 {@code DeliveryCompleteCount}), counted
+     * from the SPSO.
+     */
+    public int deliveryCompleteCount() {
+        return window.count(RecordState.ACKNOWLEDGED) + window.count(RecordState.ARCHIVED);
+    }
+
     /** Where the server should read the log: the first AVAILABLE offset, else past the window. */
     public long nextFetchOffset() {
         return window.firstAcquirableOffset();
