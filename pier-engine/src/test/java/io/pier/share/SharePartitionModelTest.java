@@ -2,6 +2,7 @@ package io.pier.share;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pier.state.InMemorySharePersister;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareStateWrite;
 import java.util.ArrayList;
@@ -41,12 +42,13 @@ class SharePartitionModelTest {
         long rollbacks;
         long expiries;
         long archivedAtLimit;
+        long restarts;
 
         @Override
         public String toString() {
             return "acquisitions=" + acquisitions + " records=" + recordsAcquired + " redeliveries=" + redeliveries
                     + " acksAccepted=" + acksAccepted + " acksRefused=" + acksRefused + " commits=" + commits
-                    + " rollbacks=" + rollbacks + " expiries=" + expiries + " archivedAtLimit=" + archivedAtLimit;
+                    + " rollbacks=" + rollbacks + " expiries=" + expiries + " archivedAtLimit=" + archivedAtLimit + " restarts=" + restarts;
         }
     }
 
@@ -69,6 +71,7 @@ class SharePartitionModelTest {
         assertThat(tally.rollbacks).as(seen).isGreaterThan(1_000);
         assertThat(tally.expiries).as(seen).isGreaterThan(8_000);
         assertThat(tally.archivedAtLimit).as(seen).isGreaterThan(5_000);
+        assertThat(tally.restarts).as(seen).isGreaterThan(500);
     }
 
     private static final class Run {
@@ -77,7 +80,10 @@ class SharePartitionModelTest {
         final int limit;
         final ShareConfig config;
         final List<LogBatch> log = new ArrayList<>();
-        final SharePartition sp;
+        final SharePartitionKey key;
+        final InMemorySharePersister persister = new InMemorySharePersister();
+        SharePartition sp;
+        long lastSeenStartOffset;
 
         // Reference model, per offset.
         final RecordState[] state = new RecordState[LOG_END + 1];
@@ -87,6 +93,10 @@ class SharePartitionModelTest {
         final int[] pending = new int[LOG_END + 1];
         final RecordState[] target = new RecordState[LOG_END + 1];
         final boolean[] lockLost = new boolean[LOG_END + 1];
+        // What the persister should hold: null = never written.
+        final RecordState[] durable = new RecordState[LOG_END + 1];
+        final short[] durableCount = new short[LOG_END + 1];
+        long durableStart;
         long spso;
         long end;
         long lso;
@@ -113,7 +123,8 @@ class SharePartitionModelTest {
                 o = last + 1;
             }
             Arrays.fill(state, RecordState.AVAILABLE);
-            SharePartitionKey key = new SharePartitionKey("g", new Uuid(seed, 1), 0);
+            this.key = new SharePartitionKey("g", new Uuid(seed, 1), 0);
+            persister.initialize(key, 0).join();
             this.sp = SharePartition.fresh(key, 0, 0, () -> config);
         }
 
@@ -131,6 +142,8 @@ class SharePartitionModelTest {
                     releaseMember(MEMBERS[random.nextInt(MEMBERS.length)]);
                 } else if (kind < 90) {
                     moveLogStart();
+                } else if (kind < 93) {
+                    restart();
                 } else {
                     resolveOutstanding();
                 }
@@ -265,6 +278,7 @@ class SharePartitionModelTest {
             tally.acksAccepted++;
             int id = nextPendingId++;
             long lastSeen = -1;
+            List<Long> moved = new ArrayList<>();
             for (AckBatch b : batches) {
                 for (long o = Math.max(b.firstOffset(), Math.max(spso, lastSeen + 1)); o <= b.lastOffset(); o++) {
                     lastSeen = o;
@@ -276,13 +290,15 @@ class SharePartitionModelTest {
                     }
                     pending[i] = id;
                     target[i] = targetOf(type, count[i]);
+                    moved.add(o);
                 }
             }
-            resolve(result.pending(), id);
+            resolve(result.pending(), id, moved);
         }
 
         void expire() {
             boolean anySettled = false;
+            long startBefore = spso;
             for (long o = spso; o < end; o++) {
                 int i = (int) o;
                 if (state[i] != RecordState.ACQUIRED || lockLost[i] || deadline[i] > now) {
@@ -295,16 +311,24 @@ class SharePartitionModelTest {
                     owner[i] = null;
                     anySettled = true;
                     tally.expiries++;
+                    durable[i] = state[i];
+                    durableCount[i] = count[i];
                 }
             }
             Optional<ShareStateWrite> write = sp.expireLocks(now);
             assertThat(write.isPresent()).as(ctx("expiry write present")).isEqualTo(anySettled);
+            if (write.isPresent()) {
+                assertThat(write.get().startOffset()).as(ctx("expiry write start offset")).isEqualTo(startBefore);
+                assertThat(persister.write(write.get()).isCompletedExceptionally()).isFalse();
+                durableStart = startBefore;
+            }
             advance();
         }
 
         void releaseMember(String member) {
             int id = nextPendingId++;
             boolean any = false;
+            List<Long> moved = new ArrayList<>();
             for (long o = spso; o < end; o++) {
                 int i = (int) o;
                 if (state[i] != RecordState.ACQUIRED || !member.equals(owner[i])) {
@@ -316,11 +340,12 @@ class SharePartitionModelTest {
                     pending[i] = id;
                     target[i] = released(count[i]);
                     any = true;
+                    moved.add(o);
                 }
             }
             Optional<PendingChange> change = sp.releaseMember(member, now);
             assertThat(change.isPresent()).as(ctx("release of " + member)).isEqualTo(any);
-            change.ifPresent(c -> resolve(c, id));
+            change.ifPresent(c -> resolve(c, id, moved));
         }
 
         void moveLogStart() {
@@ -337,18 +362,65 @@ class SharePartitionModelTest {
                 return;
             }
             Outstanding o = outstanding.remove(random.nextInt(outstanding.size()));
-            finish(o.change, o.id, random.nextInt(4) != 0);
+            finish(o.change, o.id, o.commit);
         }
 
         // Model operations -----------------------------------------------------------------
 
-        void resolve(PendingChange change, int id) {
-            int choice = random.nextInt(10);
-            if (choice < 2 && outstanding.size() < 3) {
-                outstanding.add(new Outstanding(change, id));
+        /** Issues the change's write now (its outcome decided now); commit or roll back now or later. */
+        void resolve(PendingChange change, int id, List<Long> moved) {
+            boolean commit = random.nextInt(4) != 0;
+            assertThat(change.write().isPresent()).as(ctx("write present iff records moved")).isEqualTo(!moved.isEmpty());
+            if (change.write().isPresent()) {
+                assertThat(change.write().get().startOffset()).as(ctx("write start offset")).isEqualTo(spso);
+                if (!commit) {
+                    persister.failNextWrites(1);
+                }
+                boolean failed = persister.write(change.write().get()).isCompletedExceptionally();
+                assertThat(failed).isEqualTo(!commit);
+                if (commit) {
+                    for (long o : moved) {
+                        durable[(int) o] = target[(int) o];
+                        durableCount[(int) o] = count[(int) o];
+                    }
+                    durableStart = spso;
+                }
+            }
+            if (random.nextInt(5) == 0 && outstanding.size() < 3) {
+                outstanding.add(new Outstanding(change, id, commit));
                 return;
             }
-            finish(change, id, choice < 8);
+            finish(change, id, commit);
+        }
+
+        /** The broker restarts: reload from the persister; only durable state survives. */
+        void restart() {
+            tally.restarts++;
+            assertThat(persister.read(key).startOffset()).as(ctx("persisted start offset")).isEqualTo(durableStart);
+            sp = SharePartition.load(key, persister.read(key), () -> config);
+            outstanding.clear();
+            long newStart = durableStart;
+            while (durable[(int) newStart] != null && durable[(int) newStart].isTerminal()) {
+                newStart++;
+            }
+            long newEnd = newStart;
+            for (long o = newStart; o < LOG_END; o++) {
+                if (durable[(int) o] != null) {
+                    newEnd = o + 1;
+                }
+            }
+            for (long o = newStart; o <= LOG_END; o++) {
+                int i = (int) o;
+                boolean known = o < newEnd && durable[i] != null;
+                state[i] = known ? durable[i] : RecordState.AVAILABLE;
+                count[i] = known ? durableCount[i] : 0;
+                owner[i] = null;
+                pending[i] = 0;
+                lockLost[i] = false;
+            }
+            spso = newStart;
+            end = newEnd;
+            lastSeenStartOffset = spso;
         }
 
         void finish(PendingChange change, int id, boolean commit) {
@@ -467,6 +539,8 @@ class SharePartitionModelTest {
 
         void check() {
             assertThat(sp.startOffset()).as(ctx("SPSO")).isEqualTo(spso);
+            assertThat(sp.startOffset()).as(ctx("SPSO only increases")).isGreaterThanOrEqualTo(lastSeenStartOffset);
+            lastSeenStartOffset = sp.startOffset();
             long spEnd = sp.inFlightRecords() == 0 ? sp.startOffset() : sp.endOffset() + 1;
             assertThat(spEnd).as(ctx("end of window")).isEqualTo(end);
             int acquired = 0;
@@ -545,5 +619,5 @@ class SharePartitionModelTest {
         }
     }
 
-    private record Outstanding(PendingChange change, int id) {}
+    private record Outstanding(PendingChange change, int id, boolean commit) {}
 }
