@@ -100,6 +100,15 @@ public final class SharePartition {
         return sp;
     }
 
+    /**
+     * A write carrying only the current start offset and no batches: what the server persists
+     * after {@link #fresh} resolved the first SPSO from {@code share.auto.offset.reset}, before
+     * answering the fetch that triggered it.
+     */
+    public ShareStateWrite startOffsetWrite() {
+        return new ShareStateWrite(key, stateEpoch, startOffset(), List.of());
+    }
+
     public SharePartitionKey key() {
         return key;
     }

@@ -552,4 +552,17 @@ class SharePartitionTest {
         ack("m1", 0, 2, ACCEPT, 2);
         assertThat(sp.deliveryCompleteCount()).isEqualTo(1);
     }
+
+    @Test
+    void shouldPersistResolvedStartOffsetOfFreshPartition() {
+        InMemorySharePersister persister = new InMemorySharePersister();
+        persister.initialize(KEY, -1).join();
+        assertThat(persister.read(KEY).startOffset()).isEqualTo(-1);
+        sp = SharePartition.fresh(KEY, persister.read(KEY).stateEpoch(), 42, () -> config);
+
+        persister.write(sp.startOffsetWrite()).join();
+
+        assertThat(persister.read(KEY).startOffset()).isEqualTo(42);
+        assertThat(SharePartition.load(KEY, persister.read(KEY), () -> config).nextFetchOffset()).isEqualTo(42);
+    }
 }
