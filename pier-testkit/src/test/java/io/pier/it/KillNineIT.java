@@ -46,6 +46,7 @@ class KillNineIT {
     private static final int PARTITIONS = 3;
     private static final int KILLS = 5;
     private static final int MAX_IN_FLIGHT = 2_000;
+    private static final int SEGMENT_BYTES = 64 * 1024;
     private static final long MAX_SENDS = 5_000_000;
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(30);
@@ -176,7 +177,9 @@ class KillNineIT {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         broker = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"),
-                "io.pier.cli.Main", "start", "--port", String.valueOf(port), "--data-dir", dataDir.toString())
+                "io.pier.cli.Main", "start", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
+                // small segments, so kills also land around segment rolls
+                "--set", "log.segment.bytes=" + SEGMENT_BYTES, "--set", "log.index.interval.bytes=1024")
                 .redirectErrorStream(true)
                 .redirectOutput(out.toFile())
                 .start();

@@ -115,6 +115,13 @@ class TornTailIT {
 
         // Then the broker refuses to start rather than serve a log that lost acknowledged data
         assertThatThrownBy(this::start).hasStackTraceContaining("fsynced");
+
+        // ...and, in the same JVM, starts once an operator drops the checkpoint to accept the loss
+        Files.delete(partitionDir().resolve(RECOVERY_POINT));
+        try (Pier pier = start()) {
+            assertThat(AckedRecords.readAll(pier.bootstrapServers(), TOPIC, 1, READ_TIMEOUT).get(0))
+                    .hasSize(RECORDS - 1);
+        }
     }
 
     private AckedRecords produceOneBatchPerRecord() throws Exception {
