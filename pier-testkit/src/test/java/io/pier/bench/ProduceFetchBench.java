@@ -32,6 +32,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class ProduceFetchBench {
     private static final Duration PHASE_TIMEOUT = Duration.ofMinutes(10);
 
+    static {
+        // Keep the clients' and broker's INFO lines out of the figures unless asked for.
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
+    }
+
     private ProduceFetchBench() {}
 
     public static void main(String[] args) throws Exception {
@@ -123,12 +130,5 @@ public final class ProduceFetchBench {
         Properties p = new Properties();
         p.put("bootstrap.servers", pier.bootstrapServers());
         return p;
-    }
-
-    static {
-        // Keep the clients' and broker's INFO lines out of the figures unless asked for.
-        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
-            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        }
     }
 }

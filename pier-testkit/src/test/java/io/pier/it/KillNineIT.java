@@ -74,14 +74,16 @@ class KillNineIT {
         String bootstrap = "127.0.0.1:" + port;
         long deadlineNanos = System.nanoTime() + TEST_BUDGET.toNanos();
         Thread sender = null;
+        KafkaProducer<String, String> producer = null;
         try {
             // Given a running broker with a 3-partition topic and a producer writing seq-0, seq-1, ...
             startBroker(0);
             try (Admin admin = Admin.create(AckedRecords.producerProps(bootstrap))) {
                 admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get();
             }
-            KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps(bootstrap));
-            sender = new Thread(() -> sendLoop(producer, deadlineNanos), "kill-nine-producer");
+            producer = new KafkaProducer<>(producerProps(bootstrap));
+            KafkaProducer<String, String> client = producer;
+            sender = new Thread(() -> sendLoop(client, deadlineNanos), "kill-nine-producer");
             sender.start();
 
             // When the broker is killed with SIGKILL after a random number of acknowledgements, and restarted
@@ -98,6 +100,7 @@ class KillNineIT {
             sender.join(TimeUnit.SECONDS.toMillis(30));
             assertThat(sender.isAlive()).as("producer thread stopped").isFalse();
             producer.close(Duration.ofSeconds(30));
+            producer = null;
 
             // Then every acknowledged record is where the broker said it is
             Map<Integer, List<ConsumerRecord<String, String>>> log =
@@ -114,6 +117,9 @@ class KillNineIT {
             sending = false;
             if (sender != null) {
                 sender.join(TimeUnit.SECONDS.toMillis(30));
+            }
+            if (producer != null) {
+                producer.close(Duration.ZERO);
             }
             stopBroker();
         }
