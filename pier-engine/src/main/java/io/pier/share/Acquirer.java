@@ -52,10 +52,17 @@ final class Acquirer {
             }
             // Full window: only records already inside it (released or timed out) may go out.
             budget = Math.min(limits.maxRecords(), end - fetchOffset);
-            lastToAcquire = end - 1;
+            lastToAcquire = Math.min(lastToAcquire, end - 1);
         }
-        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire);
+        List<Long> spent = new ArrayList<>();
+        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent);
         List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
+        for (long o : spent) {
+            window.settle(o, RecordState.ARCHIVED);
+        }
+        if (!spent.isEmpty()) {
+            window.advanceOverTerminal();
+        }
         if (limits.mode() == AcquireMode.RECORD_LIMIT && !plan.isEmpty()) {
             long lastAcquired = plan.get(plan.size() - 1).last;
             if (lastAcquired >= end) {
@@ -70,7 +77,8 @@ final class Acquirer {
             AcquireLimits limits,
             ShareConfig config,
             long budget,
-            long lastToAcquire) {
+            long lastToAcquire,
+            List<Long> spent) {
         int limit = config.deliveryCountLimit();
         int threshold = config.throttleThreshold();
         boolean batchOptimized = limits.mode() == AcquireMode.BATCH_OPTIMIZED;
@@ -96,6 +104,12 @@ final class Acquirer {
                 continue;
             }
             int count = cached ? window.deliveryCount(o) : 0;
+            if (count >= limit) {
+                // Only after the limit was lowered at runtime: the record has had its deliveries.
+                spent.add(o);
+                run = null;
+                continue;
+            }
             if (limit > 2 && count == limit - 1 && acquired > 0) {
                 break;
             }

@@ -4,18 +4,19 @@ package io.pier.share;
  * Delivery state of one record of a share-partition (KIP-932), with Kafka's wire ids.
  *
  * <pre>
- *                 acquire (count + 1)
- *   AVAILABLE  ---------------------------&gt;  ACQUIRED
- *      ^   |   &lt;---------------------------   |   |
- *      |   |    RELEASE, lock expiry,        |   | ACCEPT
- *      |   |    member release               |   v
- *      |   |    (count &lt; limit, &gt;= SPSO)    |  ACKNOWLEDGED  (terminal)
- *      |   |                                 |
- *      |   | archive: log start moved,       | REJECT, GAP, or a release / expiry
- *      |   | missing from the log            | at count &gt;= limit or below SPSO
- *      |   v                                 v
- *      |  ARCHIVED  &lt;------------------------+   (terminal)
- *   (new records enter as ACQUIRED, or AVAILABLE when cached but not yet delivered)
+ *                  acquire (count + 1)
+ *   AVAILABLE  ------------------------------&gt;  ACQUIRED
+ *       |      &lt;------------------------------   |    |
+ *       |       RELEASE, lock expiry, member     |    | ACCEPT
+ *       |       release, while count &lt; limit    |    v
+ *       |                                        |  ACKNOWLEDGED   (terminal)
+ *       | archive: log start moved past it,      |
+ *       | missing from the log, or its count     | REJECT, GAP, or RELEASE / lock
+ *       | already reached a lowered limit        | expiry / member release at
+ *       v                                        v count &gt;= limit
+ *   ARCHIVED  &lt;----------------------------------+                 (terminal)
+ *
+ *   New offsets enter ACQUIRED, or AVAILABLE with count 0 when cached but not yet delivered.
  * </pre>
  *
  * <p>ACQUIRED is never persisted. ARCHIVING (3, a 4.4 dead-letter-queue state) is not modelled.

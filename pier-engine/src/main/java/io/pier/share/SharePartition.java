@@ -100,6 +100,15 @@ public final class SharePartition {
         return sp;
     }
 
+    /**
+     * A write carrying only the current start offset and no batches: what the server persists
+     * after {@link #fresh} resolved the first SPSO from {@code share.auto.offset.reset}, before
+     * answering the fetch that triggered it.
+     */
+    public ShareStateWrite startOffsetWrite() {
+        return new ShareStateWrite(key, stateEpoch, startOffset(), List.of());
+    }
+
     public SharePartitionKey key() {
         return key;
     }
@@ -126,6 +135,14 @@ public final class SharePartition {
     /** Records of the window in one state, for metrics. */
     public int recordCount(RecordState state) {
         return window.count(state);
+    }
+
+    /**
+     * Records of the window in a terminal state (KIP-1226 {@code DeliveryCompleteCount}), counted
+     * from the SPSO.
+     */
+    public int deliveryCompleteCount() {
+        return window.count(RecordState.ACKNOWLEDGED) + window.count(RecordState.ARCHIVED);
     }
 
     /** Where the server should read the log: the first AVAILABLE offset, else past the window. */

@@ -527,4 +527,42 @@ class SharePartitionTest {
         assertThat(reloaded.endOffset()).isEqualTo(19);
         assertThat(reloaded.recordCount(RecordState.ACQUIRED)).isZero();
     }
+
+    @Test
+    void shouldArchiveInsteadOfAcquiringWhenLimitWasLowered() {
+        fetch("m1", 10, 0);
+        ack("m1", 0, 9, RELEASE, 1);
+        fetch("m1", 10, 2);
+        ack("m1", 0, 9, RELEASE, 3);
+        config = new ShareConfig(LOCK_MS, 2, 100, true);
+
+        List<AcquiredRange> got = fetch("m1", 10, 4);
+
+        assertThat(got).containsExactly(range(10, 19, 1));
+        assertThat(sp.startOffset()).isEqualTo(10);
+    }
+
+    @Test
+    void shouldCountTerminalRecordsAsDeliveryComplete() {
+        fetch("m1", 10, 0);
+        ack("m1", 3, 4, ACCEPT, 1);
+        ack("m1", 6, 6, REJECT, 1);
+
+        assertThat(sp.deliveryCompleteCount()).isEqualTo(3);
+        ack("m1", 0, 2, ACCEPT, 2);
+        assertThat(sp.deliveryCompleteCount()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldPersistResolvedStartOffsetOfFreshPartition() {
+        InMemorySharePersister persister = new InMemorySharePersister();
+        persister.initialize(KEY, -1).join();
+        assertThat(persister.read(KEY).startOffset()).isEqualTo(-1);
+        sp = SharePartition.fresh(KEY, persister.read(KEY).stateEpoch(), 42, () -> config);
+
+        persister.write(sp.startOffsetWrite()).join();
+
+        assertThat(persister.read(KEY).startOffset()).isEqualTo(42);
+        assertThat(SharePartition.load(KEY, persister.read(KEY), () -> config).nextFetchOffset()).isEqualTo(42);
+    }
 }

@@ -30,6 +30,8 @@ import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -65,42 +67,65 @@ final class Broker implements AutoCloseable {
         long startNanos = System.nanoTime();
         Path dataDir = config.dataDir().toAbsolutePath();
         Files.createDirectories(dataDir);
-        lockChannel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        dataLock = lockChannel.tryLock();
-        if (dataLock == null) {
-            lockChannel.close();
-            throw new IOException("another broker is using the data folder " + dataDir);
-        }
-        shards = new Shard[config.shards()];
-        for (int i = 0; i < shards.length; i++) {
-            shards[i] = new Shard(i, clock, this::onFatal);
-        }
-        timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "pier-timer");
-            t.setDaemon(true);
-            return t;
-        });
-        partitions = new PartitionRegistry(dataDir, shards, clock);
-        topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, config.raw());
-        topics.openAll();
-        RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
-        ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
-        // Kafka does not release a member's records when its group session times out, only
-        // when its share session ends; the locks expire on their own.
-        shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { });
-        shares = new ShareService(shareGroups, new InMemorySharePersister(), clock, shards);
-        shareSessions = new ShareSessions(shareConfig.maxShareSessions(), this::releaseSession);
+        // What is already running when a later step fails (a damaged log, a taken port) is stopped
+        // in reverse order, so a failed start leaves no threads, open files or data-folder lock.
+        Deque<AutoCloseable> started = new ArrayDeque<>();
+        try {
+            lockChannel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            started.push(lockChannel);
+            dataLock = lockChannel.tryLock();
+            if (dataLock == null) {
+                throw new IOException("another broker is using the data folder " + dataDir);
+            }
+            shards = new Shard[config.shards()];
+            for (int i = 0; i < shards.length; i++) {
+                shards[i] = new Shard(i, clock, this::onFatal);
+                started.push(shards[i]);
+            }
+            timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "pier-timer");
+                t.setDaemon(true);
+                return t;
+            });
+            started.push(timer::shutdownNow);
+            partitions = new PartitionRegistry(dataDir, shards, clock);
+            started.push(partitions);
+            topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, config.raw());
+            started.push(topics);
+            topics.openAll();
+            RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
+            ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
+            // Kafka does not release a member's records when its group session times out, only
+            // when its share session ends; the locks expire on their own.
+            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { });
+            shares = new ShareService(shareGroups, new InMemorySharePersister(), clock, shards);
+            shareSessions = new ShareSessions(shareConfig.maxShareSessions(), this::releaseSession);
 
-        ApiRouter router = new ApiRouter();
-        NodeInfo[] nodeRef = new NodeInfo[1];
-        registerApis(router, () -> nodeRef[0], dataDir);
-        network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
-                config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()));
-        node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(), topics.clusterId());
-        nodeRef[0] = node;
+            ApiRouter router = new ApiRouter();
+            NodeInfo[] nodeRef = new NodeInfo[1];
+            registerApis(router, () -> nodeRef[0], dataDir);
+            network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
+                    config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()));
+            started.push(network);
+            node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(), topics.clusterId());
+            nodeRef[0] = node;
+        } catch (Exception | Error e) {
+            stopAfterFailedStart(started, e);
+            throw e;
+        }
         LOG.info("Pier broker {} serving Kafka clients on {}:{} with data in {} (cluster {}, {} shards, started in {} ms)",
                 node.nodeId(), node.host(), node.port(), dataDir, node.clusterId(), shards.length,
                 (System.nanoTime() - startNanos) / 1_000_000);
+    }
+
+    private static void stopAfterFailedStart(Deque<AutoCloseable> started, Throwable cause) {
+        while (!started.isEmpty()) {
+            try {
+                started.pop().close();
+            } catch (Exception e) {
+                cause.addSuppressed(e);
+            }
+        }
     }
 
     private void registerApis(ApiRouter router, java.util.function.Supplier<NodeInfo> node, Path dataDir)

@@ -66,6 +66,9 @@ public final class TopicService implements AutoCloseable {
                 opening.add(partitions.open(tp, t.id(), config));
             }
         }
+        // Wait for every open, failed or not, so that none is still running when the caller
+        // gives up and closes the registry.
+        CompletableFuture.allOf(opening.toArray(CompletableFuture[]::new)).exceptionally(e -> null).get();
         partitions.removeOrphans(live);
         for (CompletableFuture<Partition> f : opening) {
             f.get();
