@@ -85,6 +85,31 @@ final class ShareClients {
     }
 
     /**
+     * Produces "prefix-i" values to one partition in as few log batches as possible: the producer
+     * lingers and is flushed once at the end.
+     */
+    void produceBatched(String topic, int partition, String prefix, int count) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("acks", "all");
+        p.put("linger.ms", "10000");
+        p.put("batch.size", "1000000");
+        p.put("key.serializer", StringSerializer.class.getName());
+        p.put("value.serializer", StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent =
+                    new java.util.ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                sent.add(producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i)));
+            }
+            producer.flush();
+            for (var f : sent) {
+                f.get();
+            }
+        }
+    }
+
+    /**
      * Polls until {@code done} holds or the deadline passes, handing each record to {@code onRecord}
      * and committing after every poll that returned records. Bounded in time and in poll count.
      */
