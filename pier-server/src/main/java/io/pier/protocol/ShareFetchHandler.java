@@ -119,7 +119,6 @@ public final class ShareFetchHandler implements ApiHandler {
         private final int lockMs;
         private final CompletableFuture<AbstractResponse> response;
         private final long deadlineNanos;
-        private final AtomicBoolean timeoutScheduled = new AtomicBoolean();
 
         Poll(ShareFetchRequestData in, ShareSessions.Context context, Map<PartitionRef, Errors> ackResults,
                 int lockMs, CompletableFuture<AbstractResponse> response) {
@@ -165,13 +164,13 @@ public final class ShareFetchHandler implements ApiHandler {
                             response.complete(respond(results, ackResults, context.isNew(), lockMs));
                             return;
                         }
-                        if (timeoutScheduled.compareAndSet(false, true)) {
-                            timer.schedule(() -> {
-                                if (!response.isDone() && woken.compareAndSet(false, true)) {
-                                    attempt();
-                                }
-                            }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-                        }
+                        // Each park arms its own timer: a timer bound to an earlier attempt's flag
+                        // would find it already set by the wake-up and never end this fetch.
+                        timer.schedule(() -> {
+                            if (!response.isDone() && woken.compareAndSet(false, true)) {
+                                attempt();
+                            }
+                        }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                     });
         }
 

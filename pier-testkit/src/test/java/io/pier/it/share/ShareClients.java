@@ -1,6 +1,7 @@
 package io.pier.it.share;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -40,6 +41,17 @@ final class ShareClients {
         }
     }
 
+    /** Sets several group configs at once: key, value, key, value, ... */
+    void setGroupConfigs(String group, String... keyValues) throws Exception {
+        List<AlterConfigOp> ops = new java.util.ArrayList<>();
+        for (int i = 0; i + 1 < keyValues.length; i += 2) {
+            ops.add(new AlterConfigOp(new ConfigEntry(keyValues[i], keyValues[i + 1]), AlterConfigOp.OpType.SET));
+        }
+        try (Admin admin = admin()) {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all().get();
+        }
+    }
+
     KafkaProducer<String, String> producer() {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
@@ -57,6 +69,62 @@ final class ShareClients {
                 producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i));
             }
             producer.flush();
+        }
+    }
+
+    /**
+     * Produces "prefix-i" values to one partition, waiting for each send before the next, so every
+     * record is its own log batch (acquisition then cuts at record granularity).
+     */
+    void produceEach(String topic, int partition, String prefix, int count) throws Exception {
+        try (KafkaProducer<String, String> producer = producer()) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i)).get();
+            }
+        }
+    }
+
+    /**
+     * Produces "prefix-i" values to one partition in as few log batches as possible: the producer
+     * lingers and is flushed once at the end.
+     */
+    void produceBatched(String topic, int partition, String prefix, int count) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("acks", "all");
+        p.put("linger.ms", "10000");
+        p.put("batch.size", "1000000");
+        p.put("key.serializer", StringSerializer.class.getName());
+        p.put("value.serializer", StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent =
+                    new java.util.ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                sent.add(producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i)));
+            }
+            producer.flush();
+            for (var f : sent) {
+                f.get();
+            }
+        }
+    }
+
+    /**
+     * Polls until {@code done} holds or the deadline passes, handing each record to {@code onRecord}
+     * and committing after every poll that returned records. Bounded in time and in poll count.
+     */
+    static void pollUntil(KafkaShareConsumer<String, String> consumer, Duration max,
+            java.util.function.BooleanSupplier done,
+            java.util.function.Consumer<org.apache.kafka.clients.consumer.ConsumerRecord<String, String>> onRecord) {
+        long deadline = System.nanoTime() + max.toNanos();
+        for (int polls = 0; polls < 10_000 && !done.getAsBoolean() && System.nanoTime() < deadline; polls++) {
+            var records = consumer.poll(Duration.ofMillis(200));
+            for (var r : records) {
+                onRecord.accept(r);
+            }
+            if (!records.isEmpty()) {
+                consumer.commitSync();
+            }
         }
     }
 
