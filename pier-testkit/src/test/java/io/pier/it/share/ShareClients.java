@@ -41,12 +41,20 @@ final class ShareClients {
     }
 
     KafkaProducer<String, String> producer() {
+        return producer(new String[0]);
+    }
+
+    /** A producer with extra settings (key, value pairs) on top of the defaults. */
+    KafkaProducer<String, String> producer(String... extra) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("acks", "all");
         p.put("linger.ms", "1");
         p.put("key.serializer", StringSerializer.class.getName());
         p.put("value.serializer", StringSerializer.class.getName());
+        for (int i = 0; i + 1 < extra.length; i += 2) {
+            p.put(extra[i], extra[i + 1]);
+        }
         return new KafkaProducer<>(p);
     }
 
@@ -58,6 +66,28 @@ final class ShareClients {
             }
             producer.flush();
         }
+    }
+
+    /**
+     * Produces "prefix-i" values for i in [from, from + count), record i going to partition
+     * i % partitions, each record in a log batch of its own (batch.size=0), so a share group can
+     * hand out the records one by one; waits for every acknowledgement.
+     */
+    void produceSpread(KafkaProducer<String, String> singleRecordBatchProducer, String topic, int partitions,
+            String prefix, int from, int count) throws Exception {
+        List<java.util.concurrent.Future<?>> sent = new java.util.ArrayList<>();
+        for (int i = from; i < from + count; i++) {
+            sent.add(singleRecordBatchProducer.send(new ProducerRecord<>(topic, i % partitions, null, prefix + "-" + i)));
+        }
+        singleRecordBatchProducer.flush();
+        for (java.util.concurrent.Future<?> f : sent) {
+            f.get();
+        }
+    }
+
+    /** A producer that puts each record in a batch of its own. */
+    KafkaProducer<String, String> singleRecordBatchProducer() {
+        return producer("batch.size", "0", "linger.ms", "0");
     }
 
     KafkaShareConsumer<String, String> consumer(String group, String ackMode, String... extra) {
