@@ -1,6 +1,7 @@
 package io.pier.it.share;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -8,6 +9,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -101,6 +104,28 @@ final class ShareClients {
             p.put(extra[i], extra[i + 1]);
         }
         return new KafkaShareConsumer<>(p);
+    }
+
+    /**
+     * Polls until at least {@code count} records arrived or {@code timeout} passed, acknowledging
+     * each with {@code type} and committing after every poll (explicit-mode consumer).
+     */
+    static List<ConsumerRecord<String, String>> pollAndAck(KafkaShareConsumer<String, String> consumer, int count,
+            Duration timeout, AcknowledgeType type) {
+        List<ConsumerRecord<String, String>> got = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (int polls = 0; got.size() < count && System.nanoTime() < deadline && polls < 10_000; polls++) {
+            for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                got.add(r);
+                consumer.acknowledge(r, type);
+            }
+            consumer.commitSync();
+        }
+        return got;
+    }
+
+    static List<String> values(List<ConsumerRecord<String, String>> records) {
+        return records.stream().map(ConsumerRecord::value).toList();
     }
 
     static String utf8(byte[] b) {
