@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ShareManyConsumersIT {
     @RegisterExtension
     static final PierExtension PIER = PierExtension.withConfig(
-            "group.share.heartbeat.interval.ms", "500",
+            "group.share.heartbeat.interval.ms", "1000",
             "group.share.min.heartbeat.interval.ms", "100",
             "group.share.min.record.lock.duration.ms", "1000");
 
@@ -33,20 +33,30 @@ class ShareManyConsumersIT {
         int waves = 10;
         int perWave = 300;
         try (ShareGroupRun run = new ShareGroupRun(clients, "g-many", "many", consumers, Duration.ofSeconds(150),
-                        "max.poll.records", "3");
+                        "max.poll.records", "5");
                 KafkaProducer<String, String> producer = clients.singleRecordBatchProducer()) {
             for (int i = 0; i < consumers; i++) {
                 run.start();
             }
             // Every consumer up and polling (so joined) before the first record; then waves, each
             // produced once the previous one is fully accepted.
+            long t0 = System.nanoTime();
             run.awaitPolling(5, Duration.ofSeconds(40));
+            long t1 = System.nanoTime();
             for (int w = 0; w < waves; w++) {
+                long p0 = System.nanoTime();
                 clients.produceSpread(producer, "many", 10, "m", w * perWave, perWave);
+                long p1 = System.nanoTime();
                 int expected = (w + 1) * perWave;
                 run.awaitAccepted(expected, Duration.ofSeconds(30));
+                System.out.printf("wave %d: produced in %d ms, accepted in %d ms%n", w, (p1 - p0) / 1_000_000,
+                        (System.nanoTime() - p1) / 1_000_000);
             }
+            long t2 = System.nanoTime();
             run.close();
+            long t3 = System.nanoTime();
+            System.out.printf("100 consumers: %d ms to start polling, %d ms for %d records, %d ms to close%n",
+                    (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, waves * perWave, (t3 - t2) / 1_000_000);
             assertThat(run.errors()).isEmpty();
             assertThat(run.acceptCounts()).hasSize(waves * perWave)
                     .allSatisfy((value, times) -> assertThat(times).as(value).isEqualTo(1));
