@@ -26,7 +26,7 @@ class OldClientSmokeIT {
     private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
 
     @ParameterizedTest
-    @ValueSource(strings = {"4.2.0"})
+    @ValueSource(strings = {"4.2.0", "4.3.1"})
     void shouldProduceAndShareConsumeWithOldClient(String version) throws Exception {
         Path jars = Path.of(System.getProperty("pier.oldClients.dir", "target/old-clients"), version);
         Path program = Path.of(System.getProperty("pier.oldClients.src", "src/test/old-client"), "OldClientSmoke.java");

@@ -29,7 +29,7 @@ final class ShareGroupRun implements AutoCloseable {
     /** One consumer's view: the records whose ACCEPT the broker confirmed. */
     static final class Member {
         final int index;
-        final Queue accepted = new Queue();
+        final ConcurrentLinkedQueue<ConsumerRecord<String, String>> accepted = new ConcurrentLinkedQueue<>();
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicLong startedNanos = new AtomicLong();
         final AtomicInteger polls = new AtomicInteger();
@@ -45,10 +45,8 @@ final class ShareGroupRun implements AutoCloseable {
         }
     }
 
-    /** Accepted records of one consumer, in order. */
-    static final class Queue extends ConcurrentLinkedQueue<ConsumerRecord<String, String>> {
-        private static final long serialVersionUID = 1L;
-    }
+    /** Upper bound on the polls of one consumer, on top of the run's deadline. */
+    private static final int MAX_POLLS = 100_000;
 
     private final ShareClients clients;
     private final String group;
@@ -107,7 +105,7 @@ final class ShareGroupRun implements AutoCloseable {
             }));
             m.startedNanos.set(System.nanoTime());
             consumer.subscribe(Set.of(topic));
-            while (!m.stop.get() && System.nanoTime() < deadlineNanos) {
+            while (!m.stop.get() && System.nanoTime() < deadlineNanos && m.polls.get() < MAX_POLLS) {
                 ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(100));
                 m.polls.incrementAndGet();
                 if (records.isEmpty()) {
