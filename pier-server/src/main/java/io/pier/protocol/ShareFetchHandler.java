@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.message.ShareFetchResponseData;
@@ -111,7 +112,15 @@ public final class ShareFetchHandler implements ApiHandler {
                 });
     }
 
-    /** One fetch until it is answered: acquire, maybe park, acquire again on wake-up. */
+    /**
+     * One fetch until it is answered: acquire, maybe park, acquire again on wake-up.
+     *
+     * <p>Attempts never overlap: a wake-up (new data, a release, the MaxWaitMs timer) that arrives
+     * while an attempt runs is remembered and served by one more attempt afterwards. Overlapping
+     * attempts could each acquire records while only one can answer, stranding the other's records
+     * until their locks expire; and a wake-up must never be dropped, or a parked fetch outlives
+     * its MaxWaitMs until the client's request times out.
+     */
     private final class Poll {
         private final ShareFetchRequestData in;
         private final ShareSessions.Context context;
@@ -119,6 +128,20 @@ public final class ShareFetchHandler implements ApiHandler {
         private final int lockMs;
         private final CompletableFuture<AbstractResponse> response;
         private final long deadlineNanos;
+        private final AtomicBoolean timeoutScheduled = new AtomicBoolean();
+        private final AtomicBoolean running = new AtomicBoolean();
+        private final AtomicInteger wakeups = new AtomicInteger();
+        private final Partition.DataListener wake = new Partition.DataListener() {
+            @Override
+            public boolean isDone() {
+                return response.isDone();
+            }
+
+            @Override
+            public void onDataChange() {
+                trigger();
+            }
+        };
 
         Poll(ShareFetchRequestData in, ShareSessions.Context context, Map<PartitionRef, Errors> ackResults,
                 int lockMs, CompletableFuture<AbstractResponse> response) {
@@ -130,47 +153,52 @@ public final class ShareFetchHandler implements ApiHandler {
             this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, in.maxWaitMs()));
         }
 
+        /** Starts the first attempt. */
         void attempt() {
-            boolean last = System.nanoTime() >= deadlineNanos;
-            AtomicBoolean woken = new AtomicBoolean();
-            Partition.DataListener wake = new Partition.DataListener() {
-                @Override
-                public boolean isDone() {
-                    return woken.get() || response.isDone();
-                }
+            trigger();
+        }
 
-                @Override
-                public void onDataChange() {
-                    if (woken.compareAndSet(false, true)) {
-                        attempt();
-                    }
+        private void trigger() {
+            wakeups.incrementAndGet();
+            drain();
+        }
+
+        private void drain() {
+            if (response.isDone() || !running.compareAndSet(false, true)) {
+                return; // answered, or the running attempt re-checks the wake-ups when it ends
+            }
+            wakeups.set(0);
+            attemptOnce().whenComplete((answered, failure) -> {
+                if (failure != null) {
+                    response.completeExceptionally(failure);
                 }
-            };
+                running.set(false);
+                if (wakeups.get() > 0) {
+                    drain();
+                }
+            });
+        }
+
+        private CompletableFuture<Boolean> attemptOnce() {
+            boolean last = System.nanoTime() >= deadlineNanos;
             List<PartitionRef> targets = rotated(context.partitions(), in.shareSessionEpoch());
             int perPartitionBytes = targets.isEmpty() ? 0 : Math.max(1, in.maxBytes() / targets.size());
             Map<PartitionRef, Acquired> results = new LinkedHashMap<>();
-            acquireFrom(targets, 0, Math.max(0, in.maxRecords()), perPartitionBytes, last ? null : wake, results)
-                    .whenComplete((v, failure) -> {
-                        if (failure != null) {
-                            response.completeExceptionally(failure);
-                            return;
-                        }
+            return acquireFrom(targets, 0, Math.max(0, in.maxRecords()), perPartitionBytes, last ? null : wake, results)
+                    .thenApply(v -> {
                         boolean gotAny = false;
                         for (Acquired a : results.values()) {
                             gotAny |= !a.ranges().isEmpty() || a.error() != Errors.NONE;
                         }
                         if (last || gotAny || in.maxRecords() <= 0 || in.maxBytes() <= 0 || targets.isEmpty()) {
-                            woken.set(true);
                             response.complete(respond(results, ackResults, context.isNew(), lockMs));
-                            return;
+                            return true;
                         }
-                        // Each park arms its own timer: a timer bound to an earlier attempt's flag
-                        // would find it already set by the wake-up and never end this fetch.
-                        timer.schedule(() -> {
-                            if (!response.isDone() && woken.compareAndSet(false, true)) {
-                                attempt();
-                            }
-                        }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                        if (timeoutScheduled.compareAndSet(false, true)) {
+                            timer.schedule(this::trigger, Math.max(0, deadlineNanos - System.nanoTime()),
+                                    TimeUnit.NANOSECONDS);
+                        }
+                        return false;
                     });
         }
 

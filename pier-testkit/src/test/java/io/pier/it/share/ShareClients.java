@@ -9,6 +9,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -53,12 +55,20 @@ final class ShareClients {
     }
 
     KafkaProducer<String, String> producer() {
+        return producer(new String[0]);
+    }
+
+    /** A producer with extra settings (key, value pairs) on top of the defaults. */
+    KafkaProducer<String, String> producer(String... extra) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("acks", "all");
         p.put("linger.ms", "1");
         p.put("key.serializer", StringSerializer.class.getName());
         p.put("value.serializer", StringSerializer.class.getName());
+        for (int i = 0; i + 1 < extra.length; i += 2) {
+            p.put(extra[i], extra[i + 1]);
+        }
         return new KafkaProducer<>(p);
     }
 
@@ -128,6 +138,28 @@ final class ShareClients {
         }
     }
 
+    /**
+     * Produces "prefix-i" values for i in [from, from + count), record i going to partition
+     * i % partitions, each record in a log batch of its own (batch.size=0), so a share group can
+     * hand out the records one by one; waits for every acknowledgement.
+     */
+    void produceSpread(KafkaProducer<String, String> singleRecordBatchProducer, String topic, int partitions,
+            String prefix, int from, int count) throws Exception {
+        List<java.util.concurrent.Future<?>> sent = new java.util.ArrayList<>();
+        for (int i = from; i < from + count; i++) {
+            sent.add(singleRecordBatchProducer.send(new ProducerRecord<>(topic, i % partitions, null, prefix + "-" + i)));
+        }
+        singleRecordBatchProducer.flush();
+        for (java.util.concurrent.Future<?> f : sent) {
+            f.get();
+        }
+    }
+
+    /** A producer that puts each record in a batch of its own. */
+    KafkaProducer<String, String> singleRecordBatchProducer() {
+        return producer("batch.size", "0", "linger.ms", "0");
+    }
+
     KafkaShareConsumer<String, String> consumer(String group, String ackMode, String... extra) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
@@ -139,6 +171,28 @@ final class ShareClients {
             p.put(extra[i], extra[i + 1]);
         }
         return new KafkaShareConsumer<>(p);
+    }
+
+    /**
+     * Polls until at least {@code count} records arrived or {@code timeout} passed, acknowledging
+     * each with {@code type} and committing after every poll (explicit-mode consumer).
+     */
+    static List<ConsumerRecord<String, String>> pollAndAck(KafkaShareConsumer<String, String> consumer, int count,
+            Duration timeout, AcknowledgeType type) {
+        List<ConsumerRecord<String, String>> got = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (int polls = 0; got.size() < count && System.nanoTime() < deadline && polls < 10_000; polls++) {
+            for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                got.add(r);
+                consumer.acknowledge(r, type);
+            }
+            consumer.commitSync();
+        }
+        return got;
+    }
+
+    static List<String> values(List<ConsumerRecord<String, String>> records) {
+        return records.stream().map(ConsumerRecord::value).toList();
     }
 
     static String utf8(byte[] b) {
