@@ -3,6 +3,7 @@ package io.pier.it.admin;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.common.utils.internals.Exit;
 
 /**
@@ -21,11 +22,8 @@ final class KafkaTool {
 
     private static final class ExitCalled extends RuntimeException {
         private static final long serialVersionUID = 1L;
-        final int code;
-
         ExitCalled(int code) {
             super("exit " + code, null, false, false);
-            this.code = code;
         }
     }
 
@@ -37,20 +35,21 @@ final class KafkaTool {
         PrintStream err = System.err;
         ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
         ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
-        Exit.setExitProcedure((code, message) -> {
+        // Some tools catch Throwable around an inner exit and exit again with 1: the first one counts.
+        AtomicReference<Integer> firstExit = new AtomicReference<>();
+        Exit.Procedure exit = (code, message) -> {
+            firstExit.compareAndSet(null, code);
             throw new ExitCalled(code);
-        });
-        Exit.setHaltProcedure((code, message) -> {
-            throw new ExitCalled(code);
-        });
+        };
+        Exit.setExitProcedure(exit);
+        Exit.setHaltProcedure(exit);
         Exit.setShutdownHookAdder((name, hook) -> { });
-        int exitCode = 0;
         try {
             System.setOut(new PrintStream(outBytes, true, StandardCharsets.UTF_8));
             System.setErr(new PrintStream(errBytes, true, StandardCharsets.UTF_8));
             main.run(args);
         } catch (ExitCalled e) {
-            exitCode = e.code;
+            // Expected: how the tool ended; the code is in firstExit.
         } finally {
             System.setOut(out);
             System.setErr(err);
@@ -58,10 +57,12 @@ final class KafkaTool {
             Exit.resetHaltProcedure();
             Exit.resetShutdownHookAdder();
         }
+        int exitCode = firstExit.get() == null ? 0 : firstExit.get();
         Result result = new Result(exitCode, outBytes.toString(StandardCharsets.UTF_8),
                 errBytes.toString(StandardCharsets.UTF_8));
         // Echo to the test's log, so a failing assertion shows what the tool said.
-        out.println("$ " + String.join(" ", args) + "\n" + result.out());
+        out.println("$ " + String.join(" ", args) + " (exit " + exitCode + ")\n" + result.out()
+                + (result.err().isEmpty() ? "" : "stderr:\n" + result.err()));
         return result;
     }
 }
