@@ -67,6 +67,10 @@ class KafkaToolsIT {
                         "job-8", "job-9");
 
         assertThat(shareGroups("--list").out().lines()).contains(group);
+        // Without a name kafka-configs lists groups: ListConfigResources is not served, so it
+        // falls back to ListGroups.
+        assertThat(configs("--entity-type", "groups", "--describe").out())
+                .contains("Dynamic configs for group " + group + " are:");
         awaitState(group, "Empty", 0);
         assertThat(offsetRow(group, topic, 0)).containsExactly("10", "0");
         assertThat(offsetRow(group, topic, 1)).containsExactly("0", "0");
