@@ -187,6 +187,26 @@ public final class ShareGroupCoordinator {
         return Errors.NONE;
     }
 
+    /**
+     * Whether a group's share-partition offsets may be changed now (Alter and
+     * DeleteShareGroupOffsets): {@link Errors#NONE} for an Empty group, {@link
+     * Errors#NON_EMPTY_GROUP} while it has members, {@link Errors#GROUP_ID_NOT_FOUND} for none.
+     * With {@code createIfMissing} a missing group is created Empty first, as Kafka does for
+     * AlterShareGroupOffsets.
+     */
+    public Errors checkOffsetsChangeable(String groupId, boolean createIfMissing) {
+        ShareGroup group = groups.get(groupId);
+        if (group == null && createIfMissing) {
+            group = new ShareGroup(groupId, 0);
+            groups.put(groupId, group);
+            changeCount++;
+        }
+        if (group == null) {
+            return Errors.GROUP_ID_NOT_FOUND;
+        }
+        return group.size() > 0 ? Errors.NON_EMPTY_GROUP : Errors.NONE;
+    }
+
     public boolean exists(String groupId) {
         return groups.containsKey(groupId);
     }

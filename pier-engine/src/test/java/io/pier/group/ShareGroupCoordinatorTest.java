@@ -451,4 +451,17 @@ class ShareGroupCoordinatorTest {
         assertThat(response.error()).as("%s", request).isEqualTo(Errors.INVALID_REQUEST);
         assertThat(response.errorMessage()).isNotBlank();
     }
+
+    @Test
+    void shouldAllowOffsetChangesOnlyForAnEmptyGroup() {
+        assertThat(coordinator.checkOffsetsChangeable("absent", false)).isEqualTo(Errors.GROUP_ID_NOT_FOUND);
+        assertThat(coordinator.exists("absent")).isFalse();
+
+        assertThat(coordinator.checkOffsetsChangeable("created", true)).isEqualTo(Errors.NONE);
+        assertThat(coordinator.describe("created")).hasValueSatisfying(
+                d -> assertThat(d.state()).isEqualTo(ShareGroupState.EMPTY));
+
+        join("m1", "orders");
+        assertThat(coordinator.checkOffsetsChangeable(GROUP, true)).isEqualTo(Errors.NON_EMPTY_GROUP);
+    }
 }

@@ -17,6 +17,8 @@ import io.pier.protocol.ProduceHandler;
 import io.pier.protocol.ShareAcknowledgeHandler;
 import io.pier.protocol.ShareAcks;
 import io.pier.protocol.ShareFetchHandler;
+import io.pier.protocol.ShareGroupAdminHandlers;
+import io.pier.protocol.ShareGroupOffsetHandlers;
 import io.pier.protocol.ShareGroupHeartbeatHandler;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
@@ -139,6 +141,8 @@ final class Broker implements AutoCloseable {
         configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
         ShareAcks shareAcks = new ShareAcks(topics, partitions, shares);
         ConfigHandlers configs = new ConfigHandlers(configTypes);
+        ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, shares);
+        ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, shares, topics, partitions);
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
                 .register(ApiKeys.METADATA, 0, 13,
                         new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
@@ -158,7 +162,13 @@ final class Broker implements AutoCloseable {
                 .register(ApiKeys.SHARE_FETCH, 1, 2,
                         new ShareFetchHandler(topics, partitions, shareSessions, shareAcks, shares, timer))
                 .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2,
-                        new ShareAcknowledgeHandler(shareSessions, shareAcks, shares));
+                        new ShareAcknowledgeHandler(shareSessions, shareAcks, shares))
+                .register(ApiKeys.LIST_GROUPS, 0, 5, shareAdmin::listGroups)
+                .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, shareAdmin::describe)
+                .register(ApiKeys.DELETE_GROUPS, 0, 3, shareAdmin::deleteGroups)
+                .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, shareOffsets::describeOffsets)
+                .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::alterOffsets)
+                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::deleteOffsets);
     }
 
     /** A share session ended: what its member still holds goes back to the others at once. */

@@ -100,6 +100,14 @@ public final class ShareGroups {
         });
     }
 
+    /**
+     * NONE if the group's offsets may be altered or deleted now (it is Empty), else
+     * NON_EMPTY_GROUP or GROUP_ID_NOT_FOUND; {@code createIfMissing} creates an Empty group first.
+     */
+    public CompletableFuture<Errors> offsetsChangeable(String groupId, boolean createIfMissing) {
+        return owner.call(() -> coordinator.checkOffsetsChangeable(groupId, createIfMissing));
+    }
+
     /** The group's effective configuration; broker defaults for a group never configured. */
     public GroupConfig config(String groupId) {
         return configs.getOrDefault(groupId, defaults);

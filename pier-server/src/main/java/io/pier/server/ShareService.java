@@ -11,16 +11,20 @@ import io.pier.share.AcquireLimits;
 import io.pier.share.AcquiredRange;
 import io.pier.share.LogBatch;
 import io.pier.share.PendingChange;
+import io.pier.share.RecordState;
 import io.pier.share.SharePartition;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.SharePersister;
+import io.pier.state.PersistedBatch;
 import io.pier.state.ShareState;
 import io.pier.state.ShareStateWrite;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.protocol.Errors;
@@ -44,6 +48,8 @@ public final class ShareService {
     private final SharePersister persister;
     private final Clock clock;
     private final Map<SharePartitionKey, Holder> holders = new ConcurrentHashMap<>();
+    /** Every key with state in the persister, loaded or not (for DescribeShareGroupOffsets). */
+    private final Set<SharePartitionKey> stateKeys = ConcurrentHashMap.newKeySet();
     /** Per shard, the holders it owns; each list is only touched on its shard. */
     private final List<List<Holder>> byShard = new ArrayList<>();
 
@@ -219,6 +225,7 @@ public final class ShareService {
         if (raced != null) {
             return raced.ready;
         }
+        stateKeys.add(key);
         partition.shard().execute(() -> {
             try {
                 byShard.get(partition.shard().id()).add(created);
@@ -244,6 +251,98 @@ public final class ShareService {
             }
         });
         return ready;
+    }
+
+    /** A share-partition's start offset and lag as DescribeShareGroupOffsets reports them; -1 if unknown. */
+    public record OffsetSummary(long startOffset, long lag) {
+        public static final OffsetSummary NONE = new OffsetSummary(-1, -1);
+
+        /** KIP-1226: lag = partition end offset - start offset - records delivered for good in flight. */
+        static OffsetSummary of(long startOffset, long endOffset, long deliveryCompleteCount) {
+            return new OffsetSummary(startOffset, Math.max(0, endOffset - startOffset - deliveryCompleteCount));
+        }
+    }
+
+    /** The share-partitions of a group that have state, by topic id then partition. */
+    public List<SharePartitionKey> stateKeys(String groupId) {
+        List<SharePartitionKey> keys = new ArrayList<>();
+        for (SharePartitionKey key : stateKeys) {
+            if (key.groupId().equals(groupId)) {
+                keys.add(key);
+            }
+        }
+        keys.sort(Comparator.comparing(SharePartitionKey::topicId).thenComparingInt(SharePartitionKey::partition));
+        return keys;
+    }
+
+    /**
+     * Start offset and lag of one share-partition, read on the partition's shard: from the live
+     * share-partition if loaded, else from the persisted state; {@link OffsetSummary#NONE} if the
+     * group never fetched it.
+     */
+    public CompletableFuture<OffsetSummary> summary(Partition partition, SharePartitionKey key) {
+        return partition.shard().call(() -> {
+            long endOffset = partition.log().highWatermark();
+            Holder holder = holders.get(key);
+            if (holder != null && holder.ready.isDone() && !holder.ready.isCompletedExceptionally()) {
+                SharePartition sp = holder.ready.join();
+                long complete = sp.recordCount(RecordState.ACKNOWLEDGED) + sp.recordCount(RecordState.ARCHIVED);
+                return OffsetSummary.of(sp.startOffset(), endOffset, complete);
+            }
+            ShareState stored = persister.read(key);
+            if (stored == null || stored.startOffset() < 0) {
+                return OffsetSummary.NONE;
+            }
+            long complete = 0;
+            for (PersistedBatch b : stored.batches()) {
+                if (b.state() != PersistedBatch.AVAILABLE && b.lastOffset() >= stored.startOffset()) {
+                    complete += b.lastOffset() - Math.max(b.firstOffset(), stored.startOffset()) + 1;
+                }
+            }
+            return OffsetSummary.of(stored.startOffset(), endOffset, complete);
+        });
+    }
+
+    /**
+     * AlterShareGroupOffsets for one share-partition of an Empty group: forgets the in-memory
+     * state and re-initialises the persisted one at {@code startOffset} (bumping its state
+     * epoch, which fences writes of the forgotten state), so the next fetch loads it and starts
+     * there.
+     */
+    public CompletableFuture<Void> reset(SharePartitionKey key, long startOffset) {
+        return forget(key).thenCompose(v -> {
+            stateKeys.add(key);
+            return persister.initialize(key, startOffset);
+        });
+    }
+
+    /** Drops a share-partition's state, in memory and persisted (DeleteShareGroupOffsets). */
+    public CompletableFuture<Void> deleteState(SharePartitionKey key) {
+        return forget(key).thenCompose(v -> {
+            stateKeys.remove(key);
+            return persister.delete(key);
+        });
+    }
+
+    /** Drops the state of every share-partition of a group (DeleteGroups). */
+    public CompletableFuture<Void> deleteGroupState(String groupId) {
+        return CompletableFuture.allOf(stateKeys(groupId).stream()
+                .map(this::deleteState)
+                .toArray(CompletableFuture[]::new));
+    }
+
+    /** Removes the live share-partition, on its shard, so the next use loads or creates it again. */
+    private CompletableFuture<Void> forget(SharePartitionKey key) {
+        Holder holder = holders.get(key);
+        if (holder == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Shard shard = holder.partition.shard();
+        return shard.call(() -> {
+            holders.remove(key, holder);
+            byShard.get(shard.id()).remove(holder);
+            return null;
+        });
     }
 
     private long initialStartOffset(PartitionLog log, String groupId) throws java.io.IOException {

@@ -1,0 +1,159 @@
+package io.pier.protocol;
+
+import io.pier.group.AssignedTopic;
+import io.pier.group.GroupDescription;
+import io.pier.group.GroupListing;
+import io.pier.group.MemberDescription;
+import io.pier.server.ShareGroups;
+import io.pier.server.ShareService;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
+import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResultCollection;
+import org.apache.kafka.common.message.ListGroupsRequestData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.ShareGroupDescribeResponseData;
+import org.apache.kafka.common.message.ShareGroupDescribeResponseData.DescribedGroup;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DeleteGroupsResponse;
+import org.apache.kafka.common.requests.ListGroupsRequest;
+import org.apache.kafka.common.requests.ListGroupsResponse;
+import org.apache.kafka.common.requests.ShareGroupDescribeRequest;
+import org.apache.kafka.common.requests.ShareGroupDescribeResponse;
+
+/**
+ * The group-level admin APIs for share groups, the only kind of group Pier has: ListGroups,
+ * ShareGroupDescribe and DeleteGroups. Group state lives with the coordinator's shard ({@link
+ * ShareGroups}); deleting a group also drops its share-partition state ({@link ShareService}).
+ */
+public final class ShareGroupAdminHandlers {
+    /** Group type and protocol type of a share group on the wire (ListGroups, KIP-932). */
+    static final String SHARE = "share";
+    private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
+
+    private final ShareGroups groups;
+    private final ShareService shares;
+
+    public ShareGroupAdminHandlers(ShareGroups groups, ShareService shares) {
+        this.groups = groups;
+        this.shares = shares;
+    }
+
+    /** ListGroups v0-5: states filter from v4, types filter from v5, both case-insensitive. */
+    public CompletableFuture<AbstractResponse> listGroups(ApiRequest request) {
+        ListGroupsRequestData in = request.bodyAs(ListGroupsRequest.class).data();
+        short version = request.version();
+        return groups.list().thenApply(listings -> {
+            ListGroupsResponseData out = new ListGroupsResponseData();
+            if (!matchesAny(SHARE, in.typesFilter())) {
+                return new ListGroupsResponse(out);
+            }
+            for (GroupListing g : listings) {
+                if (!matchesAny(g.state().toString(), in.statesFilter())) {
+                    continue;
+                }
+                ListGroupsResponseData.ListedGroup listed = new ListGroupsResponseData.ListedGroup()
+                        .setGroupId(g.groupId())
+                        .setProtocolType(SHARE);
+                if (version >= 4) {
+                    listed.setGroupState(g.state().toString());
+                }
+                if (version >= 5) {
+                    listed.setGroupType(SHARE);
+                }
+                out.groups().add(listed);
+            }
+            return new ListGroupsResponse(out);
+        });
+    }
+
+    /** An empty or absent filter matches everything; the client sends "Share", Kafka answers "share". */
+    private static boolean matchesAny(String value, List<String> filter) {
+        if (filter == null || filter.isEmpty()) {
+            return true;
+        }
+        String lower = value.toLowerCase(Locale.ROOT);
+        return filter.stream().anyMatch(f -> f.toLowerCase(Locale.ROOT).equals(lower));
+    }
+
+    /** ShareGroupDescribe v1: GROUP_ID_NOT_FOUND for an id that is not a share group. */
+    public CompletableFuture<AbstractResponse> describe(ApiRequest request) {
+        List<String> groupIds = request.bodyAs(ShareGroupDescribeRequest.class).data().groupIds();
+        List<CompletableFuture<DescribedGroup>> described = new ArrayList<>();
+        for (String groupId : groupIds) {
+            described.add(groups.describe(groupId).thenApply(d -> toWire(groupId, d)));
+        }
+        return TopicAdminHandlers.all(described).thenApply(list -> {
+            ShareGroupDescribeResponseData out = new ShareGroupDescribeResponseData();
+            out.groups().addAll(list);
+            return new ShareGroupDescribeResponse(out);
+        });
+    }
+
+    private static DescribedGroup toWire(String groupId, Optional<GroupDescription> found) {
+        DescribedGroup group = new DescribedGroup().setGroupId(groupId)
+                .setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+        if (found.isEmpty()) {
+            return group.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code())
+                    .setErrorMessage("Group " + groupId + " not found.");
+        }
+        GroupDescription d = found.get();
+        group.setGroupState(d.state().toString())
+                .setGroupEpoch(d.groupEpoch())
+                .setAssignmentEpoch(d.assignmentEpoch())
+                .setAssignorName(d.assignorName());
+        for (MemberDescription m : d.members()) {
+            List<ShareGroupDescribeResponseData.TopicPartitions> assigned = new ArrayList<>();
+            for (AssignedTopic t : m.assignment()) {
+                assigned.add(new ShareGroupDescribeResponseData.TopicPartitions()
+                        .setTopicId(t.topicId())
+                        .setTopicName(t.topicName())
+                        .setPartitions(new ArrayList<>(t.partitions())));
+            }
+            group.members().add(new ShareGroupDescribeResponseData.Member()
+                    .setMemberId(m.memberId())
+                    .setRackId(m.rackId())
+                    .setMemberEpoch(m.memberEpoch())
+                    .setClientId(m.clientId())
+                    .setClientHost(m.clientHost())
+                    .setSubscribedTopicNames(new ArrayList<>(m.subscribedTopicNames()))
+                    .setAssignment(new ShareGroupDescribeResponseData.Assignment().setTopicPartitions(assigned)));
+        }
+        return group;
+    }
+
+    /**
+     * DeleteGroups v0-3: NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND for no share
+     * group; a deleted group's share-partition state goes with it.
+     */
+    public CompletableFuture<AbstractResponse> deleteGroups(ApiRequest request) {
+        List<String> groupIds = request.bodyAs(DeleteGroupsRequest.class).data().groupsNames();
+        short version = request.version();
+        List<CompletableFuture<DeletableGroupResult>> results = new ArrayList<>();
+        for (String groupId : groupIds) {
+            results.add(groups.delete(groupId)
+                    .thenCompose(error -> error == Errors.NONE
+                            ? shares.deleteGroupState(groupId).thenApply(v -> error)
+                            : CompletableFuture.completedFuture(error))
+                    .thenApply(error -> {
+                        DeletableGroupResult r = new DeletableGroupResult().setGroupId(groupId)
+                                .setErrorCode(error.code());
+                        if (version >= 3 && error != Errors.NONE) {
+                            r.setErrorMessage(error.message());
+                        }
+                        return r;
+                    }));
+        }
+        return TopicAdminHandlers.all(results).thenApply(list -> {
+            DeletableGroupResultCollection collection = new DeletableGroupResultCollection();
+            list.forEach(collection::add);
+            return new DeleteGroupsResponse(new DeleteGroupsResponseData().setResults(collection));
+        });
+    }
+}

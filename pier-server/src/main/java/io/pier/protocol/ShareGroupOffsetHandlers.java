@@ -1,0 +1,224 @@
+package io.pier.protocol;
+
+import io.pier.server.Partition;
+import io.pier.server.PartitionRegistry;
+import io.pier.server.ShareGroups;
+import io.pier.server.ShareService;
+import io.pier.server.ShareService.OffsetSummary;
+import io.pier.server.TopicService;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.TopicMetadata;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestPartition;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestTopic;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponsePartition;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponseTopic;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData.DeleteShareGroupOffsetsRequestTopic;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData.DeleteShareGroupOffsetsResponseTopic;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestGroup;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestTopic;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseGroup;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponsePartition;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseTopic;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.AlterShareGroupOffsetsResponse;
+import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DeleteShareGroupOffsetsResponse;
+import org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DescribeShareGroupOffsetsResponse;
+
+/**
+ * The share-group offset admin APIs: DescribeShareGroupOffsets (start offset and lag per
+ * share-partition), AlterShareGroupOffsets and DeleteShareGroupOffsets (Empty groups only).
+ * Share-partition state is read and changed on each partition's shard by {@link ShareService}.
+ */
+public final class ShareGroupOffsetHandlers {
+    private static final int LEADER_EPOCH = 0;
+
+    private final ShareGroups groups;
+    private final ShareService shares;
+    private final TopicService topics;
+    private final PartitionRegistry partitions;
+
+    public ShareGroupOffsetHandlers(ShareGroups groups, ShareService shares, TopicService topics,
+            PartitionRegistry partitions) {
+        this.groups = groups;
+        this.shares = shares;
+        this.topics = topics;
+        this.partitions = partitions;
+    }
+
+    /**
+     * DescribeShareGroupOffsets v0-1. Null topics means every share-partition the group has state
+     * for; a partition the group never fetched, or of an unknown topic, has start offset -1.
+     */
+    public CompletableFuture<AbstractResponse> describeOffsets(ApiRequest request) {
+        boolean withLag = request.version() >= 1;
+        List<CompletableFuture<DescribeShareGroupOffsetsResponseGroup>> described = new ArrayList<>();
+        for (DescribeShareGroupOffsetsRequestGroup g : request.bodyAs(DescribeShareGroupOffsetsRequest.class)
+                .data().groups()) {
+            described.add(describeGroup(g.groupId(), requested(g), withLag));
+        }
+        return TopicAdminHandlers.all(described).thenApply(list -> {
+            DescribeShareGroupOffsetsResponseData out = new DescribeShareGroupOffsetsResponseData();
+            out.groups().addAll(list);
+            return new DescribeShareGroupOffsetsResponse(out);
+        });
+    }
+
+    /** Topic name to partitions, in request order; for null topics, what the group has state for. */
+    private Map<String, List<Integer>> requested(DescribeShareGroupOffsetsRequestGroup g) {
+        Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
+        if (g.topics() != null) {
+            for (DescribeShareGroupOffsetsRequestTopic t : g.topics()) {
+                byTopic.computeIfAbsent(t.topicName(), n -> new ArrayList<>()).addAll(t.partitions());
+            }
+            return byTopic;
+        }
+        for (SharePartitionKey key : shares.stateKeys(g.groupId())) {
+            TopicMetadata topic = topics.topic(key.topicId());
+            if (topic != null && key.partition() < topic.partitionCount()) {
+                byTopic.computeIfAbsent(topic.name(), n -> new ArrayList<>()).add(key.partition());
+            }
+        }
+        return byTopic;
+    }
+
+    private CompletableFuture<DescribeShareGroupOffsetsResponseGroup> describeGroup(String groupId,
+            Map<String, List<Integer>> requested, boolean withLag) {
+        List<CompletableFuture<DescribeShareGroupOffsetsResponseTopic>> described = new ArrayList<>();
+        requested.forEach((name, indexes) -> {
+            TopicMetadata topic = topics.topic(name);
+            List<CompletableFuture<DescribeShareGroupOffsetsResponsePartition>> parts = new ArrayList<>();
+            for (int index : indexes) {
+                Partition partition = topic == null ? null : partitions.get(new TopicPartition(name, index));
+                CompletableFuture<OffsetSummary> summary = partition == null
+                        ? CompletableFuture.completedFuture(OffsetSummary.NONE)
+                        : shares.summary(partition, new SharePartitionKey(groupId, topic.id(), index));
+                parts.add(summary.thenApply(s -> {
+                    DescribeShareGroupOffsetsResponsePartition p = new DescribeShareGroupOffsetsResponsePartition()
+                            .setPartitionIndex(index)
+                            .setStartOffset(s.startOffset())
+                            .setLeaderEpoch(LEADER_EPOCH);
+                    return withLag ? p.setLag(s.lag()) : p;
+                }));
+            }
+            described.add(TopicAdminHandlers.all(parts).thenApply(list -> new DescribeShareGroupOffsetsResponseTopic()
+                    .setTopicName(name)
+                    .setTopicId(topic == null ? Uuid.ZERO_UUID : topic.id())
+                    .setPartitions(list)));
+        });
+        return TopicAdminHandlers.all(described).thenApply(list -> new DescribeShareGroupOffsetsResponseGroup()
+                .setGroupId(groupId).setTopics(list));
+    }
+
+    /**
+     * AlterShareGroupOffsets v0: creates the group if missing, refuses a group with members
+     * (NON_EMPTY_GROUP), then re-initialises each named share-partition at its new start offset.
+     */
+    public CompletableFuture<AbstractResponse> alterOffsets(ApiRequest request) {
+        AlterShareGroupOffsetsRequestData in = request.bodyAs(AlterShareGroupOffsetsRequest.class).data();
+        return groups.offsetsChangeable(in.groupId(), true).thenCompose(error -> {
+            List<CompletableFuture<AlterShareGroupOffsetsResponseTopic>> altered = new ArrayList<>();
+            for (AlterShareGroupOffsetsRequestTopic t : in.topics()) {
+                altered.add(alterTopic(in.groupId(), t, error));
+            }
+            return TopicAdminHandlers.all(altered).thenApply(list -> {
+                AlterShareGroupOffsetsResponseData out = new AlterShareGroupOffsetsResponseData()
+                        .setErrorCode(error.code())
+                        .setErrorMessage(error == Errors.NONE ? null : message(in.groupId(), error));
+                list.forEach(out.responses()::add);
+                return new AlterShareGroupOffsetsResponse(out);
+            });
+        });
+    }
+
+    private CompletableFuture<AlterShareGroupOffsetsResponseTopic> alterTopic(String groupId,
+            AlterShareGroupOffsetsRequestTopic t, Errors groupError) {
+        TopicMetadata topic = topics.topic(t.topicName());
+        List<CompletableFuture<AlterShareGroupOffsetsResponsePartition>> parts = new ArrayList<>();
+        for (AlterShareGroupOffsetsRequestPartition p : t.partitions()) {
+            Errors error = groupError;
+            if (error == Errors.NONE && (topic == null || p.partitionIndex() < 0
+                    || p.partitionIndex() >= topic.partitionCount())) {
+                error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+            } else if (error == Errors.NONE && p.startOffset() < 0) {
+                error = Errors.INVALID_REQUEST;
+            }
+            AlterShareGroupOffsetsResponsePartition result = new AlterShareGroupOffsetsResponsePartition()
+                    .setPartitionIndex(p.partitionIndex());
+            if (error != Errors.NONE) {
+                parts.add(CompletableFuture.completedFuture(
+                        result.setErrorCode(error.code()).setErrorMessage(error.message())));
+                continue;
+            }
+            parts.add(shares.reset(new SharePartitionKey(groupId, topic.id(), p.partitionIndex()), p.startOffset())
+                    .thenApply(v -> result));
+        }
+        return TopicAdminHandlers.all(parts).thenApply(list -> new AlterShareGroupOffsetsResponseTopic()
+                .setTopicName(t.topicName())
+                .setTopicId(topic == null ? Uuid.ZERO_UUID : topic.id())
+                .setPartitions(list));
+    }
+
+    /**
+     * DeleteShareGroupOffsets v0: for an Empty group, drops the state of every share-partition of
+     * the named topics, so the next fetch starts from {@code share.auto.offset.reset} again.
+     */
+    public CompletableFuture<AbstractResponse> deleteOffsets(ApiRequest request) {
+        DeleteShareGroupOffsetsRequestData in = request.bodyAs(DeleteShareGroupOffsetsRequest.class).data();
+        return groups.offsetsChangeable(in.groupId(), false).thenCompose(error -> {
+            DeleteShareGroupOffsetsResponseData out = new DeleteShareGroupOffsetsResponseData();
+            if (error != Errors.NONE) {
+                return CompletableFuture.completedFuture(new DeleteShareGroupOffsetsResponse(
+                        out.setErrorCode(error.code()).setErrorMessage(message(in.groupId(), error))));
+            }
+            List<SharePartitionKey> keys = shares.stateKeys(in.groupId());
+            List<CompletableFuture<DeleteShareGroupOffsetsResponseTopic>> deleted = new ArrayList<>();
+            for (DeleteShareGroupOffsetsRequestTopic t : in.topics()) {
+                deleted.add(deleteTopic(t.topicName(), keys));
+            }
+            return TopicAdminHandlers.all(deleted).thenApply(list -> {
+                out.setResponses(list);
+                return new DeleteShareGroupOffsetsResponse(out);
+            });
+        });
+    }
+
+    private CompletableFuture<DeleteShareGroupOffsetsResponseTopic> deleteTopic(String name,
+            List<SharePartitionKey> keys) {
+        TopicMetadata topic = topics.topic(name);
+        DeleteShareGroupOffsetsResponseTopic result = new DeleteShareGroupOffsetsResponseTopic().setTopicName(name);
+        if (topic == null) {
+            return CompletableFuture.completedFuture(result.setTopicId(Uuid.ZERO_UUID)
+                    .setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                    .setErrorMessage(Errors.UNKNOWN_TOPIC_OR_PARTITION.message()));
+        }
+        return CompletableFuture.allOf(keys.stream()
+                        .filter(k -> k.topicId().equals(topic.id()))
+                        .map(shares::deleteState)
+                        .toArray(CompletableFuture[]::new))
+                .thenApply(v -> result.setTopicId(topic.id()));
+    }
+
+    private static String message(String groupId, Errors error) {
+        return switch (error) {
+            case NON_EMPTY_GROUP -> "The share group " + groupId + " has active members; stop them first.";
+            case GROUP_ID_NOT_FOUND -> "Group " + groupId + " not found.";
+            default -> error.message();
+        };
+    }
+}
