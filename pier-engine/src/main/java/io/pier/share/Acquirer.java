@@ -40,7 +40,7 @@ final class Acquirer {
         if (logBatches.isEmpty() || limits.maxRecords() <= 0) {
             return List.of();
         }
-        archiveMissing(fetchOffset, logBatches.get(0).firstOffset() - 1);
+        archiveMissing(fetchOffset, logBatches.get(0).firstOffset() - 1, nowMs);
 
         long end = window.endExclusive();
         long inFlight = end - window.startOffset();
@@ -58,7 +58,7 @@ final class Acquirer {
         List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent);
         List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
         for (long o : spent) {
-            window.settle(o, RecordState.ARCHIVED);
+            window.settle(o, RecordState.ARCHIVED, ChangeCause.LIMIT_LOWERED);
         }
         if (!spent.isEmpty()) {
             window.advanceOverTerminal();
@@ -66,7 +66,7 @@ final class Acquirer {
         if (limits.mode() == AcquireMode.RECORD_LIMIT && !plan.isEmpty()) {
             long lastAcquired = plan.get(plan.size() - 1).last;
             if (lastAcquired >= end) {
-                cacheRestOfBatch(logBatches, lastAcquired);
+                cacheRestOfBatch(logBatches, lastAcquired, nowMs);
             }
         }
         return result;
@@ -143,7 +143,7 @@ final class Acquirer {
         List<AcquiredRange> result = new ArrayList<>(plan.size());
         for (Run r : plan) {
             while (window.endExclusive() <= r.last) {
-                window.append(RecordState.AVAILABLE, (short) 0);
+                window.append(RecordState.AVAILABLE, (short) 0, nowMs);
             }
             AcquisitionLock lock = deadlines.arm(r.first, r.last, nowMs + config.lockDurationMs());
             for (long o = r.first; o <= r.last; o++) {
@@ -155,7 +155,7 @@ final class Acquirer {
     }
 
     /** Offsets in [fetchOffset, lastMissing] that the log did not return do not exist. */
-    private void archiveMissing(long fetchOffset, long lastMissing) {
+    private void archiveMissing(long fetchOffset, long lastMissing, long nowMs) {
         long from = Math.max(fetchOffset, window.startOffset());
         if (from > lastMissing) {
             return;
@@ -163,23 +163,23 @@ final class Acquirer {
         long cachedTo = Math.min(lastMissing, window.endExclusive() - 1);
         for (long o = from; o <= cachedTo; o++) {
             if (window.isAcquirable(o)) {
-                window.settle(o, RecordState.ARCHIVED);
+                window.settle(o, RecordState.ARCHIVED, ChangeCause.MISSING_FROM_LOG);
             }
         }
         while (window.endExclusive() < from) {
-            window.append(RecordState.AVAILABLE, (short) 0);
+            window.append(RecordState.AVAILABLE, (short) 0, nowMs);
         }
         while (window.endExclusive() <= lastMissing) {
-            window.append(RecordState.ARCHIVED, (short) 0);
+            window.append(RecordState.ARCHIVED, (short) 0, nowMs);
         }
         window.advanceOverTerminal();
     }
 
-    private void cacheRestOfBatch(List<LogBatch> batches, long lastAcquired) {
+    private void cacheRestOfBatch(List<LogBatch> batches, long lastAcquired, long nowMs) {
         for (LogBatch b : batches) {
             if (b.firstOffset() <= lastAcquired && lastAcquired <= b.lastOffset()) {
                 while (window.endExclusive() <= b.lastOffset()) {
-                    window.append(RecordState.AVAILABLE, (short) 0);
+                    window.append(RecordState.AVAILABLE, (short) 0, nowMs);
                 }
                 return;
             }

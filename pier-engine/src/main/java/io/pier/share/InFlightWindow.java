@@ -8,8 +8,9 @@ import java.util.Arrays;
  * (the SPSO) is always the first slot, so advancing the SPSO is dropping slots from the front.
  *
  * <p>Every state change goes through {@link #changeState}, which checks the move against
- * {@link RecordState#canTransitionTo}, keeps the per-state counts and notes whether a record
- * became acquirable. An offset may also carry a <em>pending</em> change: an acknowledgement or
+ * {@link RecordState#canTransitionTo}, keeps the per-state counts, notes whether a record
+ * became acquirable and tells the {@link ShareEvents} listener. Each offset also keeps the
+ * monotonic time it entered the window, for the age of the oldest unsettled record. An offset may also carry a <em>pending</em> change: an acknowledgement or
  * release whose write is not yet durable. Its state stays ACQUIRED until the change commits; it
  * cannot be acquired or acknowledged meanwhile. A pending ACQUIRED offset whose lock fired (or
  * whose member was released) keeps a null lock, so a rollback knows to make it available.
@@ -29,12 +30,15 @@ final class InFlightWindow {
     private AcquisitionLock[] locks = new AcquisitionLock[16];
     private PendingChange[] pendings = new PendingChange[16];
     private byte[] targets = new byte[16];
+    private long[] enteredMs = new long[16];
     private final int[] countByState = new int[BY_ORDINAL.length];
     private long availableHint = Long.MAX_VALUE;
     private boolean becameAcquirable;
+    private final ShareEvents events;
 
-    InFlightWindow(long startOffset) {
+    InFlightWindow(long startOffset, ShareEvents events) {
         this.startOffset = startOffset;
+        this.events = events;
     }
 
     long startOffset() {
@@ -88,8 +92,8 @@ final class InFlightWindow {
         return states[s] == RecordState.AVAILABLE.ordinal() && pendings[s] == null;
     }
 
-    /** Appends offset {@code endExclusive()} in {@code state} with a delivery count. */
-    void append(RecordState state, short deliveryCount) {
+    /** Appends offset {@code endExclusive()} in {@code state} with a delivery count, entering at {@code nowMs}. */
+    void append(RecordState state, short deliveryCount, long nowMs) {
         if (state == RecordState.ACQUIRED) {
             throw new IllegalArgumentException("records enter the window unowned");
         }
@@ -98,6 +102,7 @@ final class InFlightWindow {
         states[s] = (byte) state.ordinal();
         counts[s] = deliveryCount;
         targets[s] = NO_TARGET;
+        enteredMs[s] = nowMs;
         size++;
         countByState[state.ordinal()]++;
         if (state == RecordState.AVAILABLE) {
@@ -111,16 +116,15 @@ final class InFlightWindow {
         if (pendings[s] != null) {
             throw new IllegalStateException("offset " + offset + " has a change in flight");
         }
-        changeState(s, offset, RecordState.ACQUIRED);
-        counts[s]++;
+        changeState(s, offset, RecordState.ACQUIRED, ChangeCause.ACQUIRE);
         owners[s] = memberId;
         setLock(s, lock);
     }
 
     /** Moves an offset out of ACQUIRED (or archives an AVAILABLE one); owner and lock go. */
-    void settle(long offset, RecordState next) {
+    void settle(long offset, RecordState next, ChangeCause cause) {
         int s = slot(offset);
-        changeState(s, offset, next);
+        changeState(s, offset, next, cause);
         owners[s] = null;
         setLock(s, null);
     }
@@ -158,12 +162,25 @@ final class InFlightWindow {
         return n;
     }
 
-    /** Forgets every offset below {@code newStart}, whatever its state; may empty the window. */
+    /**
+     * Forgets every offset below {@code newStart}, whatever its state; may empty the window. The
+     * records below it that were not settled, in the window or past it, are told as archived.
+     */
     void dropBefore(long newStart) {
         if (newStart <= startOffset) {
             return;
         }
         long n = Math.min(size, newStart - startOffset);
+        long settled = 0;
+        for (int i = 0; i < n; i++) {
+            if (BY_ORDINAL[states[head + i]].isTerminal()) {
+                settled++;
+            }
+        }
+        long lost = newStart - startOffset - settled;
+        if (lost > 0) {
+            events.onArchived(ShareEvents.ArchiveCause.LOG_START, lost);
+        }
         dropFront((int) n);
         startOffset = newStart;
         availableHint = Math.max(availableHint, startOffset);
@@ -206,7 +223,25 @@ final class InFlightWindow {
         becameAcquirable = true;
     }
 
-    private void changeState(int s, long offset, RecordState next) {
+    /**
+     * Monotonic time the oldest AVAILABLE or ACQUIRED record entered the window, or
+     * {@link Long#MAX_VALUE} if there is none. Entry times ascend with offsets, so it is the
+     * first unsettled offset's.
+     */
+    long oldestUnsettledEnteredMs() {
+        if (countByState[RecordState.AVAILABLE.ordinal()] + countByState[RecordState.ACQUIRED.ordinal()] == 0) {
+            return Long.MAX_VALUE;
+        }
+        for (int i = 0; i < size; i++) {
+            if (!BY_ORDINAL[states[head + i]].isTerminal()) {
+                return enteredMs[head + i];
+            }
+        }
+        return Long.MAX_VALUE;
+    }
+
+    /** The checked move of one offset; acquiring counts a delivery. Tells the listener. */
+    private void changeState(int s, long offset, RecordState next, ChangeCause cause) {
         RecordState current = BY_ORDINAL[states[s]];
         if (!current.canTransitionTo(next)) {
             throw new IllegalStateException(
@@ -215,8 +250,46 @@ final class InFlightWindow {
         states[s] = (byte) next.ordinal();
         countByState[current.ordinal()]--;
         countByState[next.ordinal()]++;
+        if (next == RecordState.ACQUIRED) {
+            counts[s]++;
+        }
         if (next == RecordState.AVAILABLE) {
             noteAvailable(offset);
+        }
+        tell(cause, next, counts[s]);
+    }
+
+    private void tell(ChangeCause cause, RecordState next, int deliveryCount) {
+        switch (cause) {
+            case ACQUIRE:
+                events.onAcquired(deliveryCount);
+                return;
+            case ACCEPT:
+                events.onAccepted(deliveryCount);
+                return;
+            case REJECT:
+                events.onRejected(deliveryCount);
+                events.onArchived(ShareEvents.ArchiveCause.REJECTED, 1);
+                return;
+            case RELEASE:
+                events.onReleased(deliveryCount);
+                break;
+            case LOCK_EXPIRY:
+                events.onLockExpired(deliveryCount);
+                break;
+            case MEMBER_RELEASE:
+                events.onMemberReleased(deliveryCount);
+                break;
+            case LIMIT_LOWERED:
+            case ROLLBACK:
+                break;
+            case GAP:
+            case MISSING_FROM_LOG:
+            default:
+                return; // not records
+        }
+        if (next == RecordState.ARCHIVED) {
+            events.onArchived(ShareEvents.ArchiveCause.DELIVERY_LIMIT, 1);
         }
     }
 
@@ -283,11 +356,18 @@ final class InFlightWindow {
         locks = shift(locks, capacity);
         pendings = shift(pendings, capacity);
         targets = shift(targets, capacity);
+        enteredMs = shift(enteredMs, capacity);
         head = 0;
     }
 
     private byte[] shift(byte[] a, int capacity) {
         byte[] b = new byte[capacity];
+        System.arraycopy(a, head, b, 0, size);
+        return b;
+    }
+
+    private long[] shift(long[] a, int capacity) {
+        long[] b = new long[capacity];
         System.arraycopy(a, head, b, 0, size);
         return b;
     }

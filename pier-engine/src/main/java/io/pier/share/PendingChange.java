@@ -13,6 +13,7 @@ import java.util.Optional;
 public final class PendingChange {
     private final SharePartition partition;
     private long[] offsets = new long[8];
+    private byte[] causes = new byte[8];
     private int offsetCount;
     private ShareStateWrite write;
     private boolean resolved;
@@ -31,15 +32,22 @@ public final class PendingChange {
         return offsetCount;
     }
 
-    void add(long offset) {
+    void add(long offset, ChangeCause cause) {
         if (offsetCount == offsets.length) {
             offsets = Arrays.copyOf(offsets, offsets.length * 2);
+            causes = Arrays.copyOf(causes, causes.length * 2);
         }
+        causes[offsetCount] = (byte) cause.ordinal();
         offsets[offsetCount++] = offset;
     }
 
     long offset(int i) {
         return offsets[i];
+    }
+
+    /** Why offset {@code i} moves: the acknowledgement type, or a member release. */
+    ChangeCause cause(int i) {
+        return ChangeCause.forOrdinal(causes[i]);
     }
 
     void write(ShareStateWrite w) {

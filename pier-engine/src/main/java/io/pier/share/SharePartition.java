@@ -4,7 +4,9 @@ import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareState;
 import io.pier.state.ShareStateWrite;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -43,6 +45,8 @@ import org.apache.kafka.common.protocol.Errors;
  * <p>Acknowledgements and member releases are two-phase: they return a {@link PendingChange}
  * whose write the caller persists, then {@link #commit} or {@link #rollback}. Lock expiry and
  * log-start movement apply at once.
+ *
+ * <p>Every record-state change is told to the {@link ShareEvents} given at creation (metrics).
  */
 public final class SharePartition {
     private final SharePartitionKey key;
@@ -52,22 +56,28 @@ public final class SharePartition {
     private final LockDeadlines deadlines = new LockDeadlines();
     private final Acquirer acquirer;
 
-    private SharePartition(
-            SharePartitionKey key, int stateEpoch, long startOffset, Supplier<ShareConfig> config) {
+    private SharePartition(SharePartitionKey key, int stateEpoch, long startOffset, Supplier<ShareConfig> config,
+            ShareEvents events) {
         if (startOffset < 0) {
             throw new IllegalArgumentException("start offset must be resolved first: " + startOffset);
         }
         this.key = Objects.requireNonNull(key, "key");
         this.stateEpoch = stateEpoch;
         this.config = Objects.requireNonNull(config, "config");
-        this.window = new InFlightWindow(startOffset);
+        this.window = new InFlightWindow(startOffset, Objects.requireNonNull(events, "events"));
         this.acquirer = new Acquirer(window, deadlines);
     }
 
     /** A share-partition with no delivery history, starting at an offset the server resolved. */
     public static SharePartition fresh(
             SharePartitionKey key, int stateEpoch, long startOffset, Supplier<ShareConfig> config) {
-        return new SharePartition(key, stateEpoch, startOffset, config);
+        return fresh(key, stateEpoch, startOffset, config, ShareEvents.NONE);
+    }
+
+    /** As {@link #fresh(SharePartitionKey, int, long, Supplier)}, telling {@code events} what happens. */
+    public static SharePartition fresh(SharePartitionKey key, int stateEpoch, long startOffset,
+            Supplier<ShareConfig> config, ShareEvents events) {
+        return new SharePartition(key, stateEpoch, startOffset, config, events);
     }
 
     /**
@@ -80,7 +90,16 @@ public final class SharePartition {
      */
     public static SharePartition load(
             SharePartitionKey key, ShareState state, Supplier<ShareConfig> config) {
-        SharePartition sp = new SharePartition(key, state.stateEpoch(), state.startOffset(), config);
+        return load(key, state, config, ShareEvents.NONE, 0L);
+    }
+
+    /**
+     * As {@link #load(SharePartitionKey, ShareState, Supplier)}, telling {@code events} what
+     * happens; loaded records count as entering the window at {@code nowMs}.
+     */
+    public static SharePartition load(SharePartitionKey key, ShareState state, Supplier<ShareConfig> config,
+            ShareEvents events, long nowMs) {
+        SharePartition sp = new SharePartition(key, state.stateEpoch(), state.startOffset(), config, events);
         long expected = state.startOffset();
         for (PersistedBatch b : state.batches()) {
             if (b.firstOffset() < expected) {
@@ -88,11 +107,11 @@ public final class SharePartition {
                         + expected + " (start offset " + state.startOffset() + ")");
             }
             while (sp.window.endExclusive() < b.firstOffset()) {
-                sp.window.append(RecordState.AVAILABLE, (short) 0);
+                sp.window.append(RecordState.AVAILABLE, (short) 0, nowMs);
             }
             RecordState st = RecordState.forId(b.state());
             for (long o = b.firstOffset(); o <= b.lastOffset(); o++) {
-                sp.window.append(st, b.deliveryCount());
+                sp.window.append(st, b.deliveryCount(), nowMs);
             }
             expected = b.lastOffset() + 1;
         }
@@ -135,6 +154,29 @@ public final class SharePartition {
     /** Records of the window in one state, for metrics. */
     public int recordCount(RecordState state) {
         return window.count(state);
+    }
+
+    /**
+     * How long the oldest AVAILABLE or ACQUIRED record has been in the window (since it was first
+     * taken in from the log, or since the state was loaded), or 0 if there is none.
+     */
+    public long oldestUnsettledAgeMs(long nowMs) {
+        long entered = window.oldestUnsettledEnteredMs();
+        return entered == Long.MAX_VALUE ? 0 : Math.max(0, nowMs - entered);
+    }
+
+    /** ACQUIRED records by the member holding them, for metrics; costs a scan of the window. */
+    public Map<String, Integer> acquiredByMember() {
+        Map<String, Integer> byMember = new HashMap<>();
+        if (window.count(RecordState.ACQUIRED) == 0) {
+            return byMember;
+        }
+        for (long o = window.startOffset(); o < window.endExclusive(); o++) {
+            if (window.state(o) == RecordState.ACQUIRED) {
+                byMember.merge(window.owner(o), 1, Integer::sum);
+            }
+        }
+        return byMember;
     }
 
     /**
@@ -220,7 +262,7 @@ public final class SharePartition {
                 renewFirst = renew(renewFirst, o - 1, cfg, nowMs);
                 RecordState target = targetOf(type, window.deliveryCount(o), cfg);
                 window.markPending(o, change, target);
-                change.add(o);
+                change.add(o, ChangeCause.of(type));
                 write.add(o, target, window.deliveryCount(o));
             }
             renewFirst = renew(renewFirst, lastSeen, cfg, nowMs);
@@ -239,7 +281,7 @@ public final class SharePartition {
             if (window.contains(o) && window.pending(o) == change) {
                 RecordState target = window.pendingTarget(o);
                 window.clearPending(o);
-                window.settle(o, target);
+                window.settle(o, target, change.cause(i));
             }
         }
         window.advanceOverTerminal();
@@ -258,7 +300,7 @@ public final class SharePartition {
             if (window.contains(o) && window.pending(o) == change) {
                 window.clearPending(o);
                 if (window.lock(o) == null) {
-                    window.settle(o, releasedState(window.deliveryCount(o), cfg));
+                    window.settle(o, releasedState(window.deliveryCount(o), cfg), ChangeCause.ROLLBACK);
                 }
             }
         }
@@ -288,7 +330,7 @@ public final class SharePartition {
                     continue;
                 }
                 RecordState next = releasedState(window.deliveryCount(o), cfg);
-                window.settle(o, next);
+                window.settle(o, next, ChangeCause.LOCK_EXPIRY);
                 write.add(o, next, window.deliveryCount(o));
             }
         }
@@ -322,7 +364,7 @@ public final class SharePartition {
             }
             RecordState target = releasedState(window.deliveryCount(o), cfg);
             window.markPending(o, change, target);
-            change.add(o);
+            change.add(o, ChangeCause.MEMBER_RELEASE);
             write.add(o, target, window.deliveryCount(o));
         }
         if (write.isEmpty()) {
