@@ -1,5 +1,6 @@
 package io.pier.cli;
 
+import io.pier.server.BrokerConfig;
 import io.pier.server.Pier;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -14,8 +15,9 @@ import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
- * Command line: {@code pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value]}.
- * Runs a broker until Ctrl-C or SIGTERM, then stops it cleanly.
+ * Command line: {@code pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value]}
+ * runs a broker until Ctrl-C or SIGTERM, then stops it cleanly; {@code pier share-group ...}
+ * prints one share group at a glance ({@link ShareGroupCommand}).
  */
 public final class Main {
     private Main() {}
@@ -27,10 +29,14 @@ public final class Main {
         }
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
+    /** Runs one command, printing to {@code out} and {@code err}; returns the exit code. */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
             usage(out);
             return args.length == 0 ? 2 : 0;
+        }
+        if (args[0].equals("share-group")) {
+            return ShareGroupCommand.run(args, out, err);
         }
         if (!args[0].equals("start")) {
             err.println("unknown command: " + args[0]);
@@ -68,6 +74,7 @@ public final class Main {
         if (!props.containsKey("listeners")) {
             props.put("listeners", "PLAINTEXT://127.0.0.1:9092");
         }
+        props.putIfAbsent(BrokerConfig.METRICS_PORT, String.valueOf(BrokerConfig.DEFAULT_METRICS_PORT));
         CountDownLatch stopped = new CountDownLatch(1);
         Pier.Builder builder = Pier.builder().configs(props).dataDir(dataDir).onFatal(() -> {
             stopped.countDown();
@@ -90,7 +97,9 @@ public final class Main {
             pier.close();
             stopped.countDown();
         }, "pier-shutdown"));
-        out.println("Pier is ready: bootstrap.servers=" + pier.bootstrapServers() + " data=" + pier.dataDir().toAbsolutePath());
+        out.println("Pier is ready: bootstrap.servers=" + pier.bootstrapServers() + " data=" + pier.dataDir().toAbsolutePath()
+                + (pier.metricsPort() < 0 ? "" : " metrics=http://" + props.getOrDefault(BrokerConfig.METRICS_HOST,
+                        "127.0.0.1") + ":" + pier.metricsPort() + "/metrics"));
         try {
             stopped.await();
         } catch (InterruptedException e) {
@@ -129,5 +138,7 @@ public final class Main {
         s.println("usage: pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value ...]");
         s.println("  Runs a Kafka-compatible broker on 127.0.0.1:9092 with its data in ./data.");
         s.println("  --config reads server.properties-style settings (Kafka's names).");
+        s.println("  Metrics: http://127.0.0.1:9404/metrics (pier.metrics.port, pier.metrics.enable=false to turn off).");
+        ShareGroupCommand.usage(s);
     }
 }

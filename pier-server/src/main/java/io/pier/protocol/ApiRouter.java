@@ -15,6 +15,21 @@ import org.apache.kafka.common.requests.AbstractResponse;
 public final class ApiRouter {
     private final Map<ApiKeys, ApiVersion> versions = new EnumMap<>(ApiKeys.class);
     private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
+    private RequestObserver observer = RequestObserver.NONE;
+
+    /** Told when each routed request's response is ready (or failed), for latency metrics. */
+    public interface RequestObserver {
+        RequestObserver NONE = (api, elapsedNanos) -> { };
+
+        /** Called on whatever thread completed the response; must be cheap. */
+        void onResponse(ApiKeys api, long elapsedNanos);
+    }
+
+    /** Sets the observer; call while wiring, before the network serves. */
+    public ApiRouter observer(RequestObserver observer) {
+        this.observer = observer;
+        return this;
+    }
 
     public ApiRouter register(ApiKeys key, int minVersion, int maxVersion, ApiHandler handler) {
         if (minVersion < key.oldestVersion() || maxVersion > key.latestVersion(true)) {
@@ -37,6 +52,20 @@ public final class ApiRouter {
     }
 
     public CompletableFuture<AbstractResponse> route(ApiRequest request) {
-        return handlers.get(request.header().apiKey()).handle(request);
+        ApiKeys api = request.header().apiKey();
+        RequestObserver o = observer;
+        if (o == RequestObserver.NONE) {
+            return handlers.get(api).handle(request);
+        }
+        long startNanos = System.nanoTime();
+        CompletableFuture<AbstractResponse> response;
+        try {
+            response = handlers.get(api).handle(request);
+        } catch (RuntimeException e) {
+            o.onResponse(api, System.nanoTime() - startNanos);
+            throw e;
+        }
+        response.whenComplete((r, t) -> o.onResponse(api, System.nanoTime() - startNanos));
+        return response;
     }
 }

@@ -1,6 +1,8 @@
 package io.pier.server;
 
 import io.pier.common.Clock;
+import io.pier.metrics.MetricsEndpoint;
+import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
@@ -23,6 +25,8 @@ import io.pier.protocol.ShareGroupHeartbeatHandler;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
 import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.share.ShareEvents;
+import io.pier.state.SharePartitionKey;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.state.InMemorySharePersister;
 import org.apache.kafka.common.TopicPartition;
@@ -62,6 +66,9 @@ final class Broker implements AutoCloseable {
     private final ShareSessions shareSessions;
     private final NetworkServer network;
     private final NodeInfo node;
+    /** Null when {@code pier.metrics.enable=false}. */
+    private final PierMetrics metrics;
+    private final MetricsEndpoint metricsEndpoint;
 
     Broker(BrokerConfig config, Clock clock, Runnable onFatalExit) throws Exception {
         this.config = config;
@@ -100,10 +107,15 @@ final class Broker implements AutoCloseable {
             // Kafka does not release a member's records when its group session times out, only
             // when its share session ends; the locks expire on their own.
             shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { });
-            shares = new ShareService(shareGroups, new InMemorySharePersister(), clock, shards);
+            metrics = config.metricsEnabled() ? new PierMetrics(shards.length) : null;
+            shares = new ShareService(shareGroups, new InMemorySharePersister(), clock, shards,
+                    metrics == null ? ShareEventsFactory.NONE : new MetricsShareEvents(metrics));
             shareSessions = new ShareSessions(shareConfig.maxShareSessions(), this::releaseSession);
 
             ApiRouter router = new ApiRouter();
+            if (metrics != null) {
+                router.observer(metrics::onResponse);
+            }
             NodeInfo[] nodeRef = new NodeInfo[1];
             registerApis(router, () -> nodeRef[0], dataDir);
             network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
@@ -111,6 +123,13 @@ final class Broker implements AutoCloseable {
             started.push(network);
             node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(), topics.clusterId());
             nodeRef[0] = node;
+            if (metrics != null) {
+                MetricsTicker.install(shards, partitions, shares, metrics, config.metricsSnapshotIntervalMs());
+                metricsEndpoint = metrics.serve(config.metricsHost(), config.metricsPort());
+                started.push(metricsEndpoint);
+            } else {
+                metricsEndpoint = null;
+            }
         } catch (Exception | Error e) {
             stopAfterFailedStart(started, e);
             throw e;
@@ -118,6 +137,35 @@ final class Broker implements AutoCloseable {
         LOG.info("Pier broker {} serving Kafka clients on {}:{} with data in {} (cluster {}, {} shards, started in {} ms)",
                 node.nodeId(), node.host(), node.port(), dataDir, node.clusterId(), shards.length,
                 (System.nanoTime() - startNanos) / 1_000_000);
+        if (metricsEndpoint != null) {
+            LOG.info("Metrics on http://{}:{}/metrics", config.metricsHost(), metricsEndpoint.port());
+        }
+    }
+
+    /** Share-partition events counted into the broker's metrics. */
+    private static final class MetricsShareEvents implements ShareEventsFactory {
+        private final PierMetrics metrics;
+
+        MetricsShareEvents(PierMetrics metrics) {
+            this.metrics = metrics;
+        }
+
+        @Override
+        public ShareEvents create(SharePartitionKey key, Partition partition) {
+            return metrics.shareEvents(key.groupId(), partition.topicPartition().topic(),
+                    partition.topicPartition().partition());
+        }
+
+        @Override
+        public void forget(SharePartitionKey key, Partition partition) {
+            metrics.forgetShare(key.groupId(), partition.topicPartition().topic(),
+                    partition.topicPartition().partition());
+        }
+    }
+
+    /** The bound metrics port, or -1 when metrics are off. */
+    int metricsPort() {
+        return metricsEndpoint == null ? -1 : metricsEndpoint.port();
     }
 
     private static void stopAfterFailedStart(Deque<AutoCloseable> started, Throwable cause) {
@@ -200,6 +248,9 @@ final class Broker implements AutoCloseable {
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        if (metricsEndpoint != null) {
+            metricsEndpoint.close();
         }
         network.close();
         timer.shutdownNow();

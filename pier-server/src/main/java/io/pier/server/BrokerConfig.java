@@ -22,6 +22,12 @@ public final class BrokerConfig {
     public static final String SHARDS = "pier.shards";
     public static final String CLUSTER_ID = "pier.cluster.id";
     public static final String RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
+    public static final String METRICS_ENABLE = "pier.metrics.enable";
+    public static final String METRICS_HOST = "pier.metrics.host";
+    public static final String METRICS_PORT = "pier.metrics.port";
+    public static final String METRICS_SNAPSHOT_INTERVAL_MS = "pier.metrics.snapshot.interval.ms";
+    /** Default metrics port (the JMX exporter's customary one); the embedded broker uses 0. */
+    public static final int DEFAULT_METRICS_PORT = 9404;
 
     private final Map<String, String> raw;
     private final String host;
@@ -34,6 +40,10 @@ public final class BrokerConfig {
     private final long connectionsMaxIdleMs;
     private final int shards;
     private final long retentionCheckIntervalMs;
+    private final boolean metricsEnabled;
+    private final String metricsHost;
+    private final int metricsPort;
+    private final long metricsSnapshotIntervalMs;
 
     public BrokerConfig(Map<String, String> props) {
         this.raw = Collections.unmodifiableMap(new LinkedHashMap<>(props));
@@ -65,6 +75,15 @@ public final class BrokerConfig {
                 String.valueOf(Runtime.getRuntime().availableProcessors())), 1, 256);
         this.retentionCheckIntervalMs = longIn(RETENTION_CHECK_INTERVAL_MS,
                 props.getOrDefault(RETENTION_CHECK_INTERVAL_MS, "300000"), 1, Long.MAX_VALUE);
+        this.metricsEnabled = bool(METRICS_ENABLE, props.getOrDefault(METRICS_ENABLE, "true"));
+        this.metricsHost = props.getOrDefault(METRICS_HOST, "127.0.0.1").trim();
+        if (metricsHost.isEmpty()) {
+            throw new ConfigException(METRICS_HOST, metricsHost, "expected a host name or address");
+        }
+        this.metricsPort = intIn(METRICS_PORT,
+                props.getOrDefault(METRICS_PORT, String.valueOf(DEFAULT_METRICS_PORT)), 0, 65535);
+        this.metricsSnapshotIntervalMs = longIn(METRICS_SNAPSHOT_INTERVAL_MS,
+                props.getOrDefault(METRICS_SNAPSHOT_INTERVAL_MS, "1000"), 10, 60_000);
     }
 
     static int intIn(String name, String value, int min, int max) {
@@ -136,5 +155,22 @@ public final class BrokerConfig {
 
     public long retentionCheckIntervalMs() {
         return retentionCheckIntervalMs;
+    }
+
+    public boolean metricsEnabled() {
+        return metricsEnabled;
+    }
+
+    public String metricsHost() {
+        return metricsHost;
+    }
+
+    public int metricsPort() {
+        return metricsPort;
+    }
+
+    /** How often each shard refreshes what the gauges show. */
+    public long metricsSnapshotIntervalMs() {
+        return metricsSnapshotIntervalMs;
     }
 }

@@ -47,6 +47,11 @@ public final class Pier implements AutoCloseable {
         return dataDir;
     }
 
+    /** Port of the metrics endpoint ({@code http://<pier.metrics.host>:<port>/metrics}); -1 if off. */
+    public int metricsPort() {
+        return broker.metricsPort();
+    }
+
     @Override
     public void close() {
         broker.close();
@@ -73,6 +78,8 @@ public final class Pier implements AutoCloseable {
 
         private Builder() {
             props.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0");
+            // Like the listener: an embedded broker never competes for the fixed default port.
+            props.put(BrokerConfig.METRICS_PORT, "0");
         }
 
         public Builder port(int port) {

@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -47,6 +48,7 @@ public final class ShareService {
     private final ShareGroups groups;
     private final SharePersister persister;
     private final Clock clock;
+    private final ShareEventsFactory events;
     private final Map<SharePartitionKey, Holder> holders = new ConcurrentHashMap<>();
     /** Every key with state in the persister, loaded or not (for DescribeShareGroupOffsets). */
     private final Set<SharePartitionKey> stateKeys = ConcurrentHashMap.newKeySet();
@@ -78,9 +80,15 @@ public final class ShareService {
     }
 
     ShareService(ShareGroups groups, SharePersister persister, Clock clock, Shard[] shards) {
+        this(groups, persister, clock, shards, ShareEventsFactory.NONE);
+    }
+
+    ShareService(ShareGroups groups, SharePersister persister, Clock clock, Shard[] shards,
+            ShareEventsFactory events) {
         this.groups = groups;
         this.persister = persister;
         this.clock = clock;
+        this.events = events;
         for (Shard shard : shards) {
             List<Holder> owned = new ArrayList<>();
             byShard.add(owned);
@@ -231,7 +239,8 @@ public final class ShareService {
                 byShard.get(partition.shard().id()).add(created);
                 ShareState stored = persister.read(key);
                 if (stored != null && stored.startOffset() >= 0) {
-                    ready.complete(SharePartition.load(key, stored, () -> groups.shareConfig(key.groupId())));
+                    ready.complete(SharePartition.load(key, stored, () -> groups.shareConfig(key.groupId()),
+                            events.create(key, partition), clock.monoMs()));
                     return;
                 }
                 long start = initialStartOffset(partition.log(), key.groupId());
@@ -242,7 +251,8 @@ public final class ShareService {
                         holders.remove(key, created);
                         ready.completeExceptionally(t);
                     } else {
-                        ready.complete(SharePartition.fresh(key, 0, start, () -> groups.shareConfig(key.groupId())));
+                        ready.complete(SharePartition.fresh(key, 0, start, () -> groups.shareConfig(key.groupId()),
+                                events.create(key, partition)));
                     }
                 });
             } catch (Exception e) {
@@ -318,6 +328,10 @@ public final class ShareService {
 
     /** Drops a share-partition's state, in memory and persisted (DeleteShareGroupOffsets). */
     public CompletableFuture<Void> deleteState(SharePartitionKey key) {
+        Holder loaded = holders.get(key);
+        if (loaded != null) {
+            events.forget(key, loaded.partition);
+        }
         return forget(key).thenCompose(v -> {
             stateKeys.remove(key);
             return persister.delete(key);
@@ -343,6 +357,15 @@ public final class ShareService {
             byShard.get(shard.id()).remove(holder);
             return null;
         });
+    }
+
+    /** Shard thread only: each loaded share-partition {@code shard} owns, with its partition. */
+    void forEachLoaded(Shard shard, BiConsumer<Partition, SharePartition> action) {
+        for (Holder h : byShard.get(shard.id())) {
+            if (h.ready.isDone() && !h.ready.isCompletedExceptionally()) {
+                action.accept(h.partition, h.ready.join());
+            }
+        }
     }
 
     private long initialStartOffset(PartitionLog log, String groupId) throws java.io.IOException {

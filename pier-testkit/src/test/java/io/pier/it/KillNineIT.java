@@ -185,7 +185,9 @@ class KillNineIT {
                 "-cp", System.getProperty("java.class.path"),
                 "io.pier.cli.Main", "start", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
                 // small segments, so kills also land around segment rolls
-                "--set", "log.segment.bytes=" + SEGMENT_BYTES, "--set", "log.index.interval.bytes=1024")
+                "--set", "log.segment.bytes=" + SEGMENT_BYTES, "--set", "log.index.interval.bytes=1024",
+                // the fixed default metrics port could be taken by another broker on this machine
+                "--set", "pier.metrics.port=0")
                 .redirectErrorStream(true)
                 .redirectOutput(out.toFile())
                 .start();

@@ -1,0 +1,210 @@
+package io.pier.cli;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.ShareMemberDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * {@code pier share-group --bootstrap-server HOST:PORT --group G [--metrics-url URL | --no-metrics]}:
+ * one share group at a glance, for when no dashboard runs.
+ *
+ * <p>Members, start offsets, lag and log end offsets come from the Kafka wire APIs (Admin:
+ * DescribeShareGroups, DescribeShareGroupOffsets, ListOffsets), so they work against any broker.
+ * The wire APIs do not carry in-flight records by state, the end offset of the in-flight window,
+ * the oldest record's age or what each member holds; those are read from Pier's metrics endpoint
+ * (by default port 9404 on the bootstrap host), and shown as "-" with a note when it cannot be read.
+ */
+final class ShareGroupCommand {
+    static final int DEFAULT_METRICS_PORT = 9404;
+    private static final long TIMEOUT_MS = 15_000;
+
+    private ShareGroupCommand() {}
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        String bootstrap = null;
+        String group = null;
+        String metricsUrl = null;
+        boolean metrics = true;
+        try {
+            for (int i = 1; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--bootstrap-server" -> bootstrap = value(args, ++i);
+                    case "--group" -> group = value(args, ++i);
+                    case "--metrics-url" -> metricsUrl = value(args, ++i);
+                    case "--no-metrics" -> metrics = false;
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
+                }
+            }
+            if (bootstrap == null || group == null) {
+                throw new IllegalArgumentException("--bootstrap-server and --group are required");
+            }
+        } catch (IllegalArgumentException e) {
+            err.println("pier: " + e.getMessage());
+            usage(err);
+            return 2;
+        }
+        if (metrics && metricsUrl == null) {
+            metricsUrl = "http://" + host(bootstrap) + ":" + DEFAULT_METRICS_PORT + "/metrics";
+        }
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS))) {
+            ShareGroupDescription description = admin.describeShareGroups(List.of(group)).describedGroups()
+                    .get(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin
+                    .listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            TreeSet<TopicPartition> partitions = new TreeSet<>(
+                    Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+            partitions.addAll(offsets.keySet());
+            description.members().forEach(m -> partitions.addAll(m.assignment().topicPartitions()));
+            Map<TopicPartition, Long> logEnd = logEndOffsets(admin, partitions);
+            MetricsScrape scrape = null;
+            String metricsNote = "not read (--no-metrics)";
+            if (metrics) {
+                try {
+                    scrape = MetricsScrape.fetch(metricsUrl, Duration.ofSeconds(5));
+                    metricsNote = "from " + metricsUrl;
+                } catch (Exception e) {
+                    metricsNote = "unavailable, cannot read " + metricsUrl + " (" + e + ")";
+                }
+            }
+            print(out, description, partitions, offsets, logEnd, scrape, metricsNote);
+            return 0;
+        } catch (ExecutionException e) {
+            err.println("pier: cannot describe share group " + group + ": " + e.getCause().getMessage());
+            return 1;
+        } catch (TimeoutException e) {
+            err.println("pier: no answer from " + bootstrap + " within " + TIMEOUT_MS + " ms");
+            return 1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        }
+    }
+
+    private static Map<TopicPartition, Long> logEndOffsets(Admin admin, TreeSet<TopicPartition> partitions)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        Map<TopicPartition, OffsetSpec> specs = new HashMap<>();
+        partitions.forEach(tp -> specs.put(tp, OffsetSpec.latest()));
+        Map<TopicPartition, Long> out = new HashMap<>();
+        if (specs.isEmpty()) {
+            return out;
+        }
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> got =
+                admin.listOffsets(specs).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        got.forEach((tp, info) -> out.put(tp, info.offset()));
+        return out;
+    }
+
+    private static void print(PrintStream out, ShareGroupDescription d, TreeSet<TopicPartition> partitions,
+            Map<TopicPartition, SharePartitionOffsetInfo> offsets, Map<TopicPartition, Long> logEnd,
+            MetricsScrape scrape, String metricsNote) {
+        out.printf("Share group %s: state %s, group epoch %d, %d member(s)%n", d.groupId(), d.groupState(),
+                d.groupEpoch(), d.members().size());
+        out.println("In-flight records, window end offset, oldest age and records held: " + metricsNote);
+        out.println();
+        List<String[]> members = new ArrayList<>();
+        members.add(new String[] {"MEMBER", "CLIENT-ID", "HOST", "ASSIGNED", "ACQUIRED"});
+        List<ShareMemberDescription> sorted = new ArrayList<>(d.members());
+        sorted.sort(Comparator.comparing(ShareMemberDescription::consumerId));
+        for (ShareMemberDescription m : sorted) {
+            String held = scrape == null ? "-" : count(scrape.value("pier_share_member_acquired_records",
+                    Map.of("group", d.groupId(), "member", m.consumerId())), true);
+            members.add(new String[] {m.consumerId(), m.clientId(), m.host(),
+                    String.valueOf(m.assignment().topicPartitions().size()), held});
+        }
+        table(out, members);
+        out.println();
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"TOPIC", "PARTITION", "START-OFFSET", "END-OFFSET", "LOG-END-OFFSET", "LAG",
+            "AVAILABLE", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVED", "OLDEST-AGE"});
+        for (TopicPartition tp : partitions) {
+            Map<String, String> labels = Map.of("group", d.groupId(), "topic", tp.topic(),
+                    "partition", String.valueOf(tp.partition()));
+            SharePartitionOffsetInfo info = offsets.get(tp);
+            Optional<Long> lag = info == null ? Optional.empty() : info.lag();
+            String[] row = {tp.topic(), String.valueOf(tp.partition()),
+                info == null || info.startOffset() < 0 ? "-" : String.valueOf(info.startOffset()),
+                "-", logEnd.containsKey(tp) ? String.valueOf(logEnd.get(tp)) : "-",
+                lag.map(String::valueOf).orElse("-"), "-", "-", "-", "-", "-"};
+            if (scrape != null) {
+                row[3] = count(scrape.value("pier_share_end_offset", labels), false);
+                String[] states = {"available", "acquired", "acknowledged", "archived"};
+                for (int i = 0; i < states.length; i++) {
+                    Map<String, String> withState = new HashMap<>(labels);
+                    withState.put("state", states[i]);
+                    row[6 + i] = count(scrape.value("pier_share_in_flight_records", withState), false);
+                }
+                double age = scrape.value("pier_share_oldest_unacknowledged_age_seconds", labels);
+                row[10] = Double.isNaN(age) ? "-" : String.format(Locale.ROOT, "%.1fs", age);
+            }
+            rows.add(row);
+        }
+        table(out, rows);
+    }
+
+    /** A whole number, or "-" when the metric is absent (0 instead when {@code absentIsZero}). */
+    private static String count(double v, boolean absentIsZero) {
+        if (Double.isNaN(v)) {
+            return absentIsZero ? "0" : "-";
+        }
+        return String.valueOf((long) v);
+    }
+
+    private static void table(PrintStream out, List<String[]> rows) {
+        int[] widths = new int[rows.get(0).length];
+        for (String[] r : rows) {
+            for (int i = 0; i < r.length; i++) {
+                widths[i] = Math.max(widths[i], r[i].length());
+            }
+        }
+        for (String[] r : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < r.length; i++) {
+                line.append(i == r.length - 1 ? r[i] : String.format("%-" + (widths[i] + 2) + "s", r[i]));
+            }
+            out.println(line.toString().stripTrailing());
+        }
+    }
+
+    private static String host(String bootstrap) {
+        String first = bootstrap.split(",")[0].strip();
+        int colon = first.lastIndexOf(':');
+        return colon < 0 ? first : first.substring(0, colon);
+    }
+
+    private static String value(String[] args, int i) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a value");
+        }
+        return args[i];
+    }
+
+    static void usage(PrintStream s) {
+        s.println("usage: pier share-group --bootstrap-server HOST:PORT --group GROUP"
+                + " [--metrics-url URL | --no-metrics]");
+        s.println("  One share group at a glance: members, and per partition the start offset, lag and log end");
+        s.println("  offset (Kafka wire APIs), plus the in-flight window end, records by state, oldest age and");
+        s.println("  records each member holds, read from Pier's metrics endpoint (default: port "
+                + DEFAULT_METRICS_PORT + " on the bootstrap host).");
+    }
+}

@@ -1,0 +1,205 @@
+package io.pier.metrics;
+
+import io.pier.share.ShareEvents;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Consumer;
+import org.apache.kafka.common.protocol.ApiKeys;
+
+/**
+ * The broker's metrics, in a registry of its own (so several embedded brokers in one JVM never
+ * mix their figures). Three kinds of source, each safe for its thread:
+ *
+ * <ul>
+ *   <li>share-partition counters and the delivery-count histogram, incremented by
+ *       {@link SharePartitionMetrics} on the shard that owns the share-partition;
+ *   <li>request latency per API, observed on whatever thread completes a response;
+ *   <li>gauges (offsets, lag, in-flight records, oldest age, log size), read by the scrape thread
+ *       from immutable snapshots each shard publishes with {@link #publish} every
+ *       {@code pier.metrics.snapshot.interval.ms}: a scrape never touches engine state.
+ * </ul>
+ *
+ * <p>Every metric is listed in {@code docs/operations.md}.
+ */
+public final class PierMetrics {
+    static final String[] SHARE_LABELS = {"group", "topic", "partition"};
+    private static final double[] LATENCY_BUCKETS_SECONDS = {
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+    private static final double[] DELIVERY_COUNT_BUCKETS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final AtomicReferenceArray<ShardSnapshot> published;
+
+    final Counter deliveries;
+    final Counter accepts;
+    final Counter rejects;
+    final Counter releases;
+    final Counter lockExpiries;
+    final Counter sessionReleases;
+    final Counter archived;
+    final Histogram deliveryCountAtAck;
+    private final Histogram requestLatency;
+
+    /** What one shard published last. */
+    private record ShardSnapshot(List<SharePartitionSnapshot> shares, List<LogSnapshot> logs) {}
+
+    public PierMetrics(int shards) {
+        published = new AtomicReferenceArray<>(shards);
+        for (int i = 0; i < shards; i++) {
+            published.set(i, new ShardSnapshot(List.of(), List.of()));
+        }
+        deliveries = shareCounter("pier_share_deliveries_total",
+                "Records handed to consumers (each delivery of a record counts once)");
+        accepts = shareCounter("pier_share_accepts_total", "Records accepted by consumers (durable)");
+        rejects = shareCounter("pier_share_rejects_total", "Records rejected by consumers (durable)");
+        releases = shareCounter("pier_share_releases_total",
+                "Records released by consumers for redelivery (durable); archived instead at the delivery limit");
+        lockExpiries = shareCounter("pier_share_lock_expiries_total",
+                "Records whose acquisition lock expired before the consumer settled them");
+        sessionReleases = shareCounter("pier_share_session_releases_total",
+                "Records handed back because the share session of the consumer holding them ended");
+        archived = Counter.builder().name("pier_share_archived_records_total")
+                .help("Records archived without being accepted, by cause: rejected, delivery_limit, log_start")
+                .labelNames("group", "topic", "partition", "cause")
+                .withoutExemplars()
+                .register(registry);
+        deliveryCountAtAck = Histogram.builder().name("pier_share_acknowledged_delivery_count")
+                .help("Delivery count of records when a consumer accepted or rejected them, by type")
+                .labelNames("group", "topic", "partition", "type")
+                .classicOnly()
+                .classicUpperBounds(DELIVERY_COUNT_BUCKETS)
+                .withoutExemplars()
+                .register(registry);
+        requestLatency = Histogram.builder().name("pier_request_duration_seconds")
+                .help("Time from dispatching a request to its response being ready, by API"
+                        + " (long polls include their wait)")
+                .labelNames("api")
+                .classicOnly()
+                .classicUpperBounds(LATENCY_BUCKETS_SECONDS)
+                .withoutExemplars()
+                .register(registry);
+        registerShareGauges();
+        registerLogGauges();
+    }
+
+    public PrometheusRegistry registry() {
+        return registry;
+    }
+
+    /** The listener for one share-partition's events; call on any thread, use on its shard. */
+    public ShareEvents shareEvents(String group, String topic, int partition) {
+        return new SharePartitionMetrics(this, group, topic, String.valueOf(partition));
+    }
+
+    /** Drops a share-partition's counter series (its group's state was deleted). */
+    public void forgetShare(String group, String topic, int partition) {
+        String p = String.valueOf(partition);
+        for (Counter c : List.of(deliveries, accepts, rejects, releases, lockExpiries, sessionReleases)) {
+            c.remove(group, topic, p);
+        }
+        for (ShareEvents.ArchiveCause cause : ShareEvents.ArchiveCause.values()) {
+            archived.remove(group, topic, p, SharePartitionMetrics.label(cause));
+        }
+        for (String type : List.of("accept", "reject")) {
+            deliveryCountAtAck.remove(group, topic, p, type);
+        }
+    }
+
+    /** A response to a request of {@code api} was ready {@code elapsedNanos} after dispatch. */
+    public void onResponse(ApiKeys api, long elapsedNanos) {
+        requestLatency.labelValues(api.name).observe(elapsedNanos / 1e9);
+    }
+
+    /** Shard {@code shard} replaces what it showed last; the lists must not change afterwards. */
+    public void publish(int shard, List<SharePartitionSnapshot> shares, List<LogSnapshot> logs) {
+        published.set(shard, new ShardSnapshot(List.copyOf(shares), List.copyOf(logs)));
+    }
+
+    /** Serves {@code /metrics} on {@code host:port} (0 picks a free port) until closed. */
+    public MetricsEndpoint serve(String host, int port) throws java.io.IOException {
+        return MetricsEndpoint.start(registry, host, port);
+    }
+
+    private Counter shareCounter(String name, String help) {
+        return Counter.builder().name(name).help(help).labelNames(SHARE_LABELS).withoutExemplars().register(registry);
+    }
+
+    private void forEachShare(Consumer<SharePartitionSnapshot> action) {
+        for (int i = 0; i < published.length(); i++) {
+            published.get(i).shares().forEach(action);
+        }
+    }
+
+    private void forEachLog(Consumer<LogSnapshot> action) {
+        for (int i = 0; i < published.length(); i++) {
+            published.get(i).logs().forEach(action);
+        }
+    }
+
+    private void shareGauge(String name, String help, java.util.function.ToDoubleFunction<SharePartitionSnapshot> value) {
+        GaugeWithCallback.builder().name(name).help(help).labelNames(SHARE_LABELS)
+                .callback(cb -> forEachShare(s -> cb.call(value.applyAsDouble(s),
+                        s.group(), s.topic(), String.valueOf(s.partition()))))
+                .register(registry);
+    }
+
+    private void registerShareGauges() {
+        shareGauge("pier_share_start_offset", "Share-partition start offset (SPSO): first offset not settled for good",
+                SharePartitionSnapshot::startOffset);
+        shareGauge("pier_share_end_offset", "Share-partition end offset (SPEO): last offset in the in-flight window",
+                SharePartitionSnapshot::endOffset);
+        shareGauge("pier_share_lag", "Records not yet settled for good: high watermark - start offset"
+                + " - records accepted or archived in flight (KIP-1226)", SharePartitionSnapshot::lag);
+        shareGauge("pier_share_oldest_unacknowledged_age_seconds",
+                "How long the oldest AVAILABLE or ACQUIRED record has been in the in-flight window; 0 if none",
+                s -> s.oldestUnacknowledgedAgeMs() / 1000.0);
+        GaugeWithCallback.builder().name("pier_share_in_flight_records")
+                .help("Records in the in-flight window by state: available, acquired, acknowledged, archived")
+                .labelNames("group", "topic", "partition", "state")
+                .callback(cb -> forEachShare(s -> {
+                    String p = String.valueOf(s.partition());
+                    cb.call(s.available(), s.group(), s.topic(), p, "available");
+                    cb.call(s.acquired(), s.group(), s.topic(), p, "acquired");
+                    cb.call(s.acknowledged(), s.group(), s.topic(), p, "acknowledged");
+                    cb.call(s.archived(), s.group(), s.topic(), p, "archived");
+                }))
+                .register(registry);
+        GaugeWithCallback.builder().name("pier_share_member_acquired_records")
+                .help("Records a member holds (ACQUIRED), over every partition of its share group")
+                .labelNames("group", "member")
+                .callback(cb -> {
+                    Map<List<String>, Integer> byMember = new HashMap<>();
+                    forEachShare(s -> s.acquiredByMember().forEach((member, n) ->
+                            byMember.merge(List.of(s.group(), member), n, Integer::sum)));
+                    byMember.forEach((k, n) -> cb.call(n, k.get(0), k.get(1)));
+                })
+                .register(registry);
+    }
+
+    private void logGauge(String name, String help, java.util.function.ToDoubleFunction<LogSnapshot> value) {
+        GaugeWithCallback.builder().name(name).help(help).labelNames("topic", "partition")
+                .callback(cb -> forEachLog(l -> cb.call(value.applyAsDouble(l), l.topic(),
+                        String.valueOf(l.partition()))))
+                .register(registry);
+    }
+
+    private void registerLogGauges() {
+        logGauge("pier_log_size_bytes", "Bytes of the partition's log segments on disk", LogSnapshot::sizeBytes);
+        logGauge("pier_log_start_offset", "First offset still in the partition log", LogSnapshot::startOffset);
+        logGauge("pier_log_end_offset", "Offset the next appended record gets", LogSnapshot::endOffset);
+        logGauge("pier_log_high_watermark", "Durable end of the partition log: consumers read below it",
+                LogSnapshot::highWatermark);
+    }
+
+    /** Resolves a histogram data point once, for the hot path. */
+    DistributionDataPoint deliveryCounts(String group, String topic, String partition, String type) {
+        return deliveryCountAtAck.labelValues(group, topic, partition, type);
+    }
+}
