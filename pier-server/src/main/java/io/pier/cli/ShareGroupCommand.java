@@ -66,6 +66,7 @@ final class ShareGroupCommand {
             metricsUrl = "http://" + host(bootstrap) + ":" + DEFAULT_METRICS_PORT + "/metrics";
         }
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS))) {
             ShareGroupDescription description = admin.describeShareGroups(List.of(group)).describedGroups()
                     .get(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
