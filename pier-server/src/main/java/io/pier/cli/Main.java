@@ -23,6 +23,11 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("share-group")) {
+            // The Admin client logs its whole configuration at INFO; a one-shot command wants its table only.
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
+                    System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
+        }
         int code = run(args, System.out, System.err);
         if (code != 0) {
             System.exit(code);
