@@ -18,7 +18,16 @@ class LayeringTest {
         noClasses().that().resideInAnyPackage("io.pier.common..", "io.pier.log..", "io.pier.share..",
                         "io.pier.group..", "io.pier.state..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.pier.server..", "io.pier.network..",
-                        "io.pier.protocol..", "io.pier.metrics..", "io.pier.cli..", "io.netty..")
+                        "io.pier.protocol..", "io.pier.metrics..", "io.pier.cli..", "io.netty..",
+                        "io.prometheus..")
+                .check(PIER);
+    }
+
+    @Test
+    void shouldKeepMetricsIndependentOfServerWiring() {
+        noClasses().that().resideInAPackage("io.pier.metrics..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.pier.server..", "io.pier.network..",
+                        "io.pier.protocol..", "io.pier.cli..")
                 .check(PIER);
     }
 
