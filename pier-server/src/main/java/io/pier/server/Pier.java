@@ -72,7 +72,8 @@ public final class Pier implements AutoCloseable {
     public static final class Builder {
         private final Map<String, String> props = new LinkedHashMap<>();
         private Path dataDir;
-        private int port = 0;
+        /** Overrides the listener's port when set; null keeps {@code listeners} as configured. */
+        private Integer port;
         private Clock clock = Clock.SYSTEM;
         private Runnable onFatal = () -> { };
 
@@ -123,8 +124,7 @@ public final class Pier implements AutoCloseable {
             }
             Map<String, String> all = new LinkedHashMap<>(props);
             all.put(BrokerConfig.LOG_DIRS, dir.toString());
-            if (port != 0 || !props.containsKey(BrokerConfig.LISTENERS)
-                    || props.get(BrokerConfig.LISTENERS).endsWith(":0")) {
+            if (port != null) {
                 String host = new BrokerConfig(all).host();
                 all.put(BrokerConfig.LISTENERS, "PLAINTEXT://" + host + ":" + port);
             }
