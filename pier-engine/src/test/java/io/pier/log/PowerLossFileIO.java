@@ -14,6 +14,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A {@link FileIO} for crash tests that simulates power loss. Each channel keeps the bytes written
@@ -29,13 +30,14 @@ import java.util.Random;
  * <p>{@link #arm} makes the n-th arrival at a {@link CrashPoint} throw {@link SimulatedCrash} and
  * stops all I/O, so the test can then call {@link #powerLoss}.
  *
- * <p>Thread-safe (the share-state writer and a test thread may use one instance).
+ * <p>Thread-safe (the share-state writer and a test thread may use one instance). Lock order:
+ * this object, then a channel; a channel never takes this object's lock.
  */
 public final class PowerLossFileIO implements FileIO {
     private final List<Channel> open = new ArrayList<>();
     private final Map<CrashPoint, Integer> armed = new EnumMap<>(CrashPoint.class);
-    private boolean crashed;
-    private long syncs;
+    private volatile boolean crashed;
+    private final AtomicLong syncs = new AtomicLong();
 
     /** Thrown at an armed crash point, and by every I/O after the crash. */
     public static final class SimulatedCrash extends IOException {
@@ -78,13 +80,13 @@ public final class PowerLossFileIO implements FileIO {
         armed.put(point, nth);
     }
 
-    public synchronized boolean crashed() {
+    public boolean crashed() {
         return crashed;
     }
 
     /** Forces honoured so far. */
-    public synchronized long syncs() {
-        return syncs;
+    public long syncs() {
+        return syncs.get();
     }
 
     /**
@@ -104,14 +106,15 @@ public final class PowerLossFileIO implements FileIO {
         return dropped;
     }
 
-    private synchronized void checkAlive() throws SimulatedCrash {
+    // Channels never take this object's lock (powerLoss holds it while taking theirs).
+    private void checkAlive() throws SimulatedCrash {
         if (crashed) {
             throw new SimulatedCrash("the simulated machine is down");
         }
     }
 
-    private synchronized void countSync() {
-        syncs++;
+    private void countSync() {
+        syncs.incrementAndGet();
     }
 
     /**

@@ -22,7 +22,7 @@ import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.state.ClusterMetadataStore;
-import io.pier.state.InMemorySharePersister;
+import io.pier.state.DurableSharePersister;
 import org.apache.kafka.common.TopicPartition;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -45,6 +45,13 @@ import org.slf4j.LoggerFactory;
 /** Wires the parts of one broker together and owns their lifecycle. */
 final class Broker implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+    /** Folder of the share-state log inside the data folder. */
+    static final String SHARE_STATE_DIR = "share-state";
+    /**
+     * Persist each acquisition (as AVAILABLE with the new delivery count) before the ShareFetch
+     * response carries it, so delivery counts are exact across crashes. Default true.
+     */
+    static final String DELIVERY_COUNT_DURABLE = "pier.share.delivery.count.durable";
 
     private final BrokerConfig config;
     private final Runnable onFatalExit;
@@ -56,6 +63,7 @@ final class Broker implements AutoCloseable {
     private final PartitionRegistry partitions;
     private final TopicService topics;
     private final ShareGroups shareGroups;
+    private final DurableSharePersister shareState;
     private final ShareService shares;
     private final ShareSessions shareSessions;
     private final NetworkServer network;
@@ -95,10 +103,18 @@ final class Broker implements AutoCloseable {
             topics.openAll();
             RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
             ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
+            // Share state and group existence: an internal log under <data>/share-state, written by
+            // its own thread with group commit; a failed fsync there halts the broker like any other.
+            shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
+                    DurableSharePersister.Options.fromProperties(config.raw()), clock, io.pier.log.FileIO.REAL,
+                    this::onFatal);
+            started.push(shareState);
+            boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
+                    config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
             // Kafka does not release a member's records when its group session times out, only
             // when its share session ends; the locks expire on their own.
-            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { });
-            shares = new ShareService(shareGroups, new InMemorySharePersister(), clock, shards);
+            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { }, shareState);
+            shares = new ShareService(shareGroups, shareState, clock, shards, durableCounts);
             shareSessions = new ShareSessions(shareConfig.maxShareSessions(), this::releaseSession);
 
             ApiRouter router = new ApiRouter();
@@ -198,6 +214,7 @@ final class Broker implements AutoCloseable {
         for (Shard s : shards) {
             s.close();
         }
+        shareState.close();
         try {
             dataLock.release();
             lockChannel.close();
