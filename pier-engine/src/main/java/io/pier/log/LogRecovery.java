@@ -30,13 +30,15 @@ final class LogRecovery {
     record Result(TreeMap<Long, LogSegment> segments, ProducerStateTable producers, boolean changedFiles) {}
 
     private final Path dir;
+    private final FileIO io;
     private final int indexIntervalBytes;
     private final long nowWallMs;
     private final ProducerStateTable producers = new ProducerStateTable();
     private boolean changedFiles;
 
-    LogRecovery(Path dir, int indexIntervalBytes, long nowWallMs) {
+    LogRecovery(Path dir, int indexIntervalBytes, long nowWallMs, FileIO io) {
         this.dir = dir;
+        this.io = io;
         this.indexIntervalBytes = indexIntervalBytes;
         this.nowWallMs = nowWallMs;
     }
@@ -86,7 +88,7 @@ final class LogRecovery {
                 deleteFrom(bases, i);
                 break;
             }
-            LogSegment seg = LogSegment.openForRecovery(dir, base);
+            LogSegment seg = LogSegment.openForRecovery(dir, base, io);
             segments.put(base, seg);
             if (point != null && base == point.segmentBaseOffset() && point.position() > seg.size()) {
                 throw new IOException(seg.file() + " is " + seg.size() + " bytes but " + point.position()

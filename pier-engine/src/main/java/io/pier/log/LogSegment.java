@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.PierFileRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 
 /**
@@ -52,12 +53,12 @@ final class LogSegment {
     }
 
     /** Creates an empty segment with empty index files. */
-    static LogSegment create(Path dir, long baseOffset) throws IOException {
+    static LogSegment create(Path dir, long baseOffset, FileIO io) throws IOException {
         Path log = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
         if (Files.exists(log)) {
             throw new IOException("segment already exists: " + log);
         }
-        LogSegment s = new LogSegment(baseOffset, FileRecords.open(log.toFile(), true, false, 0, false), true, dir);
+        LogSegment s = new LogSegment(baseOffset, PierFileRecords.open(log.toFile(), io.open(log, true)), true, dir);
         s.offsetIndex.persist();
         s.timeIndex.persist();
         return s;
@@ -67,9 +68,9 @@ final class LogSegment {
      * Opens an existing segment for recovery. Its indexes start empty; the caller replays every
      * batch through {@link #onBatch} and then calls {@link #finishRecovery()}.
      */
-    static LogSegment openForRecovery(Path dir, long baseOffset) throws IOException {
+    static LogSegment openForRecovery(Path dir, long baseOffset, FileIO io) throws IOException {
         Path log = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
-        return new LogSegment(baseOffset, FileRecords.open(log.toFile(), true, true, 0, false), true, dir);
+        return new LogSegment(baseOffset, PierFileRecords.open(log.toFile(), io.open(log, false)), true, dir);
     }
 
     long baseOffset() {

@@ -62,6 +62,7 @@ public final class PartitionLog implements AutoCloseable {
 
     private final Path dir;
     private final Clock clock;
+    private final FileIO io;
     private final TreeMap<Long, LogSegment> segments;
     private final ProducerStateTable producers;
     private LogConfig config;
@@ -73,9 +74,10 @@ public final class PartitionLog implements AutoCloseable {
     private IOException failure;
     private boolean closed;
 
-    private PartitionLog(Path dir, LogConfig config, Clock clock, TreeMap<Long, LogSegment> segments,
+    private PartitionLog(Path dir, LogConfig config, Clock clock, FileIO io, TreeMap<Long, LogSegment> segments,
             ProducerStateTable producers) {
         this.dir = dir;
+        this.io = io;
         this.config = config;
         this.clock = clock;
         this.segments = segments;
@@ -89,6 +91,11 @@ public final class PartitionLog implements AutoCloseable {
      * @throws IOException if the files cannot be read, or data recorded as fsynced is damaged
      */
     public static PartitionLog open(Path dir, LogConfig config, Clock clock) throws IOException {
+        return open(dir, config, clock, FileIO.REAL);
+    }
+
+    /** As {@link #open(Path, LogConfig, Clock)}, with segment files opened through {@code io}. */
+    public static PartitionLog open(Path dir, LogConfig config, Clock clock, FileIO io) throws IOException {
         Path abs = dir.toAbsolutePath();
         if (!Files.isDirectory(abs)) {
             Files.createDirectories(abs);
@@ -96,8 +103,8 @@ public final class PartitionLog implements AutoCloseable {
         }
         RecoveryPoint point = RecoveryPoint.read(abs);
         long storedStart = LogStartOffsetFile.read(abs);
-        LogRecovery.Result r = new LogRecovery(abs, config.indexIntervalBytes(), clock.wallMs()).recover(point);
-        PartitionLog log = new PartitionLog(abs, config, clock, r.segments(), r.producers());
+        LogRecovery.Result r = new LogRecovery(abs, config.indexIntervalBytes(), clock.wallMs(), io).recover(point);
+        PartitionLog log = new PartitionLog(abs, config, clock, io, r.segments(), r.producers());
         try {
             log.finishOpen(storedStart);
         } catch (IOException | RuntimeException e) {
@@ -109,7 +116,7 @@ public final class PartitionLog implements AutoCloseable {
 
     private void finishOpen(long storedStart) throws IOException {
         if (segments.isEmpty()) {
-            segments.put(storedStart, LogSegment.create(dir, storedStart));
+            segments.put(storedStart, LogSegment.create(dir, storedStart, io));
         }
         active = segments.lastEntry().getValue();
         logStartOffset = Math.max(storedStart, segments.firstKey());
@@ -135,7 +142,7 @@ public final class PartitionLog implements AutoCloseable {
             seg.closeAndDelete();
         }
         segments.clear();
-        active = LogSegment.create(dir, offset);
+        active = LogSegment.create(dir, offset, io);
         segments.put(offset, active);
     }
 
@@ -203,9 +210,10 @@ public final class PartitionLog implements AutoCloseable {
             if (durable) {
                 forceDirtySegments(); // lets the recovery point move to the new segment
             }
-            LogSegment seg = LogSegment.create(dir, newBase);
+            LogSegment seg = LogSegment.create(dir, newBase, io);
             segments.put(newBase, seg);
             active = seg;
+            io.crashPoint(CrashPoint.MID_SEGMENT_ROLL);
             if (durable) {
                 AtomicFiles.fsyncDirectory(dir); // the new file must survive power loss
                 writeRecoveryPoint();
@@ -233,6 +241,7 @@ public final class PartitionLog implements AutoCloseable {
         }
         long end = logEndOffset();
         try {
+            io.crashPoint(CrashPoint.AFTER_APPEND_BEFORE_FSYNC);
             forceDirtySegments();
             flushedEnd = end;
             if (clock.monoMs() - lastRecoveryPointMonoMs >= RECOVERY_POINT_INTERVAL_MS) {
@@ -243,6 +252,7 @@ public final class PartitionLog implements AutoCloseable {
             throw e;
         }
         committedEnd = Math.max(committedEnd, end);
+        io.crashPoint(CrashPoint.AFTER_FSYNC_BEFORE_RESPONSE);
     }
 
     private void forceDirtySegments() throws IOException {

@@ -61,6 +61,11 @@ public final class InMemorySharePersister implements SharePersister {
     }
 
     @Override
+    public java.util.Set<SharePartitionKey> keys() {
+        return java.util.Set.copyOf(states.keySet());
+    }
+
+    @Override
     public CompletableFuture<Void> initialize(SharePartitionKey key, long startOffset) {
         states.compute(key, (k, old) ->
                 new ShareState(old == null ? 0 : old.stateEpoch() + 1, startOffset, List.of()));

@@ -23,4 +23,7 @@ public interface SharePersister {
 
     /** Drops the state of a key. */
     CompletableFuture<Void> delete(SharePartitionKey key);
+
+    /** Every key with stored state, so admin APIs can list a group's partitions after a restart. */
+    java.util.Set<SharePartitionKey> keys();
 }

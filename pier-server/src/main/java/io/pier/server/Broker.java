@@ -28,7 +28,7 @@ import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.share.ShareEvents;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ClusterMetadataStore;
-import io.pier.state.InMemorySharePersister;
+import io.pier.state.DurableSharePersister;
 import org.apache.kafka.common.TopicPartition;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -51,6 +51,13 @@ import org.slf4j.LoggerFactory;
 /** Wires the parts of one broker together and owns their lifecycle. */
 final class Broker implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+    /** Folder of the share-state log inside the data folder. */
+    static final String SHARE_STATE_DIR = "share-state";
+    /**
+     * Persist each acquisition (as AVAILABLE with the new delivery count) before the ShareFetch
+     * response carries it, so delivery counts are exact across crashes. Default true.
+     */
+    static final String DELIVERY_COUNT_DURABLE = "pier.share.delivery.count.durable";
 
     private final BrokerConfig config;
     private final Runnable onFatalExit;
@@ -62,6 +69,7 @@ final class Broker implements AutoCloseable {
     private final PartitionRegistry partitions;
     private final TopicService topics;
     private final ShareGroups shareGroups;
+    private final DurableSharePersister shareState;
     private final ShareService shares;
     private final ShareSessions shareSessions;
     private final NetworkServer network;
@@ -104,11 +112,19 @@ final class Broker implements AutoCloseable {
             topics.openAll();
             RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
             ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
+            // Share state and group existence: an internal log under <data>/share-state, written by
+            // its own thread with group commit; a failed fsync there halts the broker like any other.
+            shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
+                    DurableSharePersister.Options.fromProperties(config.raw()), clock, io.pier.log.FileIO.REAL,
+                    this::onFatal);
+            started.push(shareState);
+            boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
+                    config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
             // Kafka does not release a member's records when its group session times out, only
             // when its share session ends; the locks expire on their own.
-            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { });
+            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { }, shareState);
             metrics = config.metricsEnabled() ? new PierMetrics(shards.length) : null;
-            shares = new ShareService(shareGroups, new InMemorySharePersister(), clock, shards,
+            shares = new ShareService(shareGroups, shareState, clock, shards, durableCounts,
                     metrics == null ? ShareEventsFactory.NONE : new MetricsShareEvents(metrics));
             shareSessions = new ShareSessions(shareConfig.maxShareSessions(), this::releaseSession);
 
@@ -259,6 +275,7 @@ final class Broker implements AutoCloseable {
         for (Shard s : shards) {
             s.close();
         }
+        shareState.close();
         try {
             dataLock.release();
             lockChannel.close();

@@ -14,7 +14,9 @@ import io.pier.group.ShareGroupsSnapshot;
 import io.pier.group.TopicInfo;
 import io.pier.group.TopicLookup;
 import io.pier.share.ShareConfig;
+import io.pier.state.DurableSharePersister;
 import io.pier.state.TopicMetadata;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,11 +37,22 @@ public final class ShareGroups {
     private final ShareGroupBrokerConfig brokerConfig;
     private final ShareGroupCoordinator coordinator;
     private final GroupConfig defaults;
+    private final DurableSharePersister existence;
     private volatile Map<String, GroupConfig> configs = Map.of();
 
     ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
             Consumer<List<MemberKey>> onMembersExpired) {
+        this(owner, clock, topics, brokerConfig, onMembersExpired, null);
+    }
+
+    /**
+     * @param existence where group existence is made durable (created on first heartbeat, gone on
+     *     delete), or null to keep it in memory only
+     */
+    ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
+            Consumer<List<MemberKey>> onMembersExpired, DurableSharePersister existence) {
         this.owner = owner;
+        this.existence = existence;
         this.clock = clock;
         this.topics = topics;
         this.brokerConfig = brokerConfig;
@@ -55,7 +68,11 @@ public final class ShareGroups {
                 return Optional.ofNullable(topics.topic(id)).map(ShareGroups::info);
             }
         };
-        ShareGroupsSnapshot restored = new ShareGroupsSnapshot(List.of(), topics.allGroupConfigs());
+        List<ShareGroupsSnapshot.Group> known = new ArrayList<>();
+        if (existence != null) {
+            existence.groups().forEach(id -> known.add(new ShareGroupsSnapshot.Group(id, 0)));
+        }
+        ShareGroupsSnapshot restored = new ShareGroupsSnapshot(known, topics.allGroupConfigs());
         this.coordinator = new ShareGroupCoordinator(brokerConfig, lookup, restored);
         publishConfigs();
         owner.execute(() -> owner.addTicker(nowMs -> {
@@ -77,8 +94,15 @@ public final class ShareGroups {
         return brokerConfig;
     }
 
+    /** A heartbeat that created a group answers only once the group's existence is durable. */
     public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
-        return owner.call(() -> coordinator.heartbeat(request, clock.monoMs()));
+        CompletableFuture<HeartbeatResponse> response = owner.call(() -> coordinator.heartbeat(request, clock.monoMs()));
+        if (existence == null) {
+            return response;
+        }
+        return response.thenCompose(r -> r.error() != Errors.NONE || existence.groups().contains(request.groupId())
+                ? CompletableFuture.completedFuture(r)
+                : existence.recordGroup(request.groupId()).thenApply(v -> r));
     }
 
     public CompletableFuture<Optional<GroupDescription>> describe(String groupId) {
@@ -95,6 +119,9 @@ public final class ShareGroups {
             if (result == Errors.NONE) {
                 publishConfigs();
                 topics.putGroupConfigs(groupId, Map.of()).get();
+                if (existence != null) {
+                    existence.deleteGroup(groupId).get();
+                }
             }
             return result;
         });

@@ -13,6 +13,7 @@ import io.pier.share.LogBatch;
 import io.pier.share.PendingChange;
 import io.pier.share.RecordState;
 import io.pier.share.SharePartition;
+import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.SharePersister;
 import io.pier.state.PersistedBatch;
@@ -49,6 +50,7 @@ public final class ShareService {
     private final SharePersister persister;
     private final Clock clock;
     private final ShareEventsFactory events;
+    private final boolean durableDeliveryCounts;
     private final Map<SharePartitionKey, Holder> holders = new ConcurrentHashMap<>();
     /** Every key with state in the persister, loaded or not (for DescribeShareGroupOffsets). */
     private final Set<SharePartitionKey> stateKeys = ConcurrentHashMap.newKeySet();
@@ -80,15 +82,22 @@ public final class ShareService {
     }
 
     ShareService(ShareGroups groups, SharePersister persister, Clock clock, Shard[] shards) {
-        this(groups, persister, clock, shards, ShareEventsFactory.NONE);
+        this(groups, persister, clock, shards, false, ShareEventsFactory.NONE);
     }
 
+    /**
+     * @param durableDeliveryCounts persist every acquisition (AVAILABLE with its new delivery
+     *     count) before the fetch response carries it, so a crash never under-counts deliveries
+     * @param events where share-partitions report their state changes (metrics)
+     */
     ShareService(ShareGroups groups, SharePersister persister, Clock clock, Shard[] shards,
-            ShareEventsFactory events) {
+            boolean durableDeliveryCounts, ShareEventsFactory events) {
+        this.durableDeliveryCounts = durableDeliveryCounts;
         this.groups = groups;
         this.persister = persister;
         this.clock = clock;
         this.events = events;
+        stateKeys.addAll(persister.keys());
         for (Shard shard : shards) {
             List<Holder> owned = new ArrayList<>();
             byShard.add(owned);
@@ -102,16 +111,45 @@ public final class ShareService {
      */
     public CompletableFuture<Acquired> acquire(Partition partition, SharePartitionKey key, String memberId,
             AcquireLimits limits, int maxBytes, Partition.DataListener wake) {
-        return sharePartition(partition, key).thenCompose(sp -> partition.shard().call(() -> {
+        CompletableFuture<SharePartition> ready = sharePartition(partition, key);
+        CompletableFuture<Acquired> got = ready.thenCompose(sp -> partition.shard().call(() -> {
             if (partition.isDeleted()) {
                 return new Acquired(Errors.UNKNOWN_TOPIC_OR_PARTITION, MemoryRecords.EMPTY, List.of());
             }
-            Acquired got = acquireOnShard(partition, sp, memberId, limits, maxBytes);
-            if (got.ranges().isEmpty() && wake != null) {
+            Acquired acquired = acquireOnShard(partition, sp, memberId, limits, maxBytes);
+            if (acquired.ranges().isEmpty() && wake != null) {
                 partition.onNextDataChange(wake);
             }
-            return got;
+            return acquired;
         }));
+        if (!durableDeliveryCounts) {
+            return got;
+        }
+        return got.thenCompose(acquired -> acquired.ranges().isEmpty()
+                ? CompletableFuture.completedFuture(acquired)
+                : persistAcquisition(ready.join(), acquired));
+    }
+
+    /**
+     * Makes the new delivery counts durable (as AVAILABLE with that count, which a crash turns
+     * back into exactly that) before the records are handed out. If that fails the records are
+     * not sent; their locks expire and they come back with the count already spent, which
+     * over-counts but never exceeds the limit.
+     */
+    private CompletableFuture<Acquired> persistAcquisition(SharePartition sp, Acquired acquired) {
+        List<PersistedBatch> batches = new ArrayList<>(acquired.ranges().size());
+        for (AcquiredRange r : acquired.ranges()) {
+            batches.add(new PersistedBatch(r.firstOffset(), r.lastOffset(), PersistedBatch.AVAILABLE,
+                    r.deliveryCount()));
+        }
+        return persister.write(new ShareStateWrite(sp.key(), sp.stateEpoch(), -1, batches))
+                .handle((v, failure) -> {
+                    if (failure == null) {
+                        return acquired;
+                    }
+                    LOG.warn("Persisting acquisitions of {} failed; not delivering them", sp.key(), failure);
+                    return new Acquired(Errors.COORDINATOR_NOT_AVAILABLE, MemoryRecords.EMPTY, List.of());
+                });
     }
 
     private Acquired acquireOnShard(Partition partition, SharePartition sp, String memberId, AcquireLimits limits,
@@ -251,7 +289,9 @@ public final class ShareService {
                         holders.remove(key, created);
                         ready.completeExceptionally(t);
                     } else {
-                        ready.complete(SharePartition.fresh(key, 0, start, () -> groups.shareConfig(key.groupId()),
+                        ShareState created0 = persister.read(key);
+                        int epoch = created0 == null ? 0 : created0.stateEpoch();
+                        ready.complete(SharePartition.fresh(key, epoch, start, () -> groups.shareConfig(key.groupId()),
                                 events.create(key, partition)));
                     }
                 });

@@ -1,0 +1,216 @@
+package io.pier.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pier.common.ManualClock;
+import io.pier.log.CrashPoint;
+import io.pier.log.FileIO;
+import io.pier.log.PowerLossFileIO;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.kafka.common.Uuid;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class DurableSharePersisterTest {
+    private static final Uuid TOPIC = new Uuid(7L, 9L);
+    private static final SharePartitionKey KEY = new SharePartitionKey("g", TOPIC, 0);
+
+    @TempDir
+    Path dir;
+
+    private final ManualClock clock = new ManualClock(1_000_000);
+    private final List<String> fatal = new CopyOnWriteArrayList<>();
+    private DurableSharePersister persister;
+
+    @AfterEach
+    void closePersister() {
+        if (persister != null) {
+            persister.close();
+        }
+    }
+
+    private DurableSharePersister open(DurableSharePersister.Options options, FileIO io) throws IOException {
+        if (persister != null) {
+            persister.close();
+        }
+        persister = DurableSharePersister.open(dir, options, clock, io, (what, cause) -> fatal.add(what));
+        return persister;
+    }
+
+    private static PersistedBatch b(long first, long last, byte state, int count) {
+        return new PersistedBatch(first, last, state, (short) count);
+    }
+
+    @Test
+    void shouldReplayTheSameStateAsTheInMemoryPersisterAfterReopen() throws Exception {
+        // Given random writes to several keys, mirrored into the in-memory reference
+        long seed = System.nanoTime();
+        System.out.println("DurableSharePersisterTest seed " + seed);
+        Random random = new Random(seed);
+        InMemorySharePersister reference = new InMemorySharePersister();
+        open(new DurableSharePersister.Options(5, 1_000_000, 4096), FileIO.REAL);
+        List<SharePartitionKey> keys = new ArrayList<>();
+        for (int p = 0; p < 4; p++) {
+            keys.add(new SharePartitionKey("group-" + (p % 2), TOPIC, p));
+        }
+        for (SharePartitionKey k : keys) {
+            persister.initialize(k, 0).get();
+            reference.initialize(k, 0).get();
+        }
+        long[] start = new long[keys.size()];
+        List<CompletableFuture<Void>> pending = new ArrayList<>();
+        for (int i = 0; i < 400; i++) {
+            int p = random.nextInt(keys.size());
+            start[p] += random.nextInt(3);
+            long first = start[p] + random.nextInt(20);
+            byte state = new byte[] {PersistedBatch.AVAILABLE, PersistedBatch.ACKNOWLEDGED, PersistedBatch.ARCHIVED}[
+                    random.nextInt(3)];
+            ShareStateWrite w = new ShareStateWrite(keys.get(p), 0, start[p],
+                    List.of(b(first, first + random.nextInt(10), state, 1 + random.nextInt(4))));
+            pending.add(persister.write(w));
+            reference.write(w).get();
+        }
+        persister.delete(keys.get(3)).get();
+        reference.delete(keys.get(3)).get();
+        persister.recordGroup("group-0").get();
+        for (CompletableFuture<Void> f : pending) {
+            f.get();
+        }
+        assertThat(persister.recordsAppended()).isGreaterThan(400);
+        assertThat(persister.flushes()).isLessThanOrEqualTo(persister.recordsAppended());
+
+        // When it is reopened
+        open(new DurableSharePersister.Options(5, 1_000_000, 4096), FileIO.REAL);
+
+        // Then every key reads back exactly as the reference merged it
+        for (SharePartitionKey k : keys) {
+            assertThat(persister.read(k)).as("%s", k).isEqualTo(reference.read(k));
+        }
+        assertThat(persister.groups()).containsExactly("group-0");
+    }
+
+    @Test
+    void shouldCleanAwaySupersededRecordsAndStillReplayTheSameState() throws Exception {
+        // Given one hot key (snapshotted every 3 updates) and one cold key, over many small segments
+        DurableSharePersister.Options options = new DurableSharePersister.Options(3, 1_000_000, 1024);
+        open(options, FileIO.REAL);
+        SharePartitionKey cold = new SharePartitionKey("cold", TOPIC, 1);
+        persister.initialize(cold, 0).get();
+        persister.write(new ShareStateWrite(cold, 0, 0, List.of(b(0, 4, PersistedBatch.ACKNOWLEDGED, 1)))).get();
+        persister.initialize(KEY, 0).get();
+        for (int i = 0; i < 200; i++) {
+            persister.write(new ShareStateWrite(KEY, 0, i, List.of(b(i, i, PersistedBatch.ACKNOWLEDGED, 1)))).get();
+        }
+        ShareState hot = persister.read(KEY);
+        ShareState coldState = persister.read(cold);
+        long segmentsBefore = countSegments();
+
+        // When two cold passes run: the first notes the end, the second snapshots what is older
+        persister.compactNow().get();
+        assertThat(persister.logStartOffset()).as("the cold key pins the start").isLessThanOrEqualTo(2);
+        persister.compactNow().get();
+
+        // Then the log start moved past the superseded records, segments were deleted
+        assertThat(persister.logStartOffset()).isGreaterThan(150);
+        assertThat(countSegments()).isLessThan(segmentsBefore);
+        open(options, FileIO.REAL);
+        assertThat(persister.read(KEY)).isEqualTo(hot);
+        assertThat(persister.read(cold)).isEqualTo(coldState);
+        assertThat(hot.startOffset()).isEqualTo(199);
+    }
+
+    private long countSegments() throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.toString().endsWith(".log")).count();
+        }
+    }
+
+    @Test
+    void shouldRefuseUninitialisedKeysAndFencedEpochs() throws Exception {
+        open(DurableSharePersister.Options.DEFAULTS, FileIO.REAL);
+        assertThatThrownBy(() -> persister.write(new ShareStateWrite(KEY, 0, 0, List.of())).get())
+                .isInstanceOf(ExecutionException.class).hasMessageContaining("not initialised");
+        persister.initialize(KEY, 5).get();
+        persister.initialize(KEY, 7).get();
+        assertThat(persister.read(KEY)).isEqualTo(new ShareState(1, 7, List.of()));
+        assertThatThrownBy(() -> persister.write(new ShareStateWrite(KEY, 0, 8, List.of())).get())
+                .hasMessageContaining("fenced");
+        assertThat(persister.read(KEY).startOffset()).isEqualTo(7);
+        assertThat(fatal).isEmpty();
+    }
+
+    @Test
+    void shouldDropATornFinalRecordButRefuseCorruptionInsideTheSyncedRegion() throws Exception {
+        // Given two durable writes
+        open(DurableSharePersister.Options.DEFAULTS, FileIO.REAL);
+        persister.initialize(KEY, 0).get();
+        persister.write(new ShareStateWrite(KEY, 0, 0, List.of(b(0, 3, PersistedBatch.ACKNOWLEDGED, 1)))).get();
+        ShareState before = persister.read(KEY);
+        persister.close();
+        persister = null;
+        Path segment = dir.resolve("00000000000000000000.log");
+        long synced = Files.size(segment);
+
+        // When a torn half record follows them, it is dropped on open
+        try (RandomAccessFile f = new RandomAccessFile(segment.toFile(), "rw")) {
+            f.seek(synced);
+            f.write(new byte[] {0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 90, 1, 2, 3});
+        }
+        open(DurableSharePersister.Options.DEFAULTS, FileIO.REAL);
+        assertThat(persister.read(KEY)).isEqualTo(before);
+        assertThat(Files.size(segment)).isEqualTo(synced);
+        persister.close();
+        persister = null;
+
+        // When a byte inside the synced region flips, opening fails naming the file
+        try (RandomAccessFile f = new RandomAccessFile(segment.toFile(), "rw")) {
+            f.seek(synced - 5);
+            int v = f.read();
+            f.seek(synced - 5);
+            f.write(v ^ 0x40);
+        }
+        assertThatThrownBy(() -> DurableSharePersister.open(dir, DurableSharePersister.Options.DEFAULTS, clock,
+                FileIO.REAL, (what, cause) -> { }))
+                .isInstanceOf(IOException.class).hasMessageContaining("00000000000000000000.log");
+    }
+
+    @Test
+    void shouldFailEveryWriteAndReportOnceWhenTheStateLogCannotBeForced() throws Exception {
+        // Given a persister whose next fsync will not happen
+        PowerLossFileIO io = new PowerLossFileIO();
+        open(DurableSharePersister.Options.DEFAULTS, io);
+        persister.initialize(KEY, 0).get();
+        io.arm(CrashPoint.AFTER_APPEND_BEFORE_FSYNC, 1);
+
+        // When a write hits it
+        CompletableFuture<Void> w = persister.write(new ShareStateWrite(KEY, 0, 0,
+                List.of(b(0, 0, PersistedBatch.ACKNOWLEDGED, 1))));
+
+        // Then it fails, so do later writes, the state stays as it was and the owner is told once
+        assertThatThrownBy(w::get).isInstanceOf(ExecutionException.class);
+        assertThatThrownBy(() -> persister.write(new ShareStateWrite(KEY, 0, 0, List.of())).get())
+                .isInstanceOf(ExecutionException.class);
+        assertThat(persister.read(KEY)).isEqualTo(new ShareState(0, 0, List.of()));
+        assertThat(fatal).hasSize(1);
+        io.powerLoss(null);
+        persister.close();
+        persister = null;
+        open(DurableSharePersister.Options.DEFAULTS, FileIO.REAL);
+        assertThat(persister.read(KEY)).isEqualTo(new ShareState(0, 0, List.of()));
+    }
+}
