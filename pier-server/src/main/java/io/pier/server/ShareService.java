@@ -343,13 +343,23 @@ public final class ShareService {
             if (stored == null || stored.startOffset() < 0) {
                 return OffsetSummary.NONE;
             }
+            // A stored start offset lags by one write (each write carries the start offset as it
+            // was before that write's own acknowledgements), so settled records right at the
+            // start are skipped here as loading the share-partition would.
+            long start = stored.startOffset();
             long complete = 0;
             for (PersistedBatch b : stored.batches()) {
-                if (b.state() != PersistedBatch.AVAILABLE && b.lastOffset() >= stored.startOffset()) {
-                    complete += b.lastOffset() - Math.max(b.firstOffset(), stored.startOffset()) + 1;
+                if (b.lastOffset() < start) {
+                    continue;
+                }
+                boolean settled = b.state() != PersistedBatch.AVAILABLE;
+                if (settled && b.firstOffset() <= start) {
+                    start = b.lastOffset() + 1;
+                } else if (settled) {
+                    complete += b.lastOffset() - b.firstOffset() + 1;
                 }
             }
-            return OffsetSummary.of(stored.startOffset(), endOffset, complete);
+            return OffsetSummary.of(start, endOffset, complete);
         });
     }
 

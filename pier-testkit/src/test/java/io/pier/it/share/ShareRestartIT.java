@@ -106,6 +106,34 @@ class ShareRestartIT {
     }
 
     @Test
+    void shouldReportAGroupsOffsetsFromStoredStateAfterARestart() throws Exception {
+        // Given 10 records of which the first 4 were accepted and the others released
+        ShareClients c = clients();
+        c.createTopic("restart-offsets", 1);
+        c.setGroupConfig("g-offsets", "share.auto.offset.reset", "earliest");
+        c.produce("restart-offsets", 0, "o", 10);
+        try (KafkaShareConsumer<String, String> consumer = c.consumer("g-offsets", "explicit")) {
+            consumer.subscribe(Set.of("restart-offsets"));
+            consume(consumer, r -> Integer.parseInt(r.value().substring(2)) < 4 ? AcknowledgeType.ACCEPT
+                    : AcknowledgeType.RELEASE, s -> s.size() >= 10, WAIT_MS);
+        }
+
+        // When the broker restarts and nobody has fetched since
+        PIER.restart();
+
+        // Then the group's offsets come from the stored state: start offset 4, lag 6
+        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition("restart-offsets", 0);
+        try (org.apache.kafka.clients.admin.Admin admin = clients().admin()) {
+            var info = admin.listShareGroupOffsets(Map.of("g-offsets",
+                            new org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo("g-offsets").get().get(tp);
+            assertThat(info).isNotNull();
+            assertThat(info.startOffset()).isEqualTo(4);
+            assertThat(info.lag()).contains(6L);
+        }
+    }
+
+    @Test
     void shouldKeepARecordArchivedOnceItsHeldDeliveriesReachTheLimitAcrossRestarts() throws Exception {
         // Given a group with delivery limit 2 and a record that is delivered and held, never acknowledged
         ShareClients c = clients();
