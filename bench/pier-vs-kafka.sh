@@ -28,7 +28,7 @@ fi
 PIER_JAR=$(ls -t "$ROOT"/pier-server/target/pier-server-*.jar | grep -v -e sources -e javadoc | head -1)
 BENCH_JAR=$(ls -t "$ROOT"/pier-bench/target/pier-bench-*.jar | head -1)
 # shellcheck disable=SC2086
-exec "$JAVA" ${BENCH_JAVA_OPTS:--Xmx1g} -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+exec "$JAVA" ${BENCH_JAVA_OPTS:--Xmx1g} -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
   -cp "$BENCH_JAR:$ROOT/pier-bench/target/lib/*" io.pier.bench.harness.SideBySide \
   --pier-cp "$PIER_JAR:$ROOT/pier-server/target/lib/*" --kafka-lib "$KAFKA_LIB" \
   --work "$ROOT/pier-bench/target/bench-run" --command "bench/pier-vs-kafka.sh${*:+ $*}" "$@"

@@ -32,7 +32,7 @@ public final class SideBySide {
     record Params(int rounds, int produceSmall, int produceLarge, int shareRecords, int latencyRate,
             int latencySeconds, Duration cap, boolean quick) {
         static Params fullRun() {
-            return new Params(3, 400_000, 100_000, 100_000, 1_000, 8, Duration.ofSeconds(60), false);
+            return new Params(3, 200_000, 50_000, 100_000, 1_000, 8, Duration.ofSeconds(60), false);
         }
 
         static Params quickRun() {
@@ -48,6 +48,7 @@ public final class SideBySide {
     private final boolean jfr;
     private final Results results = new Results();
     private final List<Path> jfrFiles = new ArrayList<>();
+    private volatile BrokerProcess current;
 
     SideBySide(Params params, String pierClasspath, Path kafkaLib, Path work, List<String> jvmFlags, boolean jfr) {
         this.params = params;
@@ -112,6 +113,12 @@ public final class SideBySide {
     }
 
     void run() throws Exception {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            BrokerProcess b = current;
+            if (b != null && b.process != null) {
+                b.process.destroyForcibly();
+            }
+        }, "stop-broker"));
         deleteTree(work);
         Files.createDirectories(work);
         List<String> brokers = List.of(DURABLE, NONE, KAFKA);
@@ -142,10 +149,11 @@ public final class SideBySide {
         }
         log("round " + (round + 1) + "/" + params.rounds + ": " + b);
         try (BrokerProcess broker = create(b, dir)) {
+            current = broker;
             long startup = broker.start(extra);
             results.add("startup", "Start-up to first answered request", "ms", false, b, startup);
             log("  start-up " + startup + " ms");
-            Thread.sleep(2000);
+            Thread.sleep(params.quick ? 1000 : 2000);
             results.add("rss-idle", "Resident memory, idle after start-up", "MiB", false, b, broker.rssMiB());
             try (RssSampler rss = new RssSampler(broker.pid());
                     Workloads w = new Workloads(broker.bootstrap(), params.cap)) {
@@ -237,8 +245,8 @@ public final class SideBySide {
         try {
             OptionsBuilder ob = new OptionsBuilder();
             ob.include(SharePartitionBench.class.getName() + ".*").forks(1).jvmArgs("-Xms1g", "-Xmx1g")
-                    .warmupIterations(quick ? 1 : 3).warmupTime(TimeValue.milliseconds(quick ? 500 : 1000))
-                    .measurementIterations(quick ? 2 : 5).measurementTime(TimeValue.milliseconds(quick ? 500 : 1000));
+                    .warmupIterations(quick ? 1 : 3).warmupTime(TimeValue.milliseconds(quick ? 300 : 1000))
+                    .measurementIterations(quick ? 2 : 5).measurementTime(TimeValue.milliseconds(quick ? 300 : 1000));
             Collection<RunResult> rr = new Runner(ob.build()).run();
             StringBuilder sb = new StringBuilder();
             sb.append("| Benchmark | Score | Error (99.9%) | Unit | Per second |\n|---|---:|---:|---|---:|\n");

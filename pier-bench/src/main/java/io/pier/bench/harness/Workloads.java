@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,6 +19,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -57,8 +59,29 @@ final class Workloads implements AutoCloseable {
         this.admin = Admin.create(p);
     }
 
+    /**
+     * Creates a topic and waits until every partition has a leader in the broker's metadata, so the
+     * first produce does not race the broker applying it (Kafka answers NOT_LEADER_OR_FOLLOWER
+     * meanwhile, and the idempotent producer's retries can then loop on OUT_OF_ORDER_SEQUENCE).
+     */
     void createTopic(String topic, int partitions) throws Exception {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            try {
+                TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
+                        .get(10, TimeUnit.SECONDS).get(topic);
+                if (d.partitions().size() == partitions
+                        && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+                    Thread.sleep(200);
+                    return;
+                }
+            } catch (ExecutionException e) {
+                // not known yet
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("topic " + topic + " has no leaders after 30 s");
     }
 
     private String newShareGroup(String label) throws Exception {
@@ -277,13 +300,15 @@ final class Workloads implements AutoCloseable {
             Thread.sleep(500);
             long t0 = System.nanoTime();
             long interval = 1_000_000_000L / rate;
-            for (int i = 0; i < total; i++) {
+            // One more second of unmeasured records after the measured ones, so the last measured
+            // ACCEPTs ride on fetches that return at once instead of waiting out fetch.max.wait.ms.
+            for (int i = 0; i < total + rate; i++) {
                 long due = t0 + i * interval;
                 long wait;
                 while ((wait = due - System.nanoTime()) > 0) {
                     LockSupport.parkNanos(wait);
                 }
-                producer.send(new ProducerRecord<>(topic, 0, null, payload(1, System.nanoTime())));
+                producer.send(new ProducerRecord<>(topic, 0, null, payload(i < total ? 1 : 0, System.nanoTime())));
             }
             producer.flush();
         }
