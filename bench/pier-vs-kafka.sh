@@ -2,7 +2,7 @@
 # Pier vs Apache Kafka 4.4, side by side on this machine (see docs/benchmarks.md).
 #   bench/pier-vs-kafka.sh            full run (3 rounds, ~15-20 min on 2 cores), writes docs/benchmarks.md
 #   bench/pier-vs-kafka.sh --quick    1 round, small counts (~3 min), writes pier-bench/target/bench-run/benchmarks-quick.md
-# Other options: --rounds N, --jfr (record the Pier JVMs of the last round with JFR and add the hottest
+# Other options: --rounds N, --only KEY-SUBSTRING (e.g. share-implicit-16c-1p), --brokers pier-none,kafka, --records N (share records per run), --jfr (record the Pier JVMs of the last round with JFR and add the hottest
 # frames to the page), --no-jmh, --heap 1g, --out FILE.
 # Builds Pier with -Pbench and fetches the Kafka broker jars from Maven Central (once) into
 # ${PIER_BENCH_CACHE:-~/.cache/pier-bench}. Client JVM options: BENCH_JAVA_OPTS (default -Xmx1g).

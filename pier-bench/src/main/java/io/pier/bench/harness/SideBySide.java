@@ -49,6 +49,8 @@ public final class SideBySide {
     private final Results results = new Results();
     private final List<Path> jfrFiles = new ArrayList<>();
     private volatile BrokerProcess current;
+    String only = "";
+    List<String> brokers = List.of(DURABLE, NONE, KAFKA);
 
     SideBySide(Params params, String pierClasspath, Path kafkaLib, Path work, List<String> jvmFlags, boolean jfr) {
         this.params = params;
@@ -63,7 +65,10 @@ public final class SideBySide {
         boolean quick = false;
         boolean jmh = true;
         boolean jfr = false;
+        String only = "";
+        List<String> brokers = List.of(DURABLE, NONE, KAFKA);
         Integer rounds = null;
+        Integer records = null;
         String pierCp = null;
         Path kafkaLib = null;
         Path work = Path.of("pier-bench/target/bench-run");
@@ -76,12 +81,15 @@ public final class SideBySide {
                 case "--no-jmh" -> jmh = false;
                 case "--jfr" -> jfr = true;
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--pier-cp" -> pierCp = args[++i];
                 case "--kafka-lib" -> kafkaLib = Path.of(args[++i]);
                 case "--work" -> work = Path.of(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
                 case "--heap" -> heap = args[++i];
                 case "--command" -> command = args[++i];
+                case "--only" -> only = args[++i];
+                case "--brokers" -> brokers = List.of(args[++i].split(","));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -89,9 +97,9 @@ public final class SideBySide {
             throw new IllegalArgumentException("--pier-cp and --kafka-lib are required");
         }
         Params p = quick ? Params.quickRun() : Params.fullRun();
-        if (rounds != null) {
-            p = new Params(rounds, p.produceSmall, p.produceLarge, p.shareRecords, p.latencyRate,
-                    p.latencySeconds, p.cap, p.quick);
+        if (rounds != null || records != null) {
+            p = new Params(rounds != null ? rounds : p.rounds, p.produceSmall, p.produceLarge,
+                    records != null ? records : p.shareRecords, p.latencyRate, p.latencySeconds, p.cap, p.quick);
         }
         if (out == null) {
             out = quick ? work.resolve("benchmarks-quick.md") : Path.of("docs/benchmarks.md");
@@ -101,6 +109,8 @@ public final class SideBySide {
                 "-Djava.awt.headless=true");
         long t0 = System.nanoTime();
         SideBySide bench = new SideBySide(p, pierCp, kafkaLib, work, flags, jfr);
+        bench.only = only;
+        bench.brokers = brokers;
         bench.run();
         String jmhSection = jmh ? runJmh(quick) : "";
         String jfrSection = bench.jfrSection();
@@ -121,7 +131,6 @@ public final class SideBySide {
         }, "stop-broker"));
         deleteTree(work);
         Files.createDirectories(work);
-        List<String> brokers = List.of(DURABLE, NONE, KAFKA);
         for (int r = 0; r < params.rounds; r++) {
             for (int i = 0; i < brokers.size(); i++) {
                 String b = brokers.get((i + r) % brokers.size());
@@ -144,7 +153,7 @@ public final class SideBySide {
         List<String> extra = new ArrayList<>();
         if (recordJfr) {
             Path f = dir.resolve(b + ".jfr").toAbsolutePath();
-            extra.add("-XX:StartFlightRecording=filename=" + f + ",settings=profile,dumponexit=true");
+            extra.add("-XX:StartFlightRecording=filename=" + f + ",settings=profile,method-profiling=max,dumponexit=true");
             jfrFiles.add(f);
         }
         log("round " + (round + 1) + "/" + params.rounds + ": " + b);
@@ -201,6 +210,9 @@ public final class SideBySide {
                 "rec/s", () -> w.share("src-1p", 4, true, params.shareRecords, 10).recordsPerSec());
         measure(b, "plain-fetch", "Plain consumer fetch (assign, no group), 10 partitions", "rec/s",
                 () -> w.plainFetch("src-10p", 10, params.shareRecords));
+        if (!"lat".contains(only)) {
+            return;
+        }
         try {
             Workloads.Latency lat = w.latency("latency", params.latencyRate, params.latencySeconds);
             String what = "Produce to confirmed ACCEPT at " + params.latencyRate + " rec/s, ";
@@ -219,6 +231,9 @@ public final class SideBySide {
     }
 
     private void measure(String b, String key, String label, String unit, Measured m) {
+        if (!key.contains(only)) {
+            return;
+        }
         double v;
         try {
             v = m.run();
