@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Pier vs Apache Kafka 4.4, side by side on this machine (see docs/benchmarks.md).
+#   bench/pier-vs-kafka.sh            full run (3 rounds, ~15-20 min on 2 cores), writes docs/benchmarks.md
+#   bench/pier-vs-kafka.sh --quick    1 round, small counts (~3 min), writes pier-bench/target/bench-run/benchmarks-quick.md
+# Other options: --rounds N, --only KEY-SUBSTRING (e.g. share-implicit-16c-1p), --brokers pier-none,kafka, --records N (share records per run), --jfr (record the Pier JVMs of the last round with JFR and add the hottest
+# frames to the page), --no-jmh, --heap 1g, --out FILE.
+# Builds Pier with -Pbench and fetches the Kafka broker jars from Maven Central (once) into
+# ${PIER_BENCH_CACHE:-~/.cache/pier-bench}. Client JVM options: BENCH_JAVA_OPTS (default -Xmx1g).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+KAFKA_VERSION=4.4.0
+CACHE="${PIER_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pier-bench}"
+KAFKA_LIB="$CACHE/kafka-$KAFKA_VERSION/lib"
+JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+
+mvn_quiet() { ./mvnw -q -B -ntp -o "$@" 2>/dev/null || ./mvnw -q -B -ntp "$@"; }
+
+echo "[pier-vs-kafka] building pier-server and pier-bench" >&2
+mvn_quiet -Pbench -DskipTests package -pl pier-server,pier-bench -am
+if [[ ! -f "$KAFKA_LIB/kafka_2.13-$KAFKA_VERSION.jar" ]]; then
+  echo "[pier-vs-kafka] fetching Apache Kafka $KAFKA_VERSION into $KAFKA_LIB" >&2
+  mkdir -p "$KAFKA_LIB"
+  mvn_quiet -f pier-bench/kafka-ref/pom.xml -Dkafka.version="$KAFKA_VERSION" \
+    dependency:copy-dependencies -DoutputDirectory="$KAFKA_LIB"
+fi
+
+PIER_JAR=$(ls -t "$ROOT"/pier-server/target/pier-server-*.jar | grep -v -e sources -e javadoc | head -1)
+BENCH_JAR=$(ls -t "$ROOT"/pier-bench/target/pier-bench-*.jar | head -1)
+# shellcheck disable=SC2086
+exec "$JAVA" ${BENCH_JAVA_OPTS:--Xmx1g} -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+  -cp "$BENCH_JAR:$ROOT/pier-bench/target/lib/*" io.pier.bench.harness.SideBySide \
+  --pier-cp "$PIER_JAR:$ROOT/pier-server/target/lib/*" --kafka-lib "$KAFKA_LIB" \
+  --work "$ROOT/pier-bench/target/bench-run" --command "bench/pier-vs-kafka.sh${*:+ $*}" "$@"

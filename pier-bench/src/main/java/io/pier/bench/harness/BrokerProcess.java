@@ -1,0 +1,146 @@
+package io.pier.bench.harness;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One broker in its own JVM on 127.0.0.1: started, probed until it answers a request, measured
+ * (resident memory) and stopped. Subclasses only say how to prepare and launch it.
+ */
+abstract class BrokerProcess implements AutoCloseable {
+    final String name;
+    final List<String> jvmFlags;
+    final Path workDir;
+    final int port;
+    Process process;
+    long startupMs;
+
+    BrokerProcess(String name, List<String> jvmFlags, Path workDir) throws IOException {
+        this.name = name;
+        this.jvmFlags = jvmFlags;
+        this.workDir = workDir;
+        this.port = freePort();
+    }
+
+    /** Work before the clock starts (Kafka formats its storage here). */
+    abstract void prepare() throws Exception;
+
+    /** The command after {@code java <jvm flags>}. */
+    abstract List<String> command();
+
+    String bootstrap() {
+        return "127.0.0.1:" + port;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** Starts the JVM and waits for the first answered ApiVersions request; returns the time it took. */
+    long start(List<String> extraJvmFlags) throws Exception {
+        Files.createDirectories(workDir);
+        prepare();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(javaExecutable());
+        cmd.addAll(jvmFlags);
+        cmd.addAll(extraJvmFlags);
+        cmd.addAll(command());
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(workDir.toFile()).redirectErrorStream(true)
+                .redirectOutput(workDir.resolve(name + ".out").toFile());
+        long t0 = System.nanoTime();
+        process = pb.start();
+        awaitFirstAnswer(t0 + TimeUnit.SECONDS.toNanos(120));
+        startupMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        return startupMs;
+    }
+
+    /** VmRSS of the broker process in MiB, or -1 if unreadable. */
+    double rssMiB() {
+        return rssMiB(process.pid());
+    }
+
+    static double rssMiB(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    String kb = line.substring(6).trim().split("\\s+")[0];
+                    return Long.parseLong(kb) / 1024.0;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process == null || !process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            System.err.println("[bench] " + name + " did not stop in 60 s, killing it");
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private void awaitFirstAnswer(long deadlineNanos) throws Exception {
+        int correlation = 1;
+        while (System.nanoTime() < deadlineNanos) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(name + " exited with " + process.exitValue()
+                        + " during start-up; see " + workDir.resolve(name + ".out"));
+            }
+            if (apiVersionsAnswered(port, correlation++)) {
+                return;
+            }
+            Thread.sleep(5);
+        }
+        throw new IllegalStateException(name + " did not answer within 120 s");
+    }
+
+    /** Sends ApiVersions v0 over a plain socket; true when a response with our correlation id came back. */
+    static boolean apiVersionsAnswered(int port, int correlation) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            s.setSoTimeout(2000);
+            byte[] clientId = "pier-bench-probe".getBytes(StandardCharsets.UTF_8);
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(2 + 2 + 4 + 2 + clientId.length);
+            out.writeShort(18); // ApiVersions
+            out.writeShort(0);
+            out.writeInt(correlation);
+            out.writeShort(clientId.length);
+            out.write(clientId);
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            int size = in.readInt();
+            return size >= 4 && in.readInt() == correlation;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress("127.0.0.1", 0));
+            return s.getLocalPort();
+        }
+    }
+
+    static String javaExecutable() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+}

@@ -1,0 +1,54 @@
+package io.pier.bench.harness;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Every figure of every round, per metric and broker; medians on demand. */
+final class Results {
+    record Metric(String key, String label, String unit, boolean higherIsBetter) {}
+
+    private final Map<String, Metric> metrics = new LinkedHashMap<>();
+    private final Map<String, Map<String, List<Double>>> values = new LinkedHashMap<>();
+
+    void add(String key, String label, String unit, boolean higherIsBetter, String broker, double value) {
+        metrics.putIfAbsent(key, new Metric(key, label, unit, higherIsBetter));
+        values.computeIfAbsent(key, k -> new LinkedHashMap<>())
+                .computeIfAbsent(broker, b -> new ArrayList<>()).add(value);
+    }
+
+    List<Metric> metrics() {
+        return List.copyOf(metrics.values());
+    }
+
+    List<Double> values(String key, String broker) {
+        return values.getOrDefault(key, Map.of()).getOrDefault(broker, List.of());
+    }
+
+    double median(String key, String broker) {
+        List<Double> v = new ArrayList<>();
+        for (double d : values(key, broker)) {
+            if (!Double.isNaN(d)) {
+                v.add(d);
+            }
+        }
+        if (v.isEmpty()) {
+            return Double.NaN;
+        }
+        Collections.sort(v);
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+    }
+
+    /**
+     * Pier's advantage: above 1 Pier is better, below 1 worse, whichever way the metric points
+     * (throughput ratio for higher-is-better, inverse ratio for times and memory).
+     */
+    double advantage(String key, String pier, String kafka) {
+        double p = median(key, pier);
+        double k = median(key, kafka);
+        return metrics.get(key).higherIsBetter() ? p / k : k / p;
+    }
+}

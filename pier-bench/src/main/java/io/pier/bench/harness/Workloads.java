@@ -1,0 +1,348 @@
+package io.pier.bench.harness;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The client side of every workload, run from this JVM with the same kafka-clients against
+ * whichever broker {@code bootstrap} points at. Every loop is bounded by a record count and a
+ * deadline.
+ */
+final class Workloads implements AutoCloseable {
+    /** Result of a share consumption run: records/s from the first record, and the wait for it. */
+    record ShareRun(double recordsPerSec, double firstRecordMs, long records, boolean complete) {}
+
+    /** Produce-to-ACCEPT latency percentiles in milliseconds. */
+    record Latency(double p50, double p99, double p999, int samples) {}
+
+    private final String bootstrap;
+    private final long capNanos;
+    private final Admin admin;
+    private int groupSeq;
+
+    Workloads(String bootstrap, Duration cap) {
+        this.bootstrap = bootstrap;
+        this.capNanos = cap.toNanos();
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("client.id", "bench-admin");
+        this.admin = Admin.create(p);
+    }
+
+    /**
+     * Creates a topic and waits until every partition has a leader in the broker's metadata, so the
+     * first produce does not race the broker applying it (Kafka answers NOT_LEADER_OR_FOLLOWER
+     * meanwhile, and the idempotent producer's retries can then loop on OUT_OF_ORDER_SEQUENCE).
+     */
+    void createTopic(String topic, int partitions) throws Exception {
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            try {
+                TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
+                        .get(10, TimeUnit.SECONDS).get(topic);
+                if (d.partitions().size() == partitions
+                        && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+                    Thread.sleep(200);
+                    return;
+                }
+            } catch (ExecutionException e) {
+                // not known yet
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("topic " + topic + " has no leaders after 30 s");
+    }
+
+    private String newShareGroup(String label) throws Exception {
+        String group = "bench-" + label + "-" + (++groupSeq);
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group),
+                List.of(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
+                        AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS);
+        return group;
+    }
+
+    private KafkaProducer<byte[], byte[]> producer() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("acks", "all");
+        p.put("enable.idempotence", "true");
+        return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    /**
+     * Produces {@code count} records of {@code size} bytes (acks=all, idempotent, client defaults
+     * otherwise), round-robin over the partitions; returns acknowledged records per second.
+     */
+    double produce(String topic, int partitions, int count, int size) {
+        byte[] value = new byte[size];
+        Arrays.fill(value, (byte) 'x');
+        LongAdder acked = new LongAdder();
+        AtomicLong failures = new AtomicLong();
+        long t0 = System.nanoTime();
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, i % partitions, null, value), (md, e) -> {
+                    if (e == null) {
+                        acked.increment();
+                    } else {
+                        failures.incrementAndGet();
+                    }
+                });
+                if ((i & 1023) == 0 && System.nanoTime() - t0 > capNanos) {
+                    System.err.println("[bench]   produce hit the time cap after " + i + " records");
+                    break;
+                }
+            }
+            producer.flush();
+        }
+        long elapsed = System.nanoTime() - t0;
+        if (failures.get() > 0) {
+            System.err.println("[bench]   " + failures.get() + " produce failures");
+        }
+        return acked.sum() * 1e9 / elapsed;
+    }
+
+    /**
+     * Share-group consumption of a pre-filled topic by {@code consumers} consumers until
+     * {@code target} records are accepted. Explicit mode acknowledges each record; with
+     * {@code releaseEvery > 0} every record whose offset is a multiple of it is RELEASEd on its
+     * first delivery and ACCEPTed when it comes back.
+     */
+    ShareRun share(String topic, int consumers, boolean explicit, int target, int releaseEvery) throws Exception {
+        String group = newShareGroup(topic + "-" + consumers + (explicit ? "e" : "i"));
+        LongAdder accepted = new LongAdder();
+        AtomicLong firstNanos = new AtomicLong();
+        AtomicLong doneNanos = new AtomicLong();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        long start = System.nanoTime();
+        long deadline = start + capNanos;
+        for (int c = 0; c < consumers; c++) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", bootstrap);
+            p.put("group.id", group);
+            p.put("client.id", group + "-c" + c);
+            p.put("share.acknowledgement.mode", explicit ? "explicit" : "implicit");
+            Thread t = new Thread(() -> {
+                try (KafkaShareConsumer<byte[], byte[]> consumer =
+                        new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                    consumer.subscribe(List.of(topic));
+                    while (!stop.get() && System.nanoTime() < deadline) {
+                        ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                        if (records.isEmpty()) {
+                            continue;
+                        }
+                        firstNanos.compareAndSet(0, System.nanoTime());
+                        int ok = 0;
+                        for (ConsumerRecord<byte[], byte[]> r : records) {
+                            if (!explicit) {
+                                ok++;
+                            } else if (releaseEvery > 0 && r.offset() % releaseEvery == 0
+                                    && r.deliveryCount().orElse((short) 1) <= 1) {
+                                consumer.acknowledge(r, AcknowledgeType.RELEASE);
+                            } else {
+                                consumer.acknowledge(r, AcknowledgeType.ACCEPT);
+                                ok++;
+                            }
+                        }
+                        accepted.add(ok);
+                        if (accepted.sum() >= target) {
+                            doneNanos.compareAndSet(0, System.nanoTime());
+                            stop.set(true);
+                        }
+                    }
+                    consumer.close(Duration.ofSeconds(5));
+                } catch (RuntimeException e) {
+                    System.err.println("[bench]   share consumer failed: " + e);
+                }
+            }, "share-" + c);
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join(TimeUnit.NANOSECONDS.toMillis(capNanos) + 30_000);
+        }
+        long first = firstNanos.get();
+        long done = doneNanos.get();
+        boolean complete = done != 0;
+        if (!complete) {
+            System.err.println("[bench]   share run stopped at the time cap: " + accepted.sum() + "/" + target);
+            done = System.nanoTime();
+        }
+        double rate = first == 0 ? 0 : accepted.sum() * 1e9 / Math.max(1, done - first);
+        double ttfr = first == 0 ? Double.NaN : (first - start) / 1e6;
+        return new ShareRun(rate, ttfr, accepted.sum(), complete);
+    }
+
+    /** A plain consumer (assign, no group) reading {@code target} records from the start; records/s. */
+    double plainFetch(String topic, int partitions, int target) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("client.id", "bench-fetch");
+        p.put("enable.auto.commit", "false");
+        p.put("auto.offset.reset", "earliest");
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int i = 0; i < partitions; i++) {
+                tps.add(new TopicPartition(topic, i));
+            }
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            long deadline = System.nanoTime() + capNanos;
+            long first = 0;
+            long got = 0;
+            while (got < target && System.nanoTime() < deadline) {
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                if (!records.isEmpty() && first == 0) {
+                    first = System.nanoTime();
+                }
+                got += records.count();
+            }
+            return first == 0 ? 0 : got * 1e9 / Math.max(1, System.nanoTime() - first);
+        }
+    }
+
+    /**
+     * One explicit share consumer; records produced at {@code rate}/s for {@code seconds}. Latency
+     * of a record: from just before {@code send()} to the consumer's acknowledgement commit
+     * callback confirming its ACCEPT. Warm-up records are sent until the consumer gets one (Kafka
+     * assigns partitions on a later heartbeat), and are not counted.
+     */
+    Latency latency(String topic, int rate, int seconds) throws Exception {
+        createTopic(topic, 1);
+        String group = newShareGroup("latency");
+        int total = rate * seconds;
+        long[] samples = new long[total];
+        AtomicLong sampleCount = new AtomicLong();
+        AtomicBoolean gotAny = new AtomicBoolean();
+        AtomicBoolean stop = new AtomicBoolean();
+        long hardDeadline = System.nanoTime() + capNanos + TimeUnit.SECONDS.toNanos(seconds);
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", group);
+        p.put("client.id", group + "-c");
+        p.put("share.acknowledgement.mode", "explicit");
+        Thread consumerThread = new Thread(() -> {
+            Map<Long, Long> sentAt = new HashMap<>();
+            try (KafkaShareConsumer<byte[], byte[]> consumer =
+                    new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                consumer.setAcknowledgementCommitCallback((Map<TopicIdPartition, Set<Long>> offsets, Exception e) -> {
+                    long now = System.nanoTime();
+                    for (Set<Long> set : offsets.values()) {
+                        for (Long o : set) {
+                            Long sent = sentAt.remove(o);
+                            if (sent != null && e == null) {
+                                long i = sampleCount.getAndIncrement();
+                                if (i < samples.length) {
+                                    samples[(int) i] = now - sent;
+                                }
+                            }
+                        }
+                    }
+                });
+                consumer.subscribe(List.of(topic));
+                while (!stop.get() && System.nanoTime() < hardDeadline) {
+                    ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                    for (ConsumerRecord<byte[], byte[]> r : records) {
+                        gotAny.set(true);
+                        ByteBuffer v = ByteBuffer.wrap(r.value());
+                        if (v.get() == 1) {
+                            sentAt.put(r.offset(), v.getLong());
+                        }
+                        consumer.acknowledge(r, AcknowledgeType.ACCEPT);
+                    }
+                }
+                consumer.commitSync(Duration.ofSeconds(5));
+                consumer.close(Duration.ofSeconds(5));
+            } catch (RuntimeException e) {
+                System.err.println("[bench]   latency consumer failed: " + e);
+            }
+        }, "latency-consumer");
+        consumerThread.start();
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            long warmDeadline = System.nanoTime() + capNanos;
+            while (!gotAny.get() && System.nanoTime() < warmDeadline) {
+                producer.send(new ProducerRecord<>(topic, 0, null, payload(0, 0)));
+                Thread.sleep(50);
+            }
+            Thread.sleep(500);
+            long t0 = System.nanoTime();
+            long interval = 1_000_000_000L / rate;
+            // One more second of unmeasured records after the measured ones, so the last measured
+            // ACCEPTs ride on fetches that return at once instead of waiting out fetch.max.wait.ms.
+            for (int i = 0; i < total + rate; i++) {
+                long due = t0 + i * interval;
+                long wait;
+                while ((wait = due - System.nanoTime()) > 0) {
+                    LockSupport.parkNanos(wait);
+                }
+                producer.send(new ProducerRecord<>(topic, 0, null, payload(i < total ? 1 : 0, System.nanoTime())));
+            }
+            producer.flush();
+        }
+        long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (sampleCount.get() < total && System.nanoTime() < waitUntil) {
+            Thread.sleep(20);
+        }
+        stop.set(true);
+        consumerThread.join(30_000);
+        int n = (int) Math.min(sampleCount.get(), samples.length);
+        if (n < total) {
+            System.err.println("[bench]   latency: only " + n + "/" + total + " ACCEPTs confirmed");
+        }
+        long[] s = Arrays.copyOf(samples, n);
+        Arrays.sort(s);
+        return new Latency(pct(s, 0.50), pct(s, 0.99), pct(s, 0.999), n);
+    }
+
+    private static byte[] payload(int flag, long sendNanos) {
+        ByteBuffer b = ByteBuffer.allocate(100);
+        b.put((byte) flag).putLong(sendNanos);
+        return b.array();
+    }
+
+    private static double pct(long[] sorted, double q) {
+        if (sorted.length == 0) {
+            return Double.NaN;
+        }
+        int i = (int) Math.ceil(q * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, i))] / 1e6;
+    }
+
+    @Override
+    public void close() {
+        admin.close(Duration.ofSeconds(5));
+    }
+}
