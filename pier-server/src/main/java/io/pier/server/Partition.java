@@ -17,6 +17,8 @@ public final class Partition {
     private final PartitionLog log;
     private List<DataListener> dataListeners = new ArrayList<>();
     private boolean deleted;
+    /** Moving average of bytes per record read from this log, to size share-fetch reads. */
+    private double bytesPerRecord = 1024;
 
     Partition(TopicPartition topicPartition, Uuid topicId, Shard shard, PartitionLog log) {
         this.topicPartition = topicPartition;
@@ -39,6 +41,18 @@ public final class Partition {
 
     public PartitionLog log() {
         return log;
+    }
+
+    /** Shard thread only. */
+    public double bytesPerRecord() {
+        return bytesPerRecord;
+    }
+
+    /** Shard thread only: folds one read into the bytes-per-record estimate. */
+    public void observeRecordSize(long bytes, long records) {
+        if (records > 0 && bytes > 0) {
+            bytesPerRecord = 0.8 * bytesPerRecord + 0.2 * ((double) bytes / records);
+        }
     }
 
     public boolean isDeleted() {

@@ -148,7 +148,9 @@ public final class ShareService {
                         return acquired;
                     }
                     LOG.warn("Persisting acquisitions of {} failed; not delivering them", sp.key(), failure);
-                    return new Acquired(Errors.COORDINATOR_NOT_AVAILABLE, MemoryRecords.EMPTY, List.of());
+                    // A storage error is one the client takes in its stride (it refreshes metadata
+                    // and fetches again); most other codes would make its poll() throw.
+                    return new Acquired(Errors.KAFKA_STORAGE_ERROR, MemoryRecords.EMPTY, List.of());
                 });
     }
 
@@ -166,11 +168,14 @@ public final class ShareService {
         if (fetchOffset >= hw) {
             return Acquired.NONE;
         }
-        LogReadResult read = log.read(fetchOffset, Math.max(1, maxBytes), true);
+        LogReadResult read = log.read(fetchOffset, readBudget(partition, limits, maxBytes), true);
         List<LogBatch> batches = new ArrayList<>();
+        long recordsRead = 0;
         for (RecordBatch b : read.records().batches()) {
             batches.add(new LogBatch(b.baseOffset(), b.lastOffset()));
+            recordsRead += b.lastOffset() - b.baseOffset() + 1;
         }
+        partition.observeRecordSize(read.records().sizeInBytes(), recordsRead);
         if (batches.isEmpty()) {
             return Acquired.NONE;
         }
@@ -179,6 +184,18 @@ public final class ShareService {
             return Acquired.NONE;
         }
         return new Acquired(Errors.NONE, slice(read.records(), ranges), ranges);
+    }
+
+    /**
+     * How much of the log to read for one acquisition: about twice what MaxRecords needs at the
+     * partition's usual record size, never more than the fetch's byte budget. Reading the whole
+     * budget (50 MB by default) to hand out a few hundred records made every fetch copy and walk
+     * the backlog, so throughput fell as the backlog grew.
+     */
+    private static int readBudget(Partition partition, AcquireLimits limits, int maxBytes) {
+        long wanted = (long) (2.0 * limits.maxRecords() * partition.bytesPerRecord());
+        long floor = 16 * 1024;
+        return (int) Math.max(1, Math.min(maxBytes, Math.max(floor, wanted)));
     }
 
     /** The whole log batches spanning the first to the last acquired offset. */
