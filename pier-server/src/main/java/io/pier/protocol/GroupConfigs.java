@@ -51,9 +51,7 @@ public final class GroupConfigs implements ConfigResourceType {
         }
         return groups.alterConfig(groupId, changes, validateOnly).thenApply(result -> {
             if (result.error() != Errors.NONE) {
-                throw result.error() == Errors.INVALID_CONFIG
-                        ? new InvalidConfigurationException(result.errorMessage())
-                        : new InvalidRequestException(result.errorMessage());
+                throw result.error().exception(result.errorMessage());
             }
             return null;
         });

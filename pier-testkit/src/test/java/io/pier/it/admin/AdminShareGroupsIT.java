@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.pier.it.share.ShareClients;
 import io.pier.testkit.PierExtension;
 import java.time.Duration;
 import java.util.List;
@@ -33,13 +34,14 @@ class AdminShareGroupsIT {
     @RegisterExtension
     static final PierExtension PIER = new PierExtension();
 
-    private final ShareFixture fixture = new ShareFixture(PIER.bootstrapServers());
+    private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
+    private final ShareFixture fixture = new ShareFixture(clients);
 
     @Test
     void shouldListAndDescribeAStableShareGroup() throws Exception {
-        fixture.createTopic("listed", 2);
-        try (Admin admin = fixture.admin();
-                KafkaShareConsumer<String, String> consumer = fixture.consumer("g-listed")) {
+        clients.createTopic("listed", 2);
+        try (Admin admin = clients.admin();
+                KafkaShareConsumer<String, String> consumer = clients.consumer("g-listed", "explicit")) {
             consumer.subscribe(Set.of("listed"));
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 consumer.poll(Duration.ofMillis(100));
@@ -74,7 +76,7 @@ class AdminShareGroupsIT {
 
     @Test
     void shouldReportGroupIdNotFoundForAnUnknownGroup() throws Exception {
-        try (Admin admin = fixture.admin()) {
+        try (Admin admin = clients.admin()) {
             assertThatThrownBy(() -> describe(admin, "no-such-group"))
                     .hasCauseInstanceOf(GroupIdNotFoundException.class);
             assertThatThrownBy(() -> admin.deleteShareGroups(List.of("no-such-group")).all().get())
@@ -84,13 +86,13 @@ class AdminShareGroupsIT {
 
     @Test
     void shouldReportStartOffsetAndLagAfterAcceptingSomeRecords() throws Exception {
-        fixture.createTopic("lagging", 2);
-        fixture.setGroupConfig("g-lag", "share.auto.offset.reset", "earliest");
-        fixture.produce("lagging", 0, "v", 10);
+        clients.createTopic("lagging", 2);
+        clients.setGroupConfig("g-lag", "share.auto.offset.reset", "earliest");
+        clients.produce("lagging", 0, "v", 10);
 
         assertThat(fixture.acceptBelow("g-lag", "lagging", 4)).startsWith(0L, 1L, 2L, 3L);
 
-        try (Admin admin = fixture.admin()) {
+        try (Admin admin = clients.admin()) {
             awaitEmpty(admin, "g-lag");
             Map<TopicPartition, SharePartitionOffsetInfo> all = offsets(admin, "g-lag", new ListShareGroupOffsetsSpec());
             assertThat(all).containsOnlyKeys(new TopicPartition("lagging", 0), new TopicPartition("lagging", 1));
@@ -111,13 +113,13 @@ class AdminShareGroupsIT {
 
     @Test
     void shouldStartTheNextFetchAtTheAlteredOffset() throws Exception {
-        fixture.createTopic("altered", 1);
-        fixture.setGroupConfig("g-alter", "share.auto.offset.reset", "earliest");
-        fixture.produce("altered", 0, "a", 10);
+        clients.createTopic("altered", 1);
+        clients.setGroupConfig("g-alter", "share.auto.offset.reset", "earliest");
+        clients.produce("altered", 0, "a", 10);
         fixture.acceptBelow("g-alter", "altered", 2);
         TopicPartition tp = new TopicPartition("altered", 0);
 
-        try (Admin admin = fixture.admin()) {
+        try (Admin admin = clients.admin()) {
             awaitEmpty(admin, "g-alter");
             admin.alterShareGroupOffsets("g-alter", Map.of(tp, 7L)).all().get();
             SharePartitionOffsetInfo info = offsets(admin, "g-alter", new ListShareGroupOffsetsSpec()).get(tp);
@@ -129,10 +131,10 @@ class AdminShareGroupsIT {
 
     @Test
     void shouldRefuseOffsetChangesWhileTheGroupHasMembers() throws Exception {
-        fixture.createTopic("busy", 1);
+        clients.createTopic("busy", 1);
         TopicPartition tp = new TopicPartition("busy", 0);
-        try (Admin admin = fixture.admin();
-                KafkaShareConsumer<String, String> consumer = fixture.consumer("g-busy")) {
+        try (Admin admin = clients.admin();
+                KafkaShareConsumer<String, String> consumer = clients.consumer("g-busy", "explicit")) {
             consumer.subscribe(Set.of("busy"));
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 consumer.poll(Duration.ofMillis(100));
@@ -149,13 +151,13 @@ class AdminShareGroupsIT {
 
     @Test
     void shouldForgetDeletedOffsetsAndDeletedGroups() throws Exception {
-        fixture.createTopic("forget", 1);
-        fixture.setGroupConfig("g-forget", "share.auto.offset.reset", "earliest");
-        fixture.produce("forget", 0, "f", 5);
+        clients.createTopic("forget", 1);
+        clients.setGroupConfig("g-forget", "share.auto.offset.reset", "earliest");
+        clients.produce("forget", 0, "f", 5);
         fixture.acceptBelow("g-forget", "forget", 5);
         TopicPartition tp = new TopicPartition("forget", 0);
 
-        try (Admin admin = fixture.admin()) {
+        try (Admin admin = clients.admin()) {
             awaitEmpty(admin, "g-forget");
             assertThat(offsets(admin, "g-forget", new ListShareGroupOffsetsSpec()).get(tp).startOffset())
                     .isEqualTo(5);
@@ -165,7 +167,7 @@ class AdminShareGroupsIT {
         // With its state gone the group starts again from share.auto.offset.reset (earliest).
         assertThat(fixture.acceptBelow("g-forget", "forget", 5)).containsExactly(0L, 1L, 2L, 3L, 4L);
 
-        try (Admin admin = fixture.admin()) {
+        try (Admin admin = clients.admin()) {
             awaitEmpty(admin, "g-forget");
             admin.deleteShareGroups(List.of("g-forget")).all().get();
             assertThatThrownBy(() -> describe(admin, "g-forget")).hasCauseInstanceOf(GroupIdNotFoundException.class);

@@ -3,6 +3,7 @@ package io.pier.it.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pier.it.share.ShareClients;
 import io.pier.testkit.PierExtension;
 import java.time.Duration;
 import java.util.Arrays;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.tools.ConfigCommand;
+import org.apache.kafka.tools.ShareConsumerPerformance;
 import org.apache.kafka.tools.TopicCommand;
 import org.apache.kafka.tools.consumer.ConsoleShareConsumer;
 import org.apache.kafka.tools.consumer.group.ShareGroupCommand;
@@ -27,7 +29,8 @@ class KafkaToolsIT {
     @RegisterExtension
     static final PierExtension PIER = new PierExtension();
 
-    private final ShareFixture fixture = new ShareFixture(PIER.bootstrapServers());
+    private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
+    private final ShareFixture fixture = new ShareFixture(clients);
 
     @Test
     void shouldCreateListAndDescribeTopicsWithKafkaTopics() throws Exception {
@@ -41,6 +44,24 @@ class KafkaToolsIT {
         String described = topics("--describe", "--topic", "tool-topic").out();
         assertThat(described).contains("Topic: tool-topic").contains("PartitionCount: 3").contains("ReplicationFactor: 1");
         assertThat(described.lines().filter(l -> l.contains("Partition: "))).hasSize(3);
+    }
+
+    @Test
+    void shouldMeasureShareConsumptionWithKafkaSharePerfTest() throws Exception {
+        // kafka-share-consumer-perf-test reads exactly the records it was asked for, then reports.
+        clients.createTopic("perf-jobs", 1);
+        clients.setGroupConfig("g-perf", "share.auto.offset.reset", "earliest");
+        clients.produce("perf-jobs", 0, "p", 500);
+        KafkaTool.Result perf = KafkaTool.run(ShareConsumerPerformance::main, "--bootstrap-server",
+                PIER.bootstrapServers(), "--topic", "perf-jobs", "--group", "g-perf", "--messages", "500",
+                "--timeout", "60000");
+        assertThat(perf.exitCode()).as(perf.out() + perf.err()).isZero();
+        List<String> lines = perf.out().lines().filter(l -> !l.isBlank()).toList();
+        int header = lines.indexOf(lines.stream().filter(l -> l.contains("data.consumed.in.nMsg")).findFirst()
+                .orElseThrow(() -> new AssertionError("no header in:\n" + perf.out())));
+        List<String> names = List.of(lines.get(header).split(",\\s*"));
+        List<String> values = List.of(lines.get(header + 1).split(",\\s*"));
+        assertThat(values.get(names.indexOf("data.consumed.in.nMsg")).trim()).isEqualTo("500");
     }
 
     @Test
@@ -58,7 +79,7 @@ class KafkaToolsIT {
                 .contains("share.auto.offset.reset=earliest");
 
         // kafka-console-share-consumer: reads (and accepts) exactly what was produced.
-        fixture.produce(topic, 0, "job", 10);
+        clients.produce(topic, 0, "job", 10);
         KafkaTool.Result consumed = KafkaTool.run(ConsoleShareConsumer::main, "--bootstrap-server",
                 PIER.bootstrapServers(), "--topic", topic, "--group", group, "--max-messages", "10",
                 "--timeout-ms", "60000");
@@ -76,7 +97,7 @@ class KafkaToolsIT {
         assertThat(offsetRow(group, topic, 1)).containsExactly("0", "0");
 
         // --members while a consumer is in the group.
-        try (KafkaShareConsumer<String, String> consumer = fixture.consumer(group)) {
+        try (KafkaShareConsumer<String, String> consumer = clients.consumer(group, "explicit")) {
             consumer.subscribe(Set.of(topic));
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 consumer.poll(Duration.ofMillis(100));

@@ -19,24 +19,24 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /** Builders for the stock clients the share-group tests drive. */
-final class ShareClients {
+public final class ShareClients {
     private final String bootstrap;
 
-    ShareClients(String bootstrap) {
+    public ShareClients(String bootstrap) {
         this.bootstrap = bootstrap;
     }
 
-    Admin admin() {
+    public Admin admin() {
         return Admin.create(Map.of("bootstrap.servers", bootstrap));
     }
 
-    void createTopic(String topic, int partitions) throws Exception {
+    public void createTopic(String topic, int partitions) throws Exception {
         try (Admin admin = admin()) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
         }
     }
 
-    void setGroupConfig(String group, String key, String value) throws Exception {
+    public void setGroupConfig(String group, String key, String value) throws Exception {
         try (Admin admin = admin()) {
             admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group),
                     List.of(new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET)))).all().get();
@@ -73,7 +73,7 @@ final class ShareClients {
     }
 
     /** Produces "prefix-i" values to one partition and waits for every acknowledgement. */
-    void produce(String topic, int partition, String prefix, int count) throws Exception {
+    public void produce(String topic, int partition, String prefix, int count) throws Exception {
         try (KafkaProducer<String, String> producer = producer()) {
             for (int i = 0; i < count; i++) {
                 producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i));
@@ -160,7 +160,7 @@ final class ShareClients {
         return producer("batch.size", "0", "linger.ms", "0");
     }
 
-    KafkaShareConsumer<String, String> consumer(String group, String ackMode, String... extra) {
+    public KafkaShareConsumer<String, String> consumer(String group, String ackMode, String... extra) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("group.id", group);
