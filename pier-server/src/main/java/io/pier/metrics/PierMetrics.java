@@ -6,11 +6,13 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
+import java.util.function.ToDoubleFunction;
 import org.apache.kafka.common.protocol.ApiKeys;
 
 /**
@@ -123,7 +125,7 @@ public final class PierMetrics {
     }
 
     /** Serves {@code /metrics} on {@code host:port} (0 picks a free port) until closed. */
-    public MetricsEndpoint serve(String host, int port) throws java.io.IOException {
+    public MetricsEndpoint serve(String host, int port) throws IOException {
         return MetricsEndpoint.start(registry, host, port);
     }
 
@@ -143,7 +145,7 @@ public final class PierMetrics {
         }
     }
 
-    private void shareGauge(String name, String help, java.util.function.ToDoubleFunction<SharePartitionSnapshot> value) {
+    private void shareGauge(String name, String help, ToDoubleFunction<SharePartitionSnapshot> value) {
         GaugeWithCallback.builder().name(name).help(help).labelNames(SHARE_LABELS)
                 .callback(cb -> forEachShare(s -> cb.call(value.applyAsDouble(s),
                         s.group(), s.topic(), String.valueOf(s.partition()))))
@@ -183,7 +185,7 @@ public final class PierMetrics {
                 .register(registry);
     }
 
-    private void logGauge(String name, String help, java.util.function.ToDoubleFunction<LogSnapshot> value) {
+    private void logGauge(String name, String help, ToDoubleFunction<LogSnapshot> value) {
         GaugeWithCallback.builder().name(name).help(help).labelNames("topic", "partition")
                 .callback(cb -> forEachLog(l -> cb.call(value.applyAsDouble(l), l.topic(),
                         String.valueOf(l.partition()))))
