@@ -1,5 +1,6 @@
 package io.pier.cli;
 
+import io.pier.server.BrokerConfig;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,7 +35,6 @@ import org.apache.kafka.common.TopicPartition;
  * (by default port 9404 on the bootstrap host), and shown as "-" with a note when it cannot be read.
  */
 final class ShareGroupCommand {
-    static final int DEFAULT_METRICS_PORT = 9404;
     private static final long TIMEOUT_MS = 15_000;
 
     private ShareGroupCommand() {}
@@ -63,7 +63,7 @@ final class ShareGroupCommand {
             return 2;
         }
         if (metrics && metricsUrl == null) {
-            metricsUrl = "http://" + host(bootstrap) + ":" + DEFAULT_METRICS_PORT + "/metrics";
+            metricsUrl = "http://" + host(bootstrap) + ":" + BrokerConfig.DEFAULT_METRICS_PORT + "/metrics";
         }
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS,
@@ -206,6 +206,6 @@ final class ShareGroupCommand {
         s.println("  One share group at a glance: members, and per partition the start offset, lag and log end");
         s.println("  offset (Kafka wire APIs), plus the in-flight window end, records by state, oldest age and");
         s.println("  records each member holds, read from Pier's metrics endpoint (default: port "
-                + DEFAULT_METRICS_PORT + " on the bootstrap host).");
+                + BrokerConfig.DEFAULT_METRICS_PORT + " on the bootstrap host).");
     }
 }
