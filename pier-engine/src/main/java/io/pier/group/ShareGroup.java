@@ -2,7 +2,6 @@ package io.pier.group;
 
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -147,10 +146,5 @@ final class ShareGroup {
         }
         LOG.debug("Share group {} {} -> {}", groupId, state, next);
         state = next;
-    }
-
-    /** Member ids, sorted; a copy safe to iterate while removing members. */
-    List<String> memberIds() {
-        return List.copyOf(members.keySet());
     }
 }

@@ -145,10 +145,8 @@ final class InFlightWindow {
         targets[s] = NO_TARGET;
     }
 
-    /**
-     * Drops terminal offsets without a change in flight from the front and returns how many.
-     */
-    int advanceOverTerminal() {
+    /** Drops terminal offsets without a change in flight from the front. */
+    void advanceOverTerminal() {
         int n = 0;
         while (n < size) {
             int s = head + n;
@@ -159,7 +157,6 @@ final class InFlightWindow {
             n++;
         }
         dropFront(n);
-        return n;
     }
 
     /**

@@ -37,10 +37,6 @@ final class LockDeadlines {
         return queue.poll();
     }
 
-    int size() {
-        return queue.size();
-    }
-
     private void dropDeadHeads() {
         while (!queue.isEmpty() && !queue.peek().isLive()) {
             queue.poll();
