@@ -30,8 +30,7 @@ class AcquireLimitsIT {
 
     @Test
     void recordLimitModeBoundsEachPollToMaxPollRecords() throws Exception {
-        clients.createTopic("reclimit", 1);
-        clients.setGroupConfig("g-reclimit", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("reclimit", 1, "g-reclimit");
         // One big log batch, so batch_optimized would hand out all 40 at once.
         clients.produceBatched("reclimit", 0, "v", 40);
         Map<String, Integer> seen = new HashMap<>();
@@ -61,8 +60,7 @@ class AcquireLimitsIT {
 
     @Test
     void batchOptimizedPollsReturnAscendingOffsetsPerPartition() throws Exception {
-        clients.createTopic("ordered", 2);
-        clients.setGroupConfig("g-ordered", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("ordered", 2, "g-ordered");
         for (int round = 0; round < 4; round++) {
             clients.produceBatched("ordered", 0, "p0r" + round, 15);
             clients.produceEach("ordered", 1, "p1r" + round, 5);
@@ -107,8 +105,7 @@ class AcquireLimitsIT {
 
     @Test
     void inFlightCapHoldsUntilRecordsAreAcknowledged() throws Exception {
-        clients.createTopic("cap", 1);
-        clients.setGroupConfigs("g-cap", "share.auto.offset.reset", "earliest",
+        clients.createTopicReadFromEarliest("cap", 1, "g-cap",
                 "share.partition.max.record.locks", "100",
                 "share.record.lock.duration.ms", "30000");
         clients.produceEach("cap", 0, "v", 300);

@@ -32,8 +32,7 @@ class DeliveryRulesIT {
 
     @Test
     void rejectedRecordIsNeverRedeliveredWhileOthersFlow() throws Exception {
-        clients.createTopic("reject", 1);
-        clients.setGroupConfigs("g-reject", "share.auto.offset.reset", "earliest",
+        clients.createTopicReadFromEarliest("reject", 1, "g-reject",
                 "share.record.lock.duration.ms", String.valueOf(LOCK_MS));
         clients.produceEach("reject", 0, "first", 3);
         Map<String, List<Short>> deliveries = new HashMap<>();
@@ -79,8 +78,7 @@ class DeliveryRulesIT {
 
     @Test
     void alwaysReleasedRecordIsDeliveredExactlyDeliveryLimitTimes() throws Exception {
-        clients.createTopic("limit", 1);
-        clients.setGroupConfigs("g-limit", "share.auto.offset.reset", "earliest",
+        clients.createTopicReadFromEarliest("limit", 1, "g-limit",
                 "share.delivery.count.limit", "3");
         clients.produceEach("limit", 0, "poison", 1);
         clients.produceEach("limit", 0, "fine", 3);
@@ -119,8 +117,7 @@ class DeliveryRulesIT {
 
     @Test
     void implicitModeAcceptsThePreviousPollsRecordsAtTheNextPoll() throws Exception {
-        clients.createTopic("implicit", 1);
-        clients.setGroupConfigs("g-implicit", "share.auto.offset.reset", "earliest",
+        clients.createTopicReadFromEarliest("implicit", 1, "g-implicit",
                 "share.record.lock.duration.ms", String.valueOf(LOCK_MS));
         clients.produceEach("implicit", 0, "v", 20);
         Set<Long> firstPoll = new HashSet<>();

@@ -46,8 +46,7 @@ class LockAndRenewIT {
 
     @Test
     void unacknowledgedRecordGoesToAnotherMemberAfterTheLockExpires() throws Exception {
-        clients.createTopic("expiry", 1);
-        clients.setGroupConfigs("g-expiry", "share.auto.offset.reset", "earliest",
+        clients.createTopicReadFromEarliest("expiry", 1, "g-expiry",
                 "share.record.lock.duration.ms", String.valueOf(LOCK_MS));
         clients.produceEach("expiry", 0, "e", 3);
         Map<String, Short> seenByB = new HashMap<>();
@@ -76,8 +75,7 @@ class LockAndRenewIT {
 
     @Test
     void renewKeepsARecordPastItsLockUntilAccepted() throws Exception {
-        clients.createTopic("renew", 1);
-        clients.setGroupConfigs("g-renew", "share.auto.offset.reset", "earliest",
+        clients.createTopicReadFromEarliest("renew", 1, "g-renew",
                 "share.record.lock.duration.ms", String.valueOf(LOCK_MS));
         clients.produceEach("renew", 0, "r", 1);
         List<String> seenByB = new ArrayList<>();
@@ -128,8 +126,7 @@ class LockAndRenewIT {
 
     @Test
     void closingAConsumerHandsItsRecordsToTheOthersAtOnce() throws Exception {
-        clients.createTopic("close", 1);
-        clients.setGroupConfigs("g-close", "share.auto.offset.reset", "earliest",
+        clients.createTopicReadFromEarliest("close", 1, "g-close",
                 "share.record.lock.duration.ms", "30000");
         clients.produceEach("close", 0, "c", 3);
         Map<String, Short> seenByB = new HashMap<>();

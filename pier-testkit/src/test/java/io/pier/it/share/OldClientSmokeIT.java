@@ -34,8 +34,7 @@ class OldClientSmokeIT {
         assertThat(program).exists();
         String topic = "old-client-" + version.replace('.', '-');
         String group = "g-old-client-" + version.replace('.', '-');
-        clients.createTopic(topic, 1);
-        clients.setGroupConfig(group, "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest(topic, 1, group);
 
         Path output = Files.createTempFile("old-client-smoke-", ".log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();

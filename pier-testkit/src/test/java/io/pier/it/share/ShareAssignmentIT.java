@@ -24,8 +24,7 @@ class ShareAssignmentIT {
 
     @Test
     void shouldSplitTwoPartitionsBetweenTwoConsumersAndLetANewMemberTakeOver() throws Exception {
-        clients.createTopic("assign", 2);
-        clients.setGroupConfig("g-assign", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("assign", 2, "g-assign");
         int perWave = 20;
         int produced = 0;
         try (ShareGroupRun run = new ShareGroupRun(clients, "g-assign", "assign", 3, Duration.ofSeconds(100));

@@ -2,9 +2,13 @@ package io.pier.it.share;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -14,6 +18,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -37,21 +42,32 @@ public final class ShareClients {
     }
 
     public void setGroupConfig(String group, String key, String value) throws Exception {
-        try (Admin admin = admin()) {
-            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group),
-                    List.of(new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET)))).all().get();
-        }
+        setGroupConfigs(group, key, value);
     }
 
     /** Sets several group configs at once: key, value, key, value, ... */
     void setGroupConfigs(String group, String... keyValues) throws Exception {
-        List<AlterConfigOp> ops = new java.util.ArrayList<>();
+        List<AlterConfigOp> ops = new ArrayList<>();
         for (int i = 0; i + 1 < keyValues.length; i += 2) {
             ops.add(new AlterConfigOp(new ConfigEntry(keyValues[i], keyValues[i + 1]), AlterConfigOp.OpType.SET));
         }
         try (Admin admin = admin()) {
             admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all().get();
         }
+    }
+
+    /**
+     * Creates a topic and has {@code group} read it from the earliest offset, with any further
+     * group configs (key, value, ...) set in the same request.
+     */
+    void createTopicReadFromEarliest(String topic, int partitions, String group, String... extraGroupConfigs)
+            throws Exception {
+        createTopic(topic, partitions);
+        String[] configs = new String[extraGroupConfigs.length + 2];
+        configs[0] = "share.auto.offset.reset";
+        configs[1] = "earliest";
+        System.arraycopy(extraGroupConfigs, 0, configs, 2, extraGroupConfigs.length);
+        setGroupConfigs(group, configs);
     }
 
     KafkaProducer<String, String> producer() {
@@ -99,16 +115,8 @@ public final class ShareClients {
      * lingers and is flushed once at the end.
      */
     void produceBatched(String topic, int partition, String prefix, int count) throws Exception {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        p.put("acks", "all");
-        p.put("linger.ms", "10000");
-        p.put("batch.size", "1000000");
-        p.put("key.serializer", StringSerializer.class.getName());
-        p.put("value.serializer", StringSerializer.class.getName());
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
-            List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent =
-                    new java.util.ArrayList<>();
+        try (KafkaProducer<String, String> producer = producer("linger.ms", "10000", "batch.size", "1000000")) {
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 sent.add(producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i)));
             }
@@ -124,8 +132,7 @@ public final class ShareClients {
      * and committing after every poll that returned records. Bounded in time and in poll count.
      */
     static void pollUntil(KafkaShareConsumer<String, String> consumer, Duration max,
-            java.util.function.BooleanSupplier done,
-            java.util.function.Consumer<org.apache.kafka.clients.consumer.ConsumerRecord<String, String>> onRecord) {
+            BooleanSupplier done, Consumer<ConsumerRecord<String, String>> onRecord) {
         long deadline = System.nanoTime() + max.toNanos();
         for (int polls = 0; polls < 10_000 && !done.getAsBoolean() && System.nanoTime() < deadline; polls++) {
             var records = consumer.poll(Duration.ofMillis(200));
@@ -145,12 +152,12 @@ public final class ShareClients {
      */
     void produceSpread(KafkaProducer<String, String> singleRecordBatchProducer, String topic, int partitions,
             String prefix, int from, int count) throws Exception {
-        List<java.util.concurrent.Future<?>> sent = new java.util.ArrayList<>();
+        List<Future<?>> sent = new ArrayList<>();
         for (int i = from; i < from + count; i++) {
             sent.add(singleRecordBatchProducer.send(new ProducerRecord<>(topic, i % partitions, null, prefix + "-" + i)));
         }
         singleRecordBatchProducer.flush();
-        for (java.util.concurrent.Future<?> f : sent) {
+        for (Future<?> f : sent) {
             f.get();
         }
     }
@@ -179,7 +186,7 @@ public final class ShareClients {
      */
     static List<ConsumerRecord<String, String>> pollAndAck(KafkaShareConsumer<String, String> consumer, int count,
             Duration timeout, AcknowledgeType type) {
-        List<ConsumerRecord<String, String>> got = new java.util.ArrayList<>();
+        List<ConsumerRecord<String, String>> got = new ArrayList<>();
         long deadline = System.nanoTime() + timeout.toNanos();
         for (int polls = 0; got.size() < count && System.nanoTime() < deadline && polls < 10_000; polls++) {
             for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {

@@ -25,8 +25,7 @@ class ShareConsumerBasicsIT {
 
     @Test
     void shouldDeliverEveryRecordOnceWithExplicitAccept() throws Exception {
-        clients.createTopic("basic", 1);
-        clients.setGroupConfig("g-basic", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("basic", 1, "g-basic");
         clients.produce("basic", 0, "v", 100);
         Map<String, Integer> seen = new HashMap<>();
         try (KafkaShareConsumer<String, String> consumer = clients.consumer("g-basic", "explicit")) {
@@ -46,8 +45,7 @@ class ShareConsumerBasicsIT {
 
     @Test
     void shouldRedeliverReleasedRecordWithHigherDeliveryCount() throws Exception {
-        clients.createTopic("release", 1);
-        clients.setGroupConfig("g-release", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("release", 1, "g-release");
         clients.produce("release", 0, "r", 1);
         List<Short> counts = new ArrayList<>();
         try (KafkaShareConsumer<String, String> consumer = clients.consumer("g-release", "explicit")) {

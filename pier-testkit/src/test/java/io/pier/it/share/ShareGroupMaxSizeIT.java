@@ -23,8 +23,7 @@ class ShareGroupMaxSizeIT {
 
     @Test
     void shouldFailThirdConsumerWithGroupMaxSizeReached() throws Exception {
-        clients.createTopic("max-size", 2);
-        clients.setGroupConfig("g-max", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("max-size", 2, "g-max");
         try (ShareGroupRun run = new ShareGroupRun(clients, "g-max", "max-size", 2, Duration.ofSeconds(80));
                 KafkaProducer<String, String> producer = clients.singleRecordBatchProducer()) {
             ShareGroupRun.Member a = run.start();

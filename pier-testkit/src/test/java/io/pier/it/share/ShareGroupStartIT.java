@@ -85,8 +85,7 @@ class ShareGroupStartIT {
 
     @Test
     void shouldGiveNewConsumerItsFirstRecordsPromptly() throws Exception {
-        clients.createTopic("first-records", 1);
-        clients.setGroupConfig("g-first", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("first-records", 1, "g-first");
         clients.produce("first-records", 0, "f", 5);
         try (KafkaShareConsumer<String, String> consumer = clients.consumer("g-first", "explicit")) {
             long start = System.nanoTime();
@@ -102,8 +101,7 @@ class ShareGroupStartIT {
 
     @Test
     void shouldKeepTwoGroupsOnOneTopicIndependent() throws Exception {
-        clients.createTopic("two-groups", 2);
-        clients.setGroupConfig("g-two-a", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("two-groups", 2, "g-two-a");
         clients.setGroupConfig("g-two-b", "share.auto.offset.reset", "earliest");
         clients.produce("two-groups", 0, "p0", 50);
         clients.produce("two-groups", 1, "p1", 50);

@@ -25,8 +25,7 @@ class ShareManyConsumersIT {
 
     @Test
     void shouldSpreadRecordsOverHundredConsumersOnTenPartitions() throws Exception {
-        clients.createTopic("many", 10);
-        clients.setGroupConfig("g-many", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("many", 10, "g-many");
         // Records a consumer held while its assignment moved come back after the lock expires.
         clients.setGroupConfig("g-many", "share.record.lock.duration.ms", "10000");
         int consumers = 100;
@@ -70,8 +69,7 @@ class ShareManyConsumersIT {
 
     @Test
     void shouldAcceptEachOfThousandRecordsOnOnePartitionExactlyOnceAcrossEightConsumers() throws Exception {
-        clients.createTopic("one-part", 1);
-        clients.setGroupConfig("g-one-part", "share.auto.offset.reset", "earliest");
+        clients.createTopicReadFromEarliest("one-part", 1, "g-one-part");
         try (ShareGroupRun run = new ShareGroupRun(clients, "g-one-part", "one-part", 8, Duration.ofSeconds(60),
                         "max.poll.records", "10");
                 KafkaProducer<String, String> producer = clients.singleRecordBatchProducer()) {

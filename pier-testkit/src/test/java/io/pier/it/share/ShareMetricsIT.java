@@ -52,8 +52,7 @@ class ShareMetricsIT {
     @Test
     @Order(1)
     void shouldCountExactlyTheReleasesRejectsAndArchivesTheConsumerCaused() throws Exception {
-        clients.createTopic(TOPIC, 1);
-        clients.setGroupConfigs(GROUP, "share.auto.offset.reset", "earliest", "share.delivery.count.limit", "2");
+        clients.createTopicReadFromEarliest(TOPIC, 1, GROUP, "share.delivery.count.limit", "2");
         clients.produceEach(TOPIC, 0, "v", 10);
         Map<String, List<Short>> deliveries = new HashMap<>();
         try (KafkaShareConsumer<String, String> consumer = clients.consumer(GROUP, "explicit")) {
