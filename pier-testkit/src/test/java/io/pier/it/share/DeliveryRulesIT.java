@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
@@ -86,7 +87,7 @@ class DeliveryRulesIT {
         Map<String, Integer> others = new HashMap<>();
         try (KafkaShareConsumer<String, String> consumer = clients.consumer("g-limit", "explicit")) {
             consumer.subscribe(Set.of("limit"));
-            pollUntil(consumer, Duration.ofSeconds(20), () -> poisonCounts.size() >= 3 && others.size() >= 3, r -> {
+            Consumer<ConsumerRecord<String, String>> releasePoisonAcceptOthers = r -> {
                 if (r.value().equals("poison-0")) {
                     poisonCounts.add(r.deliveryCount().orElseThrow());
                     consumer.acknowledge(r, AcknowledgeType.RELEASE);
@@ -94,22 +95,16 @@ class DeliveryRulesIT {
                     others.merge(r.value(), 1, Integer::sum);
                     consumer.acknowledge(r, AcknowledgeType.ACCEPT);
                 }
-            });
+            };
+            pollUntil(consumer, Duration.ofSeconds(20), () -> poisonCounts.size() >= 3 && others.size() >= 3,
+                    releasePoisonAcceptOthers);
             assertThat(poisonCounts).containsExactly((short) 1, (short) 2, (short) 3);
 
             // The poison record is archived now: records produced afterwards flow, it never returns.
             clients.produceEach("limit", 0, "after", 5);
             long until = System.currentTimeMillis() + LOCK_MS + 1000;
             pollUntil(consumer, Duration.ofSeconds(20),
-                    () -> System.currentTimeMillis() >= until && others.size() >= 8, r -> {
-                        if (r.value().equals("poison-0")) {
-                            poisonCounts.add(r.deliveryCount().orElseThrow());
-                            consumer.acknowledge(r, AcknowledgeType.RELEASE);
-                        } else {
-                            others.merge(r.value(), 1, Integer::sum);
-                            consumer.acknowledge(r, AcknowledgeType.ACCEPT);
-                        }
-                    });
+                    () -> System.currentTimeMillis() >= until && others.size() >= 8, releasePoisonAcceptOthers);
         }
         assertThat(poisonCounts).containsExactly((short) 1, (short) 2, (short) 3);
         assertThat(others).hasSize(8).allSatisfy((k, v) -> assertThat(v).isEqualTo(1));
