@@ -345,10 +345,11 @@ public final class PartitionLog implements AutoCloseable {
         }
         LogStartOffsetFile.write(dir, offset);
         logStartOffset = offset;
-        if (retention.deleteBelow(offset, hw)) {
-            onSegmentsDeleted();
-        }
+        boolean deleted = retention.deleteBelow(offset, hw);
         producers.retainFrom(logStartOffset);
+        if (deleted) {
+            AtomicFiles.fsyncDirectory(dir); // a deleted segment must not come back after power loss
+        }
         return logStartOffset;
     }
 
@@ -365,24 +366,17 @@ public final class PartitionLog implements AutoCloseable {
             ensureWritable();
             roll();
         }
-        boolean deleted = false;
-        long retentionMs = config.retentionMs();
-        if (retentionMs >= 0 && retention.deleteOlderThan(retentionMs, now, highWatermark())) {
-            onSegmentsDeleted();
-            deleted = true;
+        long hw = highWatermark();
+        boolean deleted = config.retentionMs() >= 0 && retention.deleteOlderThan(config.retentionMs(), now, hw);
+        if (config.retentionBytes() >= 0) {
+            deleted |= retention.deleteBeyondBytes(sizeInBytes() - config.retentionBytes(), hw);
         }
-        if (config.retentionBytes() >= 0
-                && retention.deleteBeyondBytes(sizeInBytes() - config.retentionBytes(), highWatermark())) {
-            onSegmentsDeleted();
-            deleted = true;
+        if (deleted) {
+            logStartOffset = Math.max(logStartOffset, segments.firstKey());
+            producers.retainFrom(logStartOffset);
+            AtomicFiles.fsyncDirectory(dir); // one fsync makes every deletion of this pass durable
         }
         return deleted;
-    }
-
-    private void onSegmentsDeleted() throws IOException {
-        logStartOffset = Math.max(logStartOffset, segments.firstKey());
-        producers.retainFrom(logStartOffset);
-        AtomicFiles.fsyncDirectory(dir); // a deleted segment must not come back after power loss
     }
 
     /** Replaces the settings; takes effect from the next append or retention pass. */
