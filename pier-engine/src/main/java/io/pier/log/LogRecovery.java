@@ -62,13 +62,7 @@ final class LogRecovery {
         try {
             return recoverSegments(usablePoint(point, bases), bases, segments);
         } catch (IOException | RuntimeException e) {
-            for (LogSegment seg : segments.values()) {
-                try {
-                    seg.close();
-                } catch (IOException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
+            LogSegment.closeAllAfter(segments.values(), e);
             throw e;
         }
     }

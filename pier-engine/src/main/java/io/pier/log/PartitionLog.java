@@ -109,7 +109,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             log.finishOpen(storedStart);
         } catch (IOException | RuntimeException e) {
-            log.closeSegmentsQuietly(e);
+            LogSegment.closeAllAfter(log.segments.values(), e);
             throw e;
         }
         return log;
@@ -432,7 +432,7 @@ public final class PartitionLog implements AutoCloseable {
                 error = e;
             }
         }
-        error = closeSegments(error);
+        error = LogSegment.closeAll(segments.values(), error);
         if (error != null) {
             throw new UncheckedIOException("failed to close log " + dir, error);
         }
@@ -444,7 +444,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     void closeAbruptly() {
         closed = true;
-        IOException e = closeSegments(null);
+        IOException e = LogSegment.closeAll(segments.values(), null);
         if (e != null) {
             throw new UncheckedIOException(e);
         }
@@ -454,7 +454,7 @@ public final class PartitionLog implements AutoCloseable {
     public void deleteFiles() throws IOException {
         if (!closed) {
             closed = true;
-            IOException error = closeSegments(null);
+            IOException error = LogSegment.closeAll(segments.values(), null);
             if (error != null) {
                 throw error;
             }
@@ -466,28 +466,6 @@ public final class PartitionLog implements AutoCloseable {
                 }
             }
             AtomicFiles.fsyncDirectory(dir.getParent());
-        }
-    }
-
-    private IOException closeSegments(IOException error) {
-        for (LogSegment seg : segments.values()) {
-            try {
-                seg.close();
-            } catch (IOException e) {
-                if (error == null) {
-                    error = e;
-                } else {
-                    error.addSuppressed(e);
-                }
-            }
-        }
-        return error;
-    }
-
-    private void closeSegmentsQuietly(Exception cause) {
-        IOException e = closeSegments(null);
-        if (e != null) {
-            cause.addSuppressed(e);
         }
     }
 
