@@ -5,7 +5,11 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
@@ -62,13 +66,7 @@ final class LogRecovery {
         try {
             return recoverSegments(usablePoint(point, bases), bases, segments);
         } catch (IOException | RuntimeException e) {
-            for (LogSegment seg : segments.values()) {
-                try {
-                    seg.close();
-                } catch (IOException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
+            LogSegment.closeAllAfter(segments.values(), e);
             throw e;
         }
     }
@@ -196,29 +194,33 @@ final class LogRecovery {
 
     private List<Long> listSegmentsAndDropLeftovers() throws IOException {
         List<Long> bases = new ArrayList<>();
-        List<Path> others = new ArrayList<>();
+        Map<Path, Long> others = new HashMap<>(); // index or temp file -> its segment's base (null: none)
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
             for (Path p : ds) {
                 String name = p.getFileName().toString();
                 Long base = baseOffsetOf(name, LogSegment.LOG_SUFFIX);
                 if (base != null) {
                     bases.add(base);
-                } else if (name.endsWith(".tmp") || baseOffsetOf(name, LogSegment.INDEX_SUFFIX) != null
-                        || baseOffsetOf(name, LogSegment.TIME_INDEX_SUFFIX) != null) {
-                    others.add(p);
+                } else if (name.endsWith(".tmp")) {
+                    others.put(p, null);
+                } else {
+                    Long indexBase = baseOffsetOf(name, LogSegment.INDEX_SUFFIX);
+                    if (indexBase == null) {
+                        indexBase = baseOffsetOf(name, LogSegment.TIME_INDEX_SUFFIX);
+                    }
+                    if (indexBase != null) {
+                        others.put(p, indexBase);
+                    }
                 }
             }
         }
         bases.sort(null);
         // Indexes are rebuilt anyway; dropping orphans (no .log) and unfinished temp files keeps the
         // directory tidy.
-        for (Path p : others) {
-            String name = p.getFileName().toString();
-            Long base = name.endsWith(".tmp") ? null
-                    : baseOffsetOf(name, name.endsWith(LogSegment.INDEX_SUFFIX) ? LogSegment.INDEX_SUFFIX
-                            : LogSegment.TIME_INDEX_SUFFIX);
-            if (base == null || !bases.contains(base)) {
-                Files.deleteIfExists(p);
+        Set<Long> segmentBases = new HashSet<>(bases);
+        for (Map.Entry<Path, Long> e : others.entrySet()) {
+            if (e.getValue() == null || !segmentBases.contains(e.getValue())) {
+                Files.deleteIfExists(e.getKey());
                 changedFiles = true;
             }
         }

@@ -225,6 +225,33 @@ final class LogSegment {
         }
     }
 
+    /**
+     * Closes every segment, trying all of them. Returns {@code error}, or if that is null the first
+     * failure, with any later failures suppressed in it; null if nothing failed.
+     */
+    static IOException closeAll(Iterable<LogSegment> segments, IOException error) {
+        for (LogSegment seg : segments) {
+            try {
+                seg.close();
+            } catch (IOException e) {
+                if (error == null) {
+                    error = e;
+                } else {
+                    error.addSuppressed(e);
+                }
+            }
+        }
+        return error;
+    }
+
+    /** Closes every segment after {@code cause} made them useless; close failures are suppressed in it. */
+    static void closeAllAfter(Iterable<LogSegment> segments, Exception cause) {
+        IOException e = closeAll(segments, null);
+        if (e != null) {
+            cause.addSuppressed(e);
+        }
+    }
+
     /** Closes and removes the log and index files. */
     void closeAndDelete() throws IOException {
         close();

@@ -9,41 +9,27 @@ import java.util.Arrays;
  * position of a batch whose last offset is that offset), in increasing order of both. A lookup
  * returns a position from which a forward scan of batch headers finds the wanted offset.
  *
- * <p>Entries live in memory (the authoritative copy, rebuilt from the log on open) and are mirrored
- * to the {@code .index} file as 8-byte big-endian pairs. Owned by the log's thread.
+ * <p>Mirrored to the {@code .index} file as 8-byte big-endian (relative offset, position) pairs;
+ * see {@link SparseIndex}.
  */
-final class OffsetIndex {
+final class OffsetIndex extends SparseIndex {
     static final int ENTRY_SIZE = 8;
 
-    private final long baseOffset;
-    private final IndexFile file;
-    private int[] relativeOffsets = new int[16];
-    private int[] positions = new int[16];
-    private int entries;
-    private boolean mirror; // false while rebuilding: the file is written once at the end instead
+    private int[] relativeOffsets = new int[INITIAL_CAPACITY];
+    private int[] positions = new int[INITIAL_CAPACITY];
 
     OffsetIndex(long baseOffset, IndexFile file, boolean mirror) {
-        this.baseOffset = baseOffset;
-        this.file = file;
-        this.mirror = mirror;
+        super(baseOffset, file, ENTRY_SIZE, mirror);
     }
 
     /** Records that the batch at {@code position} ends at {@code lastOffset}. */
     void append(long lastOffset, int position) throws IOException {
-        int rel = Math.toIntExact(lastOffset - baseOffset);
-        if (entries > 0 && (rel <= relativeOffsets[entries - 1] || position <= positions[entries - 1])) {
+        int rel = relative(lastOffset);
+        int last = entries() - 1;
+        if (last >= 0 && (rel <= relativeOffsets[last] || position <= positions[last])) {
             throw new IllegalStateException("offset index entries must increase: " + lastOffset + "@" + position);
         }
-        if (entries == relativeOffsets.length) {
-            relativeOffsets = Arrays.copyOf(relativeOffsets, entries * 2);
-            positions = Arrays.copyOf(positions, entries * 2);
-        }
-        relativeOffsets[entries] = rel;
-        positions[entries] = position;
-        entries++;
-        if (mirror) {
-            file.append(ByteBuffer.allocate(ENTRY_SIZE).putInt(rel).putInt(position).flip());
-        }
+        add(rel, position);
     }
 
     /**
@@ -52,41 +38,27 @@ final class OffsetIndex {
      * the target, the target lies in it or in a later batch.
      */
     int lookup(long offset) {
-        long rel = offset - baseOffset;
-        int lo = 0;
-        int hi = entries - 1;
-        int found = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (relativeOffsets[mid] <= rel) {
-                found = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
+        int found = lastEntryBelow(offset - baseOffset, true);
         return found < 0 ? 0 : positions[found];
     }
 
-    int entries() {
-        return entries;
+    @Override
+    long keyAt(int i) {
+        return relativeOffsets[i];
     }
 
-    /** Ends a rebuild: writes all entries to the file at once and mirrors later appends. */
-    void persist() throws IOException {
-        ByteBuffer buf = ByteBuffer.allocate(entries * ENTRY_SIZE);
-        for (int i = 0; i < entries; i++) {
-            buf.putInt(relativeOffsets[i]).putInt(positions[i]);
+    @Override
+    void store(int i, long key, int value) {
+        if (i == relativeOffsets.length) {
+            relativeOffsets = Arrays.copyOf(relativeOffsets, i * 2);
+            positions = Arrays.copyOf(positions, i * 2);
         }
-        file.replaceWith(buf.flip());
-        mirror = true;
+        relativeOffsets[i] = (int) key;
+        positions[i] = value;
     }
 
-    void closeFile() throws IOException {
-        file.close();
-    }
-
-    void deleteFile() throws IOException {
-        file.delete();
+    @Override
+    void encode(int i, ByteBuffer dst) {
+        dst.putInt(relativeOffsets[i]).putInt(positions[i]);
     }
 }

@@ -4,21 +4,15 @@ import io.pier.common.AtomicFiles;
 import io.pier.common.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.List;
 import java.util.TreeMap;
-import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
-import org.apache.kafka.common.record.internal.Record;
 
 /**
  * One partition's log: a directory of segments holding Kafka v2 record batches exactly as
@@ -26,6 +20,9 @@ import org.apache.kafka.common.record.internal.Record;
  *
  * <p><b>Threading.</b> Single owner thread; not thread-safe. Nothing here blocks on anything but
  * the disk.
+ *
+ * <p>This class appends, rolls, flushes and owns the files' lifecycle; fetches and timestamp
+ * lookups are answered by {@link LogReader}, and old segments are deleted by {@link LogRetention}.
  *
  * <p><b>On-disk layout</b> (one directory per partition):
  *
@@ -65,6 +62,8 @@ public final class PartitionLog implements AutoCloseable {
     private final FileIO io;
     private final TreeMap<Long, LogSegment> segments;
     private final ProducerStateTable producers;
+    private final LogReader reader;
+    private final LogRetention retention;
     private LogConfig config;
     private LogSegment active;
     private long logStartOffset;
@@ -82,6 +81,8 @@ public final class PartitionLog implements AutoCloseable {
         this.clock = clock;
         this.segments = segments;
         this.producers = producers;
+        this.reader = new LogReader(segments);
+        this.retention = new LogRetention(segments);
     }
 
     /**
@@ -108,7 +109,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             log.finishOpen(storedStart);
         } catch (IOException | RuntimeException e) {
-            log.closeSegmentsQuietly(e);
+            LogSegment.closeAllAfter(log.segments.values(), e);
             throw e;
         }
         return log;
@@ -296,51 +297,8 @@ public final class PartitionLog implements AutoCloseable {
             throw new OffsetOutOfRangeException("fetch offset " + fetchOffset + " is outside [" + logStartOffset + ", "
                     + hw + "] of " + dir);
         }
-        if (fetchOffset == hw) {
-            return result(MemoryRecords.EMPTY);
-        }
-        List<Range> ranges = new ArrayList<>();
-        int total = 0;
-        boolean done = false;
-        for (LogSegment seg : segments.tailMap(segments.floorKey(fetchOffset)).values()) {
-            if (seg.baseOffset() >= hw || done) {
-                break;
-            }
-            int start = seg.positionOfBatchContaining(Math.max(fetchOffset, seg.baseOffset()));
-            if (start < 0) {
-                continue;
-            }
-            int end = start;
-            for (FileChannelRecordBatch b : seg.batchesFrom(start)) {
-                if (b.baseOffset() >= hw) {
-                    done = true;
-                    break;
-                }
-                int size = b.sizeInBytes();
-                if ((long) total + size > maxBytes && !(minOneBatch && total == 0)) {
-                    done = true;
-                    break;
-                }
-                end += size;
-                total += size;
-            }
-            if (end > start) {
-                ranges.add(new Range(seg, start, end));
-            }
-        }
-        if (total == 0) {
-            return result(MemoryRecords.EMPTY);
-        }
-        ByteBuffer buf = ByteBuffer.allocate(total);
-        for (Range r : ranges) {
-            r.segment.readInto(buf, r.start, r.end - r.start);
-        }
-        return result(MemoryRecords.readableRecords(buf.flip()));
-    }
-
-    private record Range(LogSegment segment, int start, int end) {}
-
-    private LogReadResult result(MemoryRecords records) {
+        MemoryRecords records = fetchOffset == hw ? MemoryRecords.EMPTY
+                : reader.read(fetchOffset, hw, maxBytes, minOneBatch);
         return new LogReadResult(records, highWatermark(), logStartOffset, logEndOffset());
     }
 
@@ -352,34 +310,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     public OffsetAndTimestamp offsetForTimestamp(long timestampMs) throws IOException {
         ensureOpen();
-        long hw = highWatermark();
-        for (LogSegment seg : segments.tailMap(segments.floorKey(logStartOffset)).values()) {
-            if (seg.baseOffset() >= hw) {
-                break;
-            }
-            if (seg.maxTimestampPosition() < 0 || seg.maxTimestamp() < timestampMs) {
-                continue;
-            }
-            long from = Math.max(seg.firstCandidateOffset(timestampMs), logStartOffset);
-            int pos = seg.positionOfBatchContaining(from);
-            if (pos < 0) {
-                continue;
-            }
-            for (FileChannelRecordBatch b : seg.batchesFrom(pos)) {
-                if (b.baseOffset() >= hw) {
-                    return null;
-                }
-                if (b.maxTimestamp() < timestampMs) {
-                    continue;
-                }
-                for (Record r : b) {
-                    if (r.offset() >= from && r.offset() < hw && r.timestamp() >= timestampMs) {
-                        return new OffsetAndTimestamp(r.offset(), r.timestamp());
-                    }
-                }
-            }
-        }
-        return null;
+        return reader.offsetForTimestamp(timestampMs, logStartOffset, highWatermark());
     }
 
     /**
@@ -393,59 +324,7 @@ public final class PartitionLog implements AutoCloseable {
         if (logStartOffset >= hw) {
             return null;
         }
-        long bestTs = Long.MIN_VALUE;
-        LogSegment bestSeg = null;
-        int bestPos = -1;
-        for (LogSegment seg : segments.tailMap(segments.floorKey(logStartOffset)).values()) {
-            if (seg.baseOffset() >= hw) {
-                break;
-            }
-            if (seg.baseOffset() >= logStartOffset && seg.nextOffset() <= hw) {
-                if (seg.maxTimestampPosition() >= 0 && (bestSeg == null || seg.maxTimestamp() > bestTs)) {
-                    bestTs = seg.maxTimestamp();
-                    bestSeg = seg;
-                    bestPos = seg.maxTimestampPosition();
-                }
-                continue;
-            }
-            int pos = seg.positionOfBatchContaining(Math.max(logStartOffset, seg.baseOffset()));
-            if (pos < 0) {
-                continue;
-            }
-            for (FileChannelRecordBatch b : seg.batchesFrom(pos)) {
-                if (b.baseOffset() >= hw) {
-                    break;
-                }
-                long ts = b.baseOffset() >= logStartOffset ? b.maxTimestamp() : maxTimestampFrom(b, logStartOffset);
-                if (bestSeg == null || ts > bestTs) {
-                    bestTs = ts;
-                    bestSeg = seg;
-                    bestPos = b.position();
-                }
-            }
-        }
-        if (bestSeg == null) {
-            return null;
-        }
-        for (FileChannelRecordBatch b : bestSeg.batchesFrom(bestPos)) {
-            for (Record r : b) {
-                if (r.offset() >= logStartOffset && r.offset() < hw && r.timestamp() == bestTs) {
-                    return new OffsetAndTimestamp(r.offset(), r.timestamp());
-                }
-            }
-            break;
-        }
-        throw new IllegalStateException("batch at " + bestPos + " of " + bestSeg.file() + " lost timestamp " + bestTs);
-    }
-
-    private static long maxTimestampFrom(FileChannelRecordBatch b, long fromOffset) {
-        long max = Long.MIN_VALUE;
-        for (Record r : b) {
-            if (r.offset() >= fromOffset) {
-                max = Math.max(max, r.timestamp());
-            }
-        }
-        return max;
+        return reader.maxTimestamp(logStartOffset, hw);
     }
 
     /**
@@ -466,8 +345,11 @@ public final class PartitionLog implements AutoCloseable {
         }
         LogStartOffsetFile.write(dir, offset);
         logStartOffset = offset;
-        deleteOldestSegments(seg -> segments.higherKey(seg.baseOffset()) <= offset);
+        boolean deleted = retention.deleteBelow(offset, hw);
         producers.retainFrom(logStartOffset);
+        if (deleted) {
+            AtomicFiles.fsyncDirectory(dir); // a deleted segment must not come back after power loss
+        }
         return logStartOffset;
     }
 
@@ -484,41 +366,15 @@ public final class PartitionLog implements AutoCloseable {
             ensureWritable();
             roll();
         }
-        boolean deleted = false;
-        long retentionMs = config.retentionMs();
-        if (retentionMs >= 0) {
-            deleted |= deleteOldestSegments(seg -> seg.isEmpty() || now - seg.maxTimestamp() > retentionMs);
-        }
+        long hw = highWatermark();
+        boolean deleted = config.retentionMs() >= 0 && retention.deleteOlderThan(config.retentionMs(), now, hw);
         if (config.retentionBytes() >= 0) {
-            long[] excess = {sizeInBytes() - config.retentionBytes()};
-            deleted |= deleteOldestSegments(seg -> {
-                if (excess[0] >= seg.size()) {
-                    excess[0] -= seg.size();
-                    return true;
-                }
-                return false;
-            });
-        }
-        return deleted;
-    }
-
-    /** Deletes segments from the oldest while {@code eligible} holds; stops at the first that does not. */
-    private boolean deleteOldestSegments(Predicate<LogSegment> eligible) throws IOException {
-        boolean deleted = false;
-        while (segments.size() > 1) {
-            LogSegment first = segments.firstEntry().getValue();
-            Long next = segments.higherKey(first.baseOffset());
-            if (first == active || next > highWatermark() || !eligible.test(first)) {
-                break;
-            }
-            segments.pollFirstEntry();
-            first.closeAndDelete();
-            deleted = true;
+            deleted |= retention.deleteBeyondBytes(sizeInBytes() - config.retentionBytes(), hw);
         }
         if (deleted) {
             logStartOffset = Math.max(logStartOffset, segments.firstKey());
             producers.retainFrom(logStartOffset);
-            AtomicFiles.fsyncDirectory(dir); // a deleted segment must not come back after power loss
+            AtomicFiles.fsyncDirectory(dir); // one fsync makes every deletion of this pass durable
         }
         return deleted;
     }
@@ -576,7 +432,7 @@ public final class PartitionLog implements AutoCloseable {
                 error = e;
             }
         }
-        error = closeSegments(error);
+        error = LogSegment.closeAll(segments.values(), error);
         if (error != null) {
             throw new UncheckedIOException("failed to close log " + dir, error);
         }
@@ -588,7 +444,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     void closeAbruptly() {
         closed = true;
-        IOException e = closeSegments(null);
+        IOException e = LogSegment.closeAll(segments.values(), null);
         if (e != null) {
             throw new UncheckedIOException(e);
         }
@@ -598,7 +454,7 @@ public final class PartitionLog implements AutoCloseable {
     public void deleteFiles() throws IOException {
         if (!closed) {
             closed = true;
-            IOException error = closeSegments(null);
+            IOException error = LogSegment.closeAll(segments.values(), null);
             if (error != null) {
                 throw error;
             }
@@ -610,28 +466,6 @@ public final class PartitionLog implements AutoCloseable {
                 }
             }
             AtomicFiles.fsyncDirectory(dir.getParent());
-        }
-    }
-
-    private IOException closeSegments(IOException error) {
-        for (LogSegment seg : segments.values()) {
-            try {
-                seg.close();
-            } catch (IOException e) {
-                if (error == null) {
-                    error = e;
-                } else {
-                    error.addSuppressed(e);
-                }
-            }
-        }
-        return error;
-    }
-
-    private void closeSegmentsQuietly(Exception cause) {
-        IOException e = closeSegments(null);
-        if (e != null) {
-            cause.addSuppressed(e);
         }
     }
 

@@ -10,42 +10,26 @@ import java.util.Arrays;
  * at most T". A timestamp lookup therefore skips everything up to the last entry whose T is below
  * the target, whatever order producers used for their timestamps.
  *
- * <p>Entries live in memory (rebuilt from the log on open) and are mirrored to the
- * {@code .timeindex} file as 12-byte big-endian (timestamp, relative offset) pairs. Owned by the
- * log's thread.
+ * <p>Mirrored to the {@code .timeindex} file as 12-byte big-endian (timestamp, relative offset)
+ * pairs; see {@link SparseIndex}.
  */
-final class TimeIndex {
+final class TimeIndex extends SparseIndex {
     static final int ENTRY_SIZE = 12;
 
-    private final long baseOffset;
-    private final IndexFile file;
-    private long[] timestamps = new long[16];
-    private int[] relativeOffsets = new int[16];
-    private int entries;
-    private boolean mirror;
+    private long[] timestamps = new long[INITIAL_CAPACITY];
+    private int[] relativeOffsets = new int[INITIAL_CAPACITY];
 
     TimeIndex(long baseOffset, IndexFile file, boolean mirror) {
-        this.baseOffset = baseOffset;
-        this.file = file;
-        this.mirror = mirror;
+        super(baseOffset, file, ENTRY_SIZE, mirror);
     }
 
     /** Adds (maxTimestampSoFar, lastOffset) unless it would not raise the newest entry's timestamp. */
     void maybeAppend(long maxTimestampSoFar, long lastOffset) throws IOException {
-        if (entries > 0 && maxTimestampSoFar <= timestamps[entries - 1]) {
+        int last = entries() - 1;
+        if (last >= 0 && maxTimestampSoFar <= timestamps[last]) {
             return;
         }
-        int rel = Math.toIntExact(lastOffset - baseOffset);
-        if (entries == timestamps.length) {
-            timestamps = Arrays.copyOf(timestamps, entries * 2);
-            relativeOffsets = Arrays.copyOf(relativeOffsets, entries * 2);
-        }
-        timestamps[entries] = maxTimestampSoFar;
-        relativeOffsets[entries] = rel;
-        entries++;
-        if (mirror) {
-            file.append(ByteBuffer.allocate(ENTRY_SIZE).putLong(maxTimestampSoFar).putInt(rel).flip());
-        }
+        add(maxTimestampSoFar, relative(lastOffset));
     }
 
     /**
@@ -53,39 +37,27 @@ final class TimeIndex {
      * the last entry whose timestamp is below the target, or the segment base offset.
      */
     long firstCandidateOffset(long timestampMs) {
-        int lo = 0;
-        int hi = entries - 1;
-        int found = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (timestamps[mid] < timestampMs) {
-                found = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
+        int found = lastEntryBelow(timestampMs, false);
         return found < 0 ? baseOffset : baseOffset + relativeOffsets[found] + 1;
     }
 
-    int entries() {
-        return entries;
+    @Override
+    long keyAt(int i) {
+        return timestamps[i];
     }
 
-    void persist() throws IOException {
-        ByteBuffer buf = ByteBuffer.allocate(entries * ENTRY_SIZE);
-        for (int i = 0; i < entries; i++) {
-            buf.putLong(timestamps[i]).putInt(relativeOffsets[i]);
+    @Override
+    void store(int i, long key, int value) {
+        if (i == timestamps.length) {
+            timestamps = Arrays.copyOf(timestamps, i * 2);
+            relativeOffsets = Arrays.copyOf(relativeOffsets, i * 2);
         }
-        file.replaceWith(buf.flip());
-        mirror = true;
+        timestamps[i] = key;
+        relativeOffsets[i] = value;
     }
 
-    void closeFile() throws IOException {
-        file.close();
-    }
-
-    void deleteFile() throws IOException {
-        file.delete();
+    @Override
+    void encode(int i, ByteBuffer dst) {
+        dst.putLong(timestamps[i]).putInt(relativeOffsets[i]);
     }
 }

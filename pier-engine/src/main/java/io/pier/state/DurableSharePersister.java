@@ -5,7 +5,6 @@ import io.pier.log.CrashPoint;
 import io.pier.log.Durability;
 import io.pier.log.FileIO;
 import io.pier.log.LogConfig;
-import io.pier.log.LogReadResult;
 import io.pier.log.PartitionLog;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -23,8 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,7 +53,10 @@ import org.slf4j.LoggerFactory;
  * naming the file and position.
  *
  * <p><b>Recovery.</b> {@link #open} replays the log from its start offset: a snapshot replaces a
- * key's state, an update is merged into it, a null value deletes it.
+ * key's state, an update is merged into it, a null value deletes it (see {@link ShareStateReplay}).
+ *
+ * <p>This class runs the writer loop and the group commit; when a key is written whole and how far
+ * the log start may move is {@link SnapshotPolicy}'s decision.
  */
 public final class DurableSharePersister implements SharePersister, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DurableSharePersister.class);
@@ -97,12 +97,6 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         void onFatal(String what, Throwable cause);
     }
 
-    /** Where a key's full record (snapshot, or group record) sits, and updates since it. */
-    private static final class KeyInfo {
-        long lastFullOffset;
-        int updatesSinceFull;
-    }
-
     private sealed interface Op permits WriteOp, InitOp, DeleteOp, GroupOp, CompactOp, StopOp {}
 
     private record WriteOp(ShareStateWrite write, CompletableFuture<Void> done) implements Op {}
@@ -132,8 +126,7 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
     private final AtomicLong recordsAppended = new AtomicLong();
     private final AtomicLong flushes = new AtomicLong();
     // Writer-thread state.
-    private final Map<Object, KeyInfo> keys = new HashMap<>();
-    private long coldPassEnd;
+    private final SnapshotPolicy snapshots;
     private long nextColdPassMs;
     private volatile Throwable failure;
     private volatile boolean stopping;
@@ -145,6 +138,7 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         this.clock = clock;
         this.io = io;
         this.fatal = fatal;
+        this.snapshots = new SnapshotPolicy(options.updatesPerSnapshot());
         this.writer = new Thread(this::run, "pier-share-state");
         this.writer.setDaemon(true);
     }
@@ -162,7 +156,7 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         PartitionLog log = PartitionLog.open(dir, config, clock, io);
         DurableSharePersister p = new DurableSharePersister(log, options, clock, io, fatal);
         try {
-            p.replay();
+            ShareStateReplay.replay(log, p.published, p.publishedGroups, p.snapshots);
         } catch (IOException | RuntimeException e) {
             try {
                 log.close();
@@ -171,78 +165,10 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
             }
             throw e;
         }
-        p.coldPassEnd = log.logStartOffset();
+        p.snapshots.startColdPassesAt(log.logStartOffset());
         p.nextColdPassMs = clock.monoMs() + options.coldSnapshotIntervalMs();
         p.writer.start();
         return p;
-    }
-
-    private void replay() throws IOException {
-        long offset = log.logStartOffset();
-        long end = log.highWatermark();
-        while (offset < end) {
-            LogReadResult read = log.read(offset, 1024 * 1024, true);
-            long before = offset;
-            for (RecordBatch batch : read.records().batches()) {
-                for (Record r : batch) {
-                    if (r.offset() < offset) {
-                        continue;
-                    }
-                    try {
-                        apply(r);
-                    } catch (RuntimeException e) {
-                        throw new IOException("undecodable share-state record at offset " + r.offset() + " of "
-                                + log.dir() + ": " + e.getMessage(), e);
-                    }
-                }
-                offset = batch.lastOffset() + 1;
-            }
-            if (offset == before) {
-                throw new IOException("share-state log " + log.dir() + " made no progress at offset " + offset);
-            }
-        }
-        LOG.info("Share state loaded from {}: {} share-partitions, {} groups, offsets {}..{}", log.dir(),
-                published.size(), publishedGroups.size(), log.logStartOffset(), end);
-    }
-
-    private void apply(Record r) {
-        ShareStateRecords.Key key = ShareStateRecords.decodeKey(r.key());
-        if (key.type() == ShareStateRecords.GROUP) {
-            if (r.hasValue()) {
-                publishedGroups.add(key.groupId());
-                keys.computeIfAbsent(key.groupId(), k -> new KeyInfo()).lastFullOffset = r.offset();
-            } else {
-                publishedGroups.remove(key.groupId());
-                keys.remove(key.groupId());
-            }
-            return;
-        }
-        SharePartitionKey spk = key.partitionKey();
-        if (!r.hasValue()) {
-            published.remove(spk);
-            keys.remove(spk);
-            return;
-        }
-        ShareState value = ShareStateRecords.decodeState(r.value());
-        if (key.type() == ShareStateRecords.SNAPSHOT) {
-            published.put(spk, value);
-            KeyInfo info = keys.computeIfAbsent(spk, k -> new KeyInfo());
-            info.lastFullOffset = r.offset();
-            info.updatesSinceFull = 0;
-            return;
-        }
-        ShareState current = published.get(spk);
-        if (current == null) {
-            throw new IllegalStateException("update for " + spk.coordinatorKey() + " without a snapshot");
-        }
-        published.put(spk, merge(current, value.stateEpoch(), value.startOffset(), value.batches()));
-        keys.get(spk).updatesSinceFull++;
-    }
-
-    private static ShareState merge(ShareState current, int epoch, long startOffset, List<PersistedBatch> batches) {
-        long start = startOffset < 0 ? current.startOffset() : Math.max(current.startOffset(), startOffset);
-        return new ShareState(Math.max(current.stateEpoch(), epoch), start,
-                StateBatchCombiner.combine(current.batches(), batches, start));
     }
 
     // ---------------------------------------------------------------- SharePersister
@@ -452,10 +378,9 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
                 return new IllegalStateException("fenced state epoch " + write.stateEpoch() + " < "
                         + current.stateEpoch() + " for " + key.coordinatorKey());
             }
-            ShareState next = merge(current, write.stateEpoch(), write.startOffset(), write.batches());
+            ShareState next = current.merged(write.stateEpoch(), write.startOffset(), write.batches());
             staged.put(key, next);
-            KeyInfo info = keys.computeIfAbsent(key, k -> new KeyInfo());
-            if (info.updatesSinceFull + 1 >= options.updatesPerSnapshot()) {
+            if (snapshots.snapshotDue(key)) {
                 records.add(snapshotRecord(key, next));
             } else {
                 records.add(new Pending(key, false, ShareStateRecords.shareKey(ShareStateRecords.UPDATE, key),
@@ -531,15 +456,11 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
 
     private void note(Pending p, long offset) {
         if (p.value() == null) {
-            keys.remove(p.infoKey());
-            return;
-        }
-        KeyInfo info = keys.computeIfAbsent(p.infoKey(), k -> new KeyInfo());
-        if (p.full()) {
-            info.lastFullOffset = offset;
-            info.updatesSinceFull = 0;
+            snapshots.onDeleted(p.infoKey());
+        } else if (p.full()) {
+            snapshots.onFullRecord(p.infoKey(), offset);
         } else {
-            info.updatesSinceFull++;
+            snapshots.onUpdate(p.infoKey());
         }
     }
 
@@ -552,16 +473,13 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         long end = log.logEndOffset();
         if (log.segmentCount() > 1) {
             List<Pending> records = new ArrayList<>();
-            for (Map.Entry<Object, KeyInfo> e : keys.entrySet()) {
-                if (e.getValue().lastFullOffset >= coldPassEnd) {
-                    continue;
-                }
-                if (e.getKey() instanceof SharePartitionKey spk) {
+            for (Object key : snapshots.coldKeys()) {
+                if (key instanceof SharePartitionKey spk) {
                     ShareState s = published.get(spk);
                     if (s != null) {
                         records.add(snapshotRecord(spk, s));
                     }
-                } else if (e.getKey() instanceof String group) {
+                } else if (key instanceof String group) {
                     records.add(new Pending(group, true, ShareStateRecords.groupKey(group),
                             ShareStateRecords.groupValue()));
                 }
@@ -570,11 +488,8 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
                 return;
             }
         }
-        coldPassEnd = end;
-        long needed = log.highWatermark();
-        for (KeyInfo info : keys.values()) {
-            needed = Math.min(needed, info.lastFullOffset);
-        }
+        snapshots.endColdPass(end);
+        long needed = snapshots.neededFrom(log.highWatermark());
         try {
             if (needed > log.logStartOffset()) {
                 log.deleteRecordsBefore(needed);

@@ -1,6 +1,7 @@
 package io.pier.state;
 
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -61,8 +62,8 @@ public final class InMemorySharePersister implements SharePersister {
     }
 
     @Override
-    public java.util.Set<SharePartitionKey> keys() {
-        return java.util.Set.copyOf(states.keySet());
+    public Set<SharePartitionKey> keys() {
+        return Set.copyOf(states.keySet());
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.pier.state;
 
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -25,5 +26,5 @@ public interface SharePersister {
     CompletableFuture<Void> delete(SharePartitionKey key);
 
     /** Every key with stored state, so admin APIs can list a group's partitions after a restart. */
-    java.util.Set<SharePartitionKey> keys();
+    Set<SharePartitionKey> keys();
 }

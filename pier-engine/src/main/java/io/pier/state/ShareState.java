@@ -11,4 +11,14 @@ public record ShareState(int stateEpoch, long startOffset, List<PersistedBatch> 
     public ShareState {
         batches = List.copyOf(batches);
     }
+
+    /**
+     * This state with a write or an update record applied: the higher state epoch, the start
+     * offset moved forward (never back; {@code -1} keeps it), the batches combined by
+     * {@link StateBatchCombiner}.
+     */
+    ShareState merged(int epoch, long newStartOffset, List<PersistedBatch> changed) {
+        long start = newStartOffset < 0 ? startOffset : Math.max(startOffset, newStartOffset);
+        return new ShareState(Math.max(stateEpoch, epoch), start, StateBatchCombiner.combine(batches, changed, start));
+    }
 }

@@ -14,6 +14,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import org.apache.kafka.common.compress.Compression;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -133,7 +134,7 @@ class LogRecoveryTest {
         LogConfig config = new LogConfig(1 << 20, Long.MAX_VALUE, -1, -1, 1 << 20, 50, false, Durability.NONE);
         PartitionLog log = PartitionLog.open(dir(), config, clock);
         for (int i = 0; i < 50; i++) {
-            log.append(TestBatches.withTimestamps(org.apache.kafka.common.compress.Compression.NONE, T0 + i));
+            log.append(TestBatches.withTimestamps(Compression.NONE, T0 + i));
         }
         log.close();
         Path index = dir().resolve("00000000000000000000.index");
