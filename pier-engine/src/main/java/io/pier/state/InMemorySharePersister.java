@@ -48,10 +48,13 @@ public final class InMemorySharePersister implements SharePersister {
             return CompletableFuture.failedFuture(new PersisterException(
                     "fenced state epoch " + write.stateEpoch() + " < " + current.stateEpoch()));
         }
-        long startOffset = write.startOffset() < 0 ? current.startOffset() : write.startOffset();
+        // As the durable persister: the start offset never moves back (only initialize resets
+        // it), and a write from a newer state epoch carries that epoch.
+        long startOffset = Math.max(current.startOffset(), write.startOffset());
         List<PersistedBatch> merged =
                 StateBatchCombiner.combine(current.batches(), write.batches(), startOffset);
-        states.put(write.key(), new ShareState(current.stateEpoch(), startOffset, merged));
+        states.put(write.key(), new ShareState(Math.max(current.stateEpoch(), write.stateEpoch()), startOffset,
+                merged));
         writeCount.incrementAndGet();
         return CompletableFuture.completedFuture(null);
     }
