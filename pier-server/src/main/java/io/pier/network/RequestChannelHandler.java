@@ -6,6 +6,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
+import io.pier.protocol.Futures;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -133,8 +134,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     private AbstractResponse errorResponse(RequestHeader header, AbstractRequest body, Throwable t) {
-        Throwable cause = t instanceof java.util.concurrent.CompletionException && t.getCause() != null
-                ? t.getCause() : t;
+        Throwable cause = Futures.unwrap(t);
         if (Errors.forException(cause) == Errors.UNKNOWN_SERVER_ERROR) {
             LOG.error("{} v{} from {} failed", header.apiKey(), header.apiVersion(), connection.id(), cause);
         }

@@ -117,7 +117,7 @@ public final class FetchHandler implements ApiHandler {
             for (Target t : targets) {
                 reads.add(read(t, maxBytes, last ? null : wake));
             }
-            TopicAdminHandlers.all(reads).whenComplete((results, error) -> {
+            Futures.all(reads).whenComplete((results, error) -> {
                 if (error != null) {
                     response.completeExceptionally(error);
                     return;
