@@ -12,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
@@ -96,7 +95,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         ApiKeys key = header.apiKey();
         if (!router.supports(key, header.apiVersion())) {
             if (key == ApiKeys.API_VERSIONS) {
-                enqueue(header, CompletableFuture.completedFuture(unsupportedApiVersions()));
+                enqueue(header, CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)));
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
@@ -139,13 +138,6 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             LOG.error("{} v{} from {} failed", header.apiKey(), header.apiVersion(), connection.id(), cause);
         }
         return body.getErrorResponse(0, cause);
-    }
-
-    private AbstractResponse unsupportedApiVersions() {
-        ApiVersionsResponseData data = new ApiVersionsResponseData()
-                .setErrorCode(Errors.UNSUPPORTED_VERSION.code());
-        router.advertised().values().forEach(v -> data.apiKeys().add(v.duplicate()));
-        return new ApiVersionsResponse(data);
     }
 
     private void enqueue(RequestHeader header, CompletableFuture<AbstractResponse> response) {
