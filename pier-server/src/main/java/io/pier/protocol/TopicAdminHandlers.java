@@ -1,6 +1,5 @@
 package io.pier.protocol;
 
-import io.pier.log.LogConfig;
 import io.pier.server.TopicService;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
@@ -29,7 +28,6 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
-import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 
 /** CreateTopics, DeleteTopics and CreatePartitions, each topic handled on its own. */
 public final class TopicAdminHandlers {
@@ -86,15 +84,13 @@ public final class TopicAdminHandlers {
                 .setNumPartitions(topic.partitionCount())
                 .setReplicationFactor((short) 1);
         if (version >= 5) {
-            LogConfig config = topics.logConfig(topic);
             List<CreatableTopicConfigs> configs = new ArrayList<>();
-            config.asTopicConfigs().forEach((name, value) -> configs.add(new CreatableTopicConfigs()
+            TopicConfigs.effective(topics, topic).forEach((name, v) -> configs.add(new CreatableTopicConfigs()
                     .setName(name)
-                    .setValue(value)
-                    .setReadOnly(false)
+                    .setValue(v.value())
+                    .setReadOnly(v.readOnly())
                     .setIsSensitive(false)
-                    .setConfigSource(topic.configs().containsKey(name)
-                            ? ConfigSource.TOPIC_CONFIG.id() : ConfigSource.DEFAULT_CONFIG.id())));
+                    .setConfigSource(v.source().id())));
             result.setConfigs(configs);
         }
         return result;
