@@ -4,6 +4,7 @@ import io.pier.log.LogConfig;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.state.TopicMetadata;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -73,7 +74,7 @@ public final class TopicService implements AutoCloseable {
         for (CompletableFuture<Partition> f : opening) {
             f.get();
         }
-        if (!java.nio.file.Files.exists(store.file())) {
+        if (!Files.exists(store.file())) {
             store.save(image);
         }
     }
@@ -108,8 +109,12 @@ public final class TopicService implements AutoCloseable {
 
     /** Static settings overlaid with dynamic broker overrides. */
     public Map<String, String> effectiveBrokerConfigs() {
+        return overStatic(image.brokerConfigs());
+    }
+
+    private Map<String, String> overStatic(Map<String, String> dynamic) {
         Map<String, String> all = new LinkedHashMap<>(staticConfigs);
-        all.putAll(image.brokerConfigs());
+        all.putAll(dynamic);
         return all;
     }
 
@@ -213,9 +218,7 @@ public final class TopicService implements AutoCloseable {
     /** Replaces the dynamic broker overrides; they become the defaults of every topic. */
     public CompletableFuture<Void> alterBrokerConfigs(Map<String, String> dynamic, boolean validateOnly) {
         return submit(() -> {
-            Map<String, String> merged = new LinkedHashMap<>(staticConfigs);
-            merged.putAll(dynamic);
-            LogConfig defaults = LogConfig.fromBrokerProperties(merged);
+            LogConfig defaults = LogConfig.fromBrokerProperties(overStatic(dynamic));
             if (validateOnly) {
                 return null;
             }
@@ -275,9 +278,7 @@ public final class TopicService implements AutoCloseable {
             names.put(t.name(), t);
             ids.put(t.id(), t);
         }
-        Map<String, String> merged = new LinkedHashMap<>(staticConfigs);
-        merged.putAll(next.brokerConfigs());
-        brokerLogDefaults = LogConfig.fromBrokerProperties(merged);
+        brokerLogDefaults = LogConfig.fromBrokerProperties(overStatic(next.brokerConfigs()));
         byName = Map.copyOf(names);
         byId = Map.copyOf(ids);
     }
