@@ -34,16 +34,10 @@ public final class ShareGroups {
     private final Shard owner;
     private final Clock clock;
     private final TopicService topics;
-    private final ShareGroupBrokerConfig brokerConfig;
     private final ShareGroupCoordinator coordinator;
     private final GroupConfig defaults;
     private final DurableSharePersister existence;
     private volatile Map<String, GroupConfig> configs = Map.of();
-
-    ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
-            Consumer<List<MemberKey>> onMembersExpired) {
-        this(owner, clock, topics, brokerConfig, onMembersExpired, null);
-    }
 
     /**
      * @param existence where group existence is made durable (created on first heartbeat, gone on
@@ -55,7 +49,6 @@ public final class ShareGroups {
         this.existence = existence;
         this.clock = clock;
         this.topics = topics;
-        this.brokerConfig = brokerConfig;
         this.defaults = GroupConfig.defaults(brokerConfig);
         TopicLookup lookup = new TopicLookup() {
             @Override
@@ -88,10 +81,6 @@ public final class ShareGroups {
 
     private static TopicInfo info(TopicMetadata t) {
         return new TopicInfo(t.name(), t.id(), t.partitionCount());
-    }
-
-    public ShareGroupBrokerConfig brokerConfig() {
-        return brokerConfig;
     }
 
     /** A heartbeat that created a group answers only once the group's existence is durable. */

@@ -81,10 +81,6 @@ public final class ShareService {
         }
     }
 
-    ShareService(ShareGroups groups, SharePersister persister, Clock clock, Shard[] shards) {
-        this(groups, persister, clock, shards, false, ShareEventsFactory.NONE);
-    }
-
     /**
      * @param durableDeliveryCounts persist every acquisition (AVAILABLE with its new delivery
      *     count) before the fetch response carries it, so a crash never under-counts deliveries

@@ -141,10 +141,6 @@ public final class ShareSessions {
         }
     }
 
-    public synchronized int size() {
-        return sessions.size();
-    }
-
     private Session open(Key key, Connection connection, List<PartitionRef> partitions) {
         Session[] holder = new Session[1];
         Runnable onConnectionClosed = () -> {

@@ -99,27 +99,15 @@ public final class TopicService implements AutoCloseable {
         return image.brokerConfigs();
     }
 
-    public Map<String, String> groupConfigs(String groupId) {
-        return image.groupConfigs().getOrDefault(groupId, Map.of());
-    }
-
     public Map<String, Map<String, String>> allGroupConfigs() {
         return image.groupConfigs();
     }
 
     /** Static settings overlaid with dynamic broker overrides. */
-    public Map<String, String> effectiveBrokerConfigs() {
-        return overStatic(image.brokerConfigs());
-    }
-
     private Map<String, String> overStatic(Map<String, String> dynamic) {
         Map<String, String> all = new LinkedHashMap<>(staticConfigs);
         all.putAll(dynamic);
         return all;
-    }
-
-    public LogConfig brokerLogDefaults() {
-        return brokerLogDefaults;
     }
 
     public LogConfig logConfig(TopicMetadata topic) {
