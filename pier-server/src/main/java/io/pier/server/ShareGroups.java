@@ -41,7 +41,7 @@ public final class ShareGroups {
 
     /**
      * @param existence where group existence is made durable (created on first heartbeat, gone on
-     *     delete), or null to keep it in memory only
+     *     delete)
      */
     ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
             Consumer<List<MemberKey>> onMembersExpired, DurableSharePersister existence) {
@@ -62,9 +62,7 @@ public final class ShareGroups {
             }
         };
         List<ShareGroupsSnapshot.Group> known = new ArrayList<>();
-        if (existence != null) {
-            existence.groups().forEach(id -> known.add(new ShareGroupsSnapshot.Group(id, 0)));
-        }
+        existence.groups().forEach(id -> known.add(new ShareGroupsSnapshot.Group(id, 0)));
         ShareGroupsSnapshot restored = new ShareGroupsSnapshot(known, topics.allGroupConfigs());
         this.coordinator = new ShareGroupCoordinator(brokerConfig, lookup, restored);
         publishConfigs();
@@ -85,13 +83,10 @@ public final class ShareGroups {
 
     /** A heartbeat that created a group answers only once the group's existence is durable. */
     public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
-        CompletableFuture<HeartbeatResponse> response = owner.call(() -> coordinator.heartbeat(request, clock.monoMs()));
-        if (existence == null) {
-            return response;
-        }
-        return response.thenCompose(r -> r.error() != Errors.NONE || existence.groups().contains(request.groupId())
-                ? CompletableFuture.completedFuture(r)
-                : existence.recordGroup(request.groupId()).thenApply(v -> r));
+        return owner.call(() -> coordinator.heartbeat(request, clock.monoMs()))
+                .thenCompose(r -> r.error() != Errors.NONE || existence.groups().contains(request.groupId())
+                        ? CompletableFuture.completedFuture(r)
+                        : existence.recordGroup(request.groupId()).thenApply(v -> r));
     }
 
     public CompletableFuture<Optional<GroupDescription>> describe(String groupId) {
@@ -108,9 +103,7 @@ public final class ShareGroups {
             if (result == Errors.NONE) {
                 publishConfigs();
                 topics.putGroupConfigs(groupId, Map.of()).get();
-                if (existence != null) {
-                    existence.deleteGroup(groupId).get();
-                }
+                existence.deleteGroup(groupId).get();
             }
             return result;
         });
