@@ -120,9 +120,7 @@ final class Broker implements AutoCloseable {
             started.push(shareState);
             boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
                     config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
-            // Kafka does not release a member's records when its group session times out, only
-            // when its share session ends; the locks expire on their own.
-            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { }, shareState);
+            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, shareState);
             metrics = config.metricsEnabled() ? new PierMetrics(shards.length) : null;
             shares = new ShareService(shareGroups, shareState, clock, shards, durableCounts,
                     metrics == null ? ShareEventsFactory.NONE : new MetricsShareEvents(metrics));

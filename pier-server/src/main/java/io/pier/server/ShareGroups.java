@@ -7,7 +7,6 @@ import io.pier.group.GroupDescription;
 import io.pier.group.GroupListing;
 import io.pier.group.HeartbeatRequest;
 import io.pier.group.HeartbeatResponse;
-import io.pier.group.MemberKey;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.group.ShareGroupCoordinator;
 import io.pier.group.ShareGroupsSnapshot;
@@ -22,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
@@ -44,7 +42,7 @@ public final class ShareGroups {
      *     delete)
      */
     ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
-            Consumer<List<MemberKey>> onMembersExpired, DurableSharePersister existence) {
+            DurableSharePersister existence) {
         this.owner = owner;
         this.existence = existence;
         this.clock = clock;
@@ -68,10 +66,9 @@ public final class ShareGroups {
         publishConfigs();
         owner.execute(() -> owner.addTicker(nowMs -> {
             if (nowMs >= coordinator.nextDeadlineMs()) {
-                List<MemberKey> expired = coordinator.expireSessions(nowMs);
-                if (!expired.isEmpty()) {
-                    onMembersExpired.accept(expired);
-                }
+                // Kafka does not release a member's records when its group session times out, only
+                // when its share session ends; the locks expire on their own.
+                coordinator.expireSessions(nowMs);
             }
         }));
         topics.addTopicListener(() -> owner.execute(() -> coordinator.onTopicsChanged(clock.monoMs())));
