@@ -72,6 +72,11 @@ public final class ShareService {
     public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges) {
         public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of());
 
+        /** Nothing given, for {@code error}. */
+        public static Acquired failed(Errors error) {
+            return new Acquired(error, MemoryRecords.EMPTY, List.of());
+        }
+
         public long recordCount() {
             long n = 0;
             for (AcquiredRange r : ranges) {
@@ -110,7 +115,7 @@ public final class ShareService {
         CompletableFuture<SharePartition> ready = sharePartition(partition, key);
         CompletableFuture<Acquired> got = ready.thenCompose(sp -> partition.shard().call(() -> {
             if (partition.isDeleted()) {
-                return new Acquired(Errors.UNKNOWN_TOPIC_OR_PARTITION, MemoryRecords.EMPTY, List.of());
+                return Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION);
             }
             Acquired acquired = acquireOnShard(partition, sp, memberId, limits, maxBytes);
             if (acquired.ranges().isEmpty() && wake != null) {
@@ -146,7 +151,7 @@ public final class ShareService {
                     LOG.warn("Persisting acquisitions of {} failed; not delivering them", sp.key(), failure);
                     // A storage error is one the client takes in its stride (it refreshes metadata
                     // and fetches again); most other codes would make its poll() throw.
-                    return new Acquired(Errors.KAFKA_STORAGE_ERROR, MemoryRecords.EMPTY, List.of());
+                    return Acquired.failed(Errors.KAFKA_STORAGE_ERROR);
                 });
     }
 
