@@ -11,7 +11,6 @@ import io.pier.share.AcquireLimits;
 import io.pier.share.AcquiredRange;
 import io.pier.share.LogBatch;
 import io.pier.share.PendingChange;
-import io.pier.share.RecordState;
 import io.pier.share.SharePartition;
 import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
@@ -65,6 +64,11 @@ public final class ShareService {
         Holder(Partition partition, CompletableFuture<SharePartition> ready) {
             this.partition = partition;
             this.ready = ready;
+        }
+
+        /** The share-partition once it has loaded; null while loading or if loading failed. */
+        SharePartition loaded() {
+            return ready.isDone() && !ready.isCompletedExceptionally() ? ready.join() : null;
         }
     }
 
@@ -352,10 +356,9 @@ public final class ShareService {
         return partition.shard().call(() -> {
             long endOffset = partition.log().highWatermark();
             Holder holder = holders.get(key);
-            if (holder != null && holder.ready.isDone() && !holder.ready.isCompletedExceptionally()) {
-                SharePartition sp = holder.ready.join();
-                long complete = sp.recordCount(RecordState.ACKNOWLEDGED) + sp.recordCount(RecordState.ARCHIVED);
-                return OffsetSummary.of(sp.startOffset(), endOffset, complete);
+            SharePartition sp = holder == null ? null : holder.loaded();
+            if (sp != null) {
+                return OffsetSummary.of(sp.startOffset(), endOffset, sp.deliveryCompleteCount());
             }
             ShareState stored = persister.read(key);
             if (stored == null || stored.startOffset() < 0) {
@@ -430,8 +433,9 @@ public final class ShareService {
     /** Shard thread only: each loaded share-partition {@code shard} owns, with its partition. */
     void forEachLoaded(Shard shard, BiConsumer<Partition, SharePartition> action) {
         for (Holder h : byShard.get(shard.id())) {
-            if (h.ready.isDone() && !h.ready.isCompletedExceptionally()) {
-                action.accept(h.partition, h.ready.join());
+            SharePartition sp = h.loaded();
+            if (sp != null) {
+                action.accept(h.partition, sp);
             }
         }
     }
