@@ -49,6 +49,12 @@ public final class FetchHandler implements ApiHandler {
     @Override
     public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
         FetchRequest body = request.bodyAs(FetchRequest.class);
+        if (body.data().replicaId() >= 0 || (body.data().replicaState() != null
+                && body.data().replicaState().replicaId() >= 0)) {
+            // Replica fetches are for followers, and Pier has none (CVE-2018-1288).
+            FetchResponseData data = new FetchResponseData().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+            return CompletableFuture.completedFuture(FetchResponse.of(data));
+        }
         boolean byId = request.version() >= 13;
         List<FetchTopic> requested = body.data().topics();
         List<Target> targets = new ArrayList<>();
@@ -65,12 +71,6 @@ public final class FetchHandler implements ApiHandler {
                 }
                 targets.add(new Target(i, topic == null ? t.topic() : topic.name(), t.topicId(), p, partition, error));
             }
-        }
-        if (body.data().replicaId() >= 0 || (body.data().replicaState() != null
-                && body.data().replicaState().replicaId() >= 0)) {
-            // Replica fetches are for followers, and Pier has none (CVE-2018-1288).
-            FetchResponseData data = new FetchResponseData().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
-            return CompletableFuture.completedFuture(FetchResponse.of(data));
         }
         long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, body.data().maxWaitMs()));
         CompletableFuture<AbstractResponse> response = new CompletableFuture<>();
