@@ -74,22 +74,19 @@ public final class FetchHandler implements ApiHandler {
         }
         long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, body.data().maxWaitMs()));
         CompletableFuture<AbstractResponse> response = new CompletableFuture<>();
-        new Poll(request, body, targets, deadlineNanos, response).attempt();
+        new Poll(body, targets, deadlineNanos, response).attempt();
         return response;
     }
 
     /** One fetch request until it is answered: read, maybe park, read again on wake-up. */
     private final class Poll {
-        private final ApiRequest request;
         private final FetchRequest body;
         private final List<Target> targets;
         private final long deadlineNanos;
         private final CompletableFuture<AbstractResponse> response;
         private final AtomicBoolean scheduledTimeout = new AtomicBoolean();
 
-        Poll(ApiRequest request, FetchRequest body, List<Target> targets, long deadlineNanos,
-                CompletableFuture<AbstractResponse> response) {
-            this.request = request;
+        Poll(FetchRequest body, List<Target> targets, long deadlineNanos, CompletableFuture<AbstractResponse> response) {
             this.body = body;
             this.targets = targets;
             this.deadlineNanos = deadlineNanos;
