@@ -130,13 +130,12 @@ final class Broker implements AutoCloseable {
             if (metrics != null) {
                 router.observer(metrics::onResponse);
             }
-            NodeInfo[] nodeRef = new NodeInfo[1];
-            registerApis(router, () -> nodeRef[0], dataDir);
+            // Handlers read the node when they answer; its port is known only once the network has bound.
+            registerApis(router, this::node, dataDir);
             network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
                     config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()));
             started.push(network);
             node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(), topics.clusterId());
-            nodeRef[0] = node;
             if (metrics != null) {
                 MetricsTicker.install(shards, partitions, shares, metrics, config.metricsSnapshotIntervalMs());
                 metricsEndpoint = metrics.serve(config.metricsHost(), config.metricsPort());
