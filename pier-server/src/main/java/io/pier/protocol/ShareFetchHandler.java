@@ -24,11 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.message.ShareFetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ShareFetchRequest;
-import org.apache.kafka.common.protocol.ApiKeys;
 
 /**
  * ShareFetch v1-2: session step, piggybacked acknowledgements, then acquisition. A fetch that

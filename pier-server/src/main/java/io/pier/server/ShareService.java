@@ -15,9 +15,9 @@ import io.pier.share.SharePartition;
 import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.SharePersister;
-import io.pier.state.PersistedBatch;
 import io.pier.state.ShareState;
 import io.pier.state.ShareStateWrite;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -26,8 +26,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BiConsumer;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -160,7 +160,7 @@ public final class ShareService {
     }
 
     private Acquired acquireOnShard(Partition partition, SharePartition sp, String memberId, AcquireLimits limits,
-            int maxBytes) throws java.io.IOException {
+            int maxBytes) throws IOException {
         PartitionLog log = partition.log();
         if (sp.nextFetchOffset() < log.logStartOffset()) {
             sp.onLogStartOffsetMoved(log.logStartOffset());
@@ -440,7 +440,7 @@ public final class ShareService {
         }
     }
 
-    private long initialStartOffset(PartitionLog log, String groupId) throws java.io.IOException {
+    private long initialStartOffset(PartitionLog log, String groupId) throws IOException {
         AutoOffsetReset reset = groups.config(groupId).effectiveAutoOffsetReset();
         switch (reset.strategy()) {
             case EARLIEST:
