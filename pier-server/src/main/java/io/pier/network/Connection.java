@@ -24,10 +24,6 @@ public final class Connection {
         return remote;
     }
 
-    public boolean isClosed() {
-        return closed;
-    }
-
     /** Runs once when the connection closes (at once if it already has). Share sessions use it. */
     public void onClose(Runnable listener) {
         closeListeners.add(listener);

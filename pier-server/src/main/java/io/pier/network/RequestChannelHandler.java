@@ -6,12 +6,12 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
+import io.pier.protocol.Futures;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
@@ -95,7 +95,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         ApiKeys key = header.apiKey();
         if (!router.supports(key, header.apiVersion())) {
             if (key == ApiKeys.API_VERSIONS) {
-                enqueue(header, CompletableFuture.completedFuture(unsupportedApiVersions()));
+                enqueue(header, CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)));
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
@@ -133,19 +133,11 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     private AbstractResponse errorResponse(RequestHeader header, AbstractRequest body, Throwable t) {
-        Throwable cause = t instanceof java.util.concurrent.CompletionException && t.getCause() != null
-                ? t.getCause() : t;
+        Throwable cause = Futures.unwrap(t);
         if (Errors.forException(cause) == Errors.UNKNOWN_SERVER_ERROR) {
             LOG.error("{} v{} from {} failed", header.apiKey(), header.apiVersion(), connection.id(), cause);
         }
         return body.getErrorResponse(0, cause);
-    }
-
-    private AbstractResponse unsupportedApiVersions() {
-        ApiVersionsResponseData data = new ApiVersionsResponseData()
-                .setErrorCode(Errors.UNSUPPORTED_VERSION.code());
-        router.advertised().values().forEach(v -> data.apiKeys().add(v.duplicate()));
-        return new ApiVersionsResponse(data);
     }
 
     private void enqueue(RequestHeader header, CompletableFuture<AbstractResponse> response) {

@@ -1,12 +1,14 @@
 package io.pier.protocol;
 
-import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
 
 /**
  * The APIs this broker implements, each with the version range it advertises, and the handler
@@ -47,8 +49,11 @@ public final class ApiRouter {
         return v != null && version >= v.minVersion() && version <= v.maxVersion();
     }
 
-    public Map<ApiKeys, ApiVersion> advertised() {
-        return Collections.unmodifiableMap(versions);
+    /** An ApiVersions response listing every registered API, with {@code error} as its error code. */
+    public ApiVersionsResponse apiVersionsResponse(Errors error) {
+        ApiVersionsResponseData data = new ApiVersionsResponseData().setErrorCode(error.code());
+        versions.values().forEach(v -> data.apiKeys().add(v.duplicate()));
+        return new ApiVersionsResponse(data);
     }
 
     public CompletableFuture<AbstractResponse> route(ApiRequest request) {

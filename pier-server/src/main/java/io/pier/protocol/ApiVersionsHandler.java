@@ -1,11 +1,9 @@
 package io.pier.protocol;
 
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
-import org.apache.kafka.common.requests.ApiVersionsResponse;
 
 /** ApiVersions: advertises exactly the APIs registered in the router. */
 public final class ApiVersionsHandler implements ApiHandler {
@@ -18,11 +16,7 @@ public final class ApiVersionsHandler implements ApiHandler {
     @Override
     public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
         ApiVersionsRequest body = request.bodyAs(ApiVersionsRequest.class);
-        ApiVersionsResponseData data = new ApiVersionsResponseData();
-        if (!body.isValid()) {
-            data.setErrorCode(Errors.INVALID_REQUEST.code());
-        }
-        router.advertised().values().forEach(v -> data.apiKeys().add(v.duplicate()));
-        return CompletableFuture.completedFuture(new ApiVersionsResponse(data));
+        Errors error = body.isValid() ? Errors.NONE : Errors.INVALID_REQUEST;
+        return CompletableFuture.completedFuture(router.apiVersionsResponse(error));
     }
 }

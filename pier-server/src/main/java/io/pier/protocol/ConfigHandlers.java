@@ -84,11 +84,11 @@ public final class ConfigHandlers {
                 done = CompletableFuture.failedFuture(e);
             }
             results.add(done.thenApply(v -> result).exceptionally(e -> {
-                ApiError error = ApiError.fromThrowable(TopicAdminHandlers.unwrap(e));
+                ApiError error = ApiError.fromThrowable(Futures.unwrap(e));
                 return result.setErrorCode(error.error().code()).setErrorMessage(error.message());
             }));
         }
-        return TopicAdminHandlers.all(results).thenApply(list -> {
+        return Futures.all(results).thenApply(list -> {
             IncrementalAlterConfigsResponseData data = new IncrementalAlterConfigsResponseData();
             list.forEach(r -> data.responses().add(r));
             return new IncrementalAlterConfigsResponse(data);

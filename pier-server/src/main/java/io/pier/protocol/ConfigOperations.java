@@ -1,8 +1,10 @@
 package io.pier.protocol;
 
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidRequestException;
@@ -14,7 +16,7 @@ final class ConfigOperations {
 
     static Map<String, String> apply(Map<String, String> current, List<AlterableConfig> operations) {
         Map<String, String> next = new LinkedHashMap<>(current);
-        java.util.Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (AlterableConfig op : operations) {
             if (!seen.add(op.name())) {
                 throw new InvalidRequestException("Error due to duplicate config keys: " + op.name());

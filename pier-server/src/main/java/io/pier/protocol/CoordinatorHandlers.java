@@ -1,7 +1,6 @@
 package io.pier.protocol;
 
 import io.pier.server.NodeInfo;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
@@ -17,6 +16,8 @@ import org.apache.kafka.common.requests.FindCoordinatorResponse;
 public final class CoordinatorHandlers {
     private static final int KEY_TYPE_GROUP = 0;
     private static final int KEY_TYPE_TRANSACTION = 1;
+    /** The coordinator fields of an error answer, as Kafka sends them. */
+    private static final NodeInfo NO_COORDINATOR = new NodeInfo(-1, "", -1, null);
     private final Supplier<NodeInfo> node;
 
     public CoordinatorHandlers(Supplier<NodeInfo> node) {
@@ -25,27 +26,22 @@ public final class CoordinatorHandlers {
 
     public CompletableFuture<AbstractResponse> findCoordinator(ApiRequest request) {
         FindCoordinatorRequest body = request.bodyAs(FindCoordinatorRequest.class);
-        NodeInfo n = node.get();
         byte keyType = body.data().keyType();
+        // The key type is per request, so every key of a batched (v4+) request gets the same answer.
+        Errors error = errorFor(keyType);
+        boolean served = error == Errors.NONE;
+        NodeInfo n = served ? node.get() : NO_COORDINATOR;
+        String message = served ? null : messageFor(keyType);
         FindCoordinatorResponseData data = new FindCoordinatorResponseData();
         if (request.version() < 4) {
-            Errors error = errorFor(keyType);
-            data.setErrorCode(error.code())
-                    .setErrorMessage(error == Errors.NONE ? null : messageFor(keyType))
-                    .setNodeId(error == Errors.NONE ? n.nodeId() : -1)
-                    .setHost(error == Errors.NONE ? n.host() : "")
-                    .setPort(error == Errors.NONE ? n.port() : -1);
+            data.setErrorCode(error.code()).setErrorMessage(message)
+                    .setNodeId(n.nodeId()).setHost(n.host()).setPort(n.port());
         } else {
-            List<String> keys = body.data().coordinatorKeys();
-            for (String key : keys) {
-                Errors error = errorFor(keyType);
+            for (String key : body.data().coordinatorKeys()) {
                 data.coordinators().add(new FindCoordinatorResponseData.Coordinator()
                         .setKey(key)
-                        .setErrorCode(error.code())
-                        .setErrorMessage(error == Errors.NONE ? null : messageFor(keyType))
-                        .setNodeId(error == Errors.NONE ? n.nodeId() : -1)
-                        .setHost(error == Errors.NONE ? n.host() : "")
-                        .setPort(error == Errors.NONE ? n.port() : -1));
+                        .setErrorCode(error.code()).setErrorMessage(message)
+                        .setNodeId(n.nodeId()).setHost(n.host()).setPort(n.port()));
             }
         }
         return CompletableFuture.completedFuture(new FindCoordinatorResponse(data));

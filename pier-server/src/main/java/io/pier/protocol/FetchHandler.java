@@ -49,6 +49,12 @@ public final class FetchHandler implements ApiHandler {
     @Override
     public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
         FetchRequest body = request.bodyAs(FetchRequest.class);
+        if (body.data().replicaId() >= 0 || (body.data().replicaState() != null
+                && body.data().replicaState().replicaId() >= 0)) {
+            // Replica fetches are for followers, and Pier has none (CVE-2018-1288).
+            FetchResponseData data = new FetchResponseData().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
+            return CompletableFuture.completedFuture(FetchResponse.of(data));
+        }
         boolean byId = request.version() >= 13;
         List<FetchTopic> requested = body.data().topics();
         List<Target> targets = new ArrayList<>();
@@ -66,30 +72,21 @@ public final class FetchHandler implements ApiHandler {
                 targets.add(new Target(i, topic == null ? t.topic() : topic.name(), t.topicId(), p, partition, error));
             }
         }
-        if (body.data().replicaId() >= 0 || (body.data().replicaState() != null
-                && body.data().replicaState().replicaId() >= 0)) {
-            // Replica fetches are for followers, and Pier has none (CVE-2018-1288).
-            FetchResponseData data = new FetchResponseData().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
-            return CompletableFuture.completedFuture(FetchResponse.of(data));
-        }
         long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, body.data().maxWaitMs()));
         CompletableFuture<AbstractResponse> response = new CompletableFuture<>();
-        new Poll(request, body, targets, deadlineNanos, response).attempt();
+        new Poll(body, targets, deadlineNanos, response).attempt();
         return response;
     }
 
     /** One fetch request until it is answered: read, maybe park, read again on wake-up. */
     private final class Poll {
-        private final ApiRequest request;
         private final FetchRequest body;
         private final List<Target> targets;
         private final long deadlineNanos;
         private final CompletableFuture<AbstractResponse> response;
         private final AtomicBoolean scheduledTimeout = new AtomicBoolean();
 
-        Poll(ApiRequest request, FetchRequest body, List<Target> targets, long deadlineNanos,
-                CompletableFuture<AbstractResponse> response) {
-            this.request = request;
+        Poll(FetchRequest body, List<Target> targets, long deadlineNanos, CompletableFuture<AbstractResponse> response) {
             this.body = body;
             this.targets = targets;
             this.deadlineNanos = deadlineNanos;
@@ -117,7 +114,7 @@ public final class FetchHandler implements ApiHandler {
             for (Target t : targets) {
                 reads.add(read(t, maxBytes, last ? null : wake));
             }
-            TopicAdminHandlers.all(reads).whenComplete((results, error) -> {
+            Futures.all(reads).whenComplete((results, error) -> {
                 if (error != null) {
                     response.completeExceptionally(error);
                     return;

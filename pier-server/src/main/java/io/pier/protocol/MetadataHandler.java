@@ -5,6 +5,7 @@ import io.pier.server.TopicService;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.kafka.common.Uuid;
@@ -50,11 +51,7 @@ public final class MetadataHandler implements ApiHandler {
         for (MetadataRequestTopic t : requested) {
             results.add(describe(t, allowCreate));
         }
-        return CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
-            List<MetadataResponseTopic> out = new ArrayList<>();
-            results.forEach(f -> out.add(f.join()));
-            return respond(request, out);
-        });
+        return Futures.all(results).thenApply(out -> respond(request, out));
     }
 
     private CompletableFuture<MetadataResponseTopic> describe(MetadataRequestTopic requested, boolean allowCreate) {
@@ -79,10 +76,10 @@ public final class MetadataHandler implements ApiHandler {
         if (!allowCreate) {
             return CompletableFuture.completedFuture(error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
         }
-        return topics.create(name, defaultPartitions, java.util.Map.of(), false)
+        return topics.create(name, defaultPartitions, Map.of(), false)
                 .thenApply(this::toResponse)
                 .exceptionally(t -> {
-                    Throwable cause = t.getCause() != null ? t.getCause() : t;
+                    Throwable cause = Futures.unwrap(t);
                     if (cause instanceof TopicExistsException && topics.topic(name) != null) {
                         return toResponse(topics.topic(name));
                     }

@@ -43,13 +43,13 @@ public final class OffsetHandlers {
             for (ListOffsetsPartition p : t.partitions()) {
                 results.add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p.timestamp()));
             }
-            topics.add(TopicAdminHandlers.all(results).thenApply(list -> {
+            topics.add(Futures.all(results).thenApply(list -> {
                 ListOffsetsTopicResponse r = new ListOffsetsTopicResponse().setName(t.name());
                 r.partitions().addAll(list);
                 return r;
             }));
         }
-        return TopicAdminHandlers.all(topics).thenApply(list -> {
+        return Futures.all(topics).thenApply(list -> {
             ListOffsetsResponseData data = new ListOffsetsResponseData();
             data.topics().addAll(list);
             return new ListOffsetsResponse(data);
@@ -94,13 +94,13 @@ public final class OffsetHandlers {
             for (DeleteRecordsPartition p : t.partitions()) {
                 results.add(deleteBefore(new TopicPartition(t.name(), p.partitionIndex()), p.offset()));
             }
-            topics.add(TopicAdminHandlers.all(results).thenApply(list -> {
+            topics.add(Futures.all(results).thenApply(list -> {
                 DeleteRecordsTopicResult r = new DeleteRecordsTopicResult().setName(t.name());
                 list.forEach(x -> r.partitions().add(x));
                 return r;
             }));
         }
-        return TopicAdminHandlers.all(topics).thenApply(list -> {
+        return Futures.all(topics).thenApply(list -> {
             DeleteRecordsResponseData data = new DeleteRecordsResponseData();
             list.forEach(x -> data.topics().add(x));
             return new DeleteRecordsResponse(data);

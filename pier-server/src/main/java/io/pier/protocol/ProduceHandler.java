@@ -57,7 +57,7 @@ public final class ProduceHandler implements ApiHandler {
                     results.add(append(new TopicPartition(topic.name(), pd.index()), pd));
                 }
             }
-            topicResults.add(TopicAdminHandlers.all(results).thenApply(list -> {
+            topicResults.add(Futures.all(results).thenApply(list -> {
                 TopicProduceResponse r = new TopicProduceResponse()
                         .setName(byId ? "" : topicData.name())
                         .setTopicId(topicData.topicId());
@@ -65,7 +65,7 @@ public final class ProduceHandler implements ApiHandler {
                 return r;
             }));
         }
-        CompletableFuture<List<TopicProduceResponse>> all = TopicAdminHandlers.all(topicResults);
+        CompletableFuture<List<TopicProduceResponse>> all = Futures.all(topicResults);
         if (acks == 0) {
             return all.thenApply(list -> null);
         }

@@ -42,7 +42,7 @@ public final class ShareAcks {
             keys.add(new PartitionRef(acks.topicId(), acks.partition()));
             results.add(applyOne(groupId, memberId, acks, topic, version, isRenewAck));
         }
-        return TopicAdminHandlers.all(results).thenApply(errors -> {
+        return Futures.all(results).thenApply(errors -> {
             Map<PartitionRef, Errors> out = new LinkedHashMap<>();
             for (int i = 0; i < keys.size(); i++) {
                 out.put(keys.get(i), errors.get(i));

@@ -24,11 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.message.ShareFetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ShareFetchRequest;
-import org.apache.kafka.common.protocol.ApiKeys;
 
 /**
  * ShareFetch v1-2: session step, piggybacked acknowledgements, then acquisition. A fetch that
@@ -214,9 +214,9 @@ public final class ShareFetchHandler implements ApiHandler {
             Partition partition = topic == null ? null
                     : partitions.get(new TopicPartition(topic.name(), ref.partition()));
             if (topic == null) {
-                one = CompletableFuture.completedFuture(failed(Errors.UNKNOWN_TOPIC_ID));
+                one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_ID));
             } else if (partition == null) {
-                one = CompletableFuture.completedFuture(failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
             } else if (recordsLeft <= 0) {
                 one = CompletableFuture.completedFuture(Acquired.NONE);
             } else {
@@ -231,10 +231,6 @@ public final class ShareFetchHandler implements ApiHandler {
                 return acquireFrom(targets, index + 1, left, maxBytes, wake, results);
             });
         }
-    }
-
-    private static Acquired failed(Errors error) {
-        return new Acquired(error, MemoryRecords.EMPTY, List.of());
     }
 
     /** Rotates the starting partition by epoch so no partition is always served last. */

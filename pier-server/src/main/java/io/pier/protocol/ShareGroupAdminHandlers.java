@@ -89,7 +89,7 @@ public final class ShareGroupAdminHandlers {
         for (String groupId : groupIds) {
             described.add(groups.describe(groupId).thenApply(d -> toWire(groupId, d)));
         }
-        return TopicAdminHandlers.all(described).thenApply(list -> {
+        return Futures.all(described).thenApply(list -> {
             ShareGroupDescribeResponseData out = new ShareGroupDescribeResponseData();
             out.groups().addAll(list);
             return new ShareGroupDescribeResponse(out);
@@ -150,7 +150,7 @@ public final class ShareGroupAdminHandlers {
                         return r;
                     }));
         }
-        return TopicAdminHandlers.all(results).thenApply(list -> {
+        return Futures.all(results).thenApply(list -> {
             DeletableGroupResultCollection collection = new DeletableGroupResultCollection();
             list.forEach(collection::add);
             return new DeleteGroupsResponse(new DeleteGroupsResponseData().setResults(collection));

@@ -72,7 +72,7 @@ public final class ShareGroupOffsetHandlers {
                 .data().groups()) {
             described.add(describeGroup(g.groupId(), requested(g), withLag));
         }
-        return TopicAdminHandlers.all(described).thenApply(list -> {
+        return Futures.all(described).thenApply(list -> {
             DescribeShareGroupOffsetsResponseData out = new DescribeShareGroupOffsetsResponseData();
             out.groups().addAll(list);
             return new DescribeShareGroupOffsetsResponse(out);
@@ -116,12 +116,12 @@ public final class ShareGroupOffsetHandlers {
                     return withLag ? p.setLag(s.lag()) : p;
                 }));
             }
-            described.add(TopicAdminHandlers.all(parts).thenApply(list -> new DescribeShareGroupOffsetsResponseTopic()
+            described.add(Futures.all(parts).thenApply(list -> new DescribeShareGroupOffsetsResponseTopic()
                     .setTopicName(name)
                     .setTopicId(topic == null ? Uuid.ZERO_UUID : topic.id())
                     .setPartitions(list)));
         });
-        return TopicAdminHandlers.all(described).thenApply(list -> new DescribeShareGroupOffsetsResponseGroup()
+        return Futures.all(described).thenApply(list -> new DescribeShareGroupOffsetsResponseGroup()
                 .setGroupId(groupId).setTopics(list));
     }
 
@@ -136,7 +136,7 @@ public final class ShareGroupOffsetHandlers {
             for (AlterShareGroupOffsetsRequestTopic t : in.topics()) {
                 altered.add(alterTopic(in.groupId(), t, error));
             }
-            return TopicAdminHandlers.all(altered).thenApply(list -> {
+            return Futures.all(altered).thenApply(list -> {
                 AlterShareGroupOffsetsResponseData out = new AlterShareGroupOffsetsResponseData()
                         .setErrorCode(error.code())
                         .setErrorMessage(error == Errors.NONE ? null : message(in.groupId(), error));
@@ -168,7 +168,7 @@ public final class ShareGroupOffsetHandlers {
             parts.add(shares.reset(new SharePartitionKey(groupId, topic.id(), p.partitionIndex()), p.startOffset())
                     .thenApply(v -> result));
         }
-        return TopicAdminHandlers.all(parts).thenApply(list -> new AlterShareGroupOffsetsResponseTopic()
+        return Futures.all(parts).thenApply(list -> new AlterShareGroupOffsetsResponseTopic()
                 .setTopicName(t.topicName())
                 .setTopicId(topic == null ? Uuid.ZERO_UUID : topic.id())
                 .setPartitions(list));
@@ -191,7 +191,7 @@ public final class ShareGroupOffsetHandlers {
             for (DeleteShareGroupOffsetsRequestTopic t : in.topics()) {
                 deleted.add(deleteTopic(t.topicName(), keys));
             }
-            return TopicAdminHandlers.all(deleted).thenApply(list -> {
+            return Futures.all(deleted).thenApply(list -> {
                 out.setResponses(list);
                 return new DeleteShareGroupOffsetsResponse(out);
             });

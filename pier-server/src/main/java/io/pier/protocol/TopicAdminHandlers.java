@@ -1,6 +1,5 @@
 package io.pier.protocol;
 
-import io.pier.log.LogConfig;
 import io.pier.server.TopicService;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
@@ -8,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
@@ -30,7 +28,6 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
-import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 
 /** CreateTopics, DeleteTopics and CreatePartitions, each topic handled on its own. */
 public final class TopicAdminHandlers {
@@ -75,7 +72,7 @@ public final class TopicAdminHandlers {
                     .thenApply(created -> success(result, created, request.version()))
                     .exceptionally(e -> fail(result, e)));
         }
-        return all(results).thenApply(list -> {
+        return Futures.all(results).thenApply(list -> {
             CreateTopicsResponseData data = new CreateTopicsResponseData();
             list.forEach(r -> data.topics().add(r));
             return new CreateTopicsResponse(data);
@@ -87,22 +84,20 @@ public final class TopicAdminHandlers {
                 .setNumPartitions(topic.partitionCount())
                 .setReplicationFactor((short) 1);
         if (version >= 5) {
-            LogConfig config = topics.logConfig(topic);
             List<CreatableTopicConfigs> configs = new ArrayList<>();
-            config.asTopicConfigs().forEach((name, value) -> configs.add(new CreatableTopicConfigs()
+            TopicConfigs.effective(topics, topic).forEach((name, v) -> configs.add(new CreatableTopicConfigs()
                     .setName(name)
-                    .setValue(value)
-                    .setReadOnly(false)
+                    .setValue(v.value())
+                    .setReadOnly(v.readOnly())
                     .setIsSensitive(false)
-                    .setConfigSource(topic.configs().containsKey(name)
-                            ? ConfigSource.TOPIC_CONFIG.id() : ConfigSource.DEFAULT_CONFIG.id())));
+                    .setConfigSource(v.source().id())));
             result.setConfigs(configs);
         }
         return result;
     }
 
     private static CreatableTopicResult fail(CreatableTopicResult result, Throwable t) {
-        ApiError error = ApiError.fromThrowable(unwrap(t));
+        ApiError error = ApiError.fromThrowable(Futures.unwrap(t));
         return fail(result, error.error(), error.message());
     }
 
@@ -132,11 +127,11 @@ public final class TopicAdminHandlers {
             results.add(topics.delete(name)
                     .thenApply(deleted -> result.setTopicId(deleted.id()))
                     .exceptionally(e -> {
-                        ApiError error = ApiError.fromThrowable(unwrap(e));
+                        ApiError error = ApiError.fromThrowable(Futures.unwrap(e));
                         return result.setErrorCode(error.error().code()).setErrorMessage(error.message());
                     }));
         }
-        return all(results).thenApply(list -> {
+        return Futures.all(results).thenApply(list -> {
             DeleteTopicsResponseData data = new DeleteTopicsResponseData();
             list.forEach(r -> data.responses().add(r));
             return new DeleteTopicsResponse(data);
@@ -151,26 +146,14 @@ public final class TopicAdminHandlers {
             results.add(topics.createPartitions(t.name(), t.count(), body.data().validateOnly())
                     .thenApply(grown -> result)
                     .exceptionally(e -> {
-                        ApiError error = ApiError.fromThrowable(unwrap(e));
+                        ApiError error = ApiError.fromThrowable(Futures.unwrap(e));
                         return result.setErrorCode(error.error().code()).setErrorMessage(error.message());
                     }));
         }
-        return all(results).thenApply(list -> {
+        return Futures.all(results).thenApply(list -> {
             CreatePartitionsResponseData data = new CreatePartitionsResponseData();
             list.forEach(r -> data.results().add(r));
             return new CreatePartitionsResponse(data);
-        });
-    }
-
-    static Throwable unwrap(Throwable t) {
-        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-    }
-
-    static <T> CompletableFuture<List<T>> all(List<CompletableFuture<T>> futures) {
-        return CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
-            List<T> out = new ArrayList<>();
-            futures.forEach(f -> out.add(f.join()));
-            return out;
         });
     }
 }

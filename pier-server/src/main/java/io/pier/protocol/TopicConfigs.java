@@ -20,7 +20,11 @@ public final class TopicConfigs implements ConfigResourceType {
 
     @Override
     public Map<String, ConfigValue> describe(String name) {
-        TopicMetadata topic = require(name);
+        return effective(topics, require(name));
+    }
+
+    /** Every log config of {@code topic}: its own override, else the broker's default. */
+    static Map<String, ConfigValue> effective(TopicService topics, TopicMetadata topic) {
         Map<String, ConfigValue> out = new LinkedHashMap<>();
         topics.logConfig(topic).asTopicConfigs().forEach((k, v) -> out.put(k, new ConfigValue(v,
                 topic.configs().containsKey(k) ? ConfigSource.TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG, false)));

@@ -1,6 +1,8 @@
 package io.pier.server;
 
 import io.pier.common.Clock;
+import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.log.FileIO;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
@@ -11,25 +13,24 @@ import io.pier.protocol.ConfigHandlers;
 import io.pier.protocol.ConfigResourceType;
 import io.pier.protocol.CoordinatorHandlers;
 import io.pier.protocol.FetchHandler;
+import io.pier.protocol.GroupConfigs;
 import io.pier.protocol.InitProducerIdHandler;
 import io.pier.protocol.MetadataHandler;
 import io.pier.protocol.OffsetHandlers;
-import io.pier.protocol.GroupConfigs;
 import io.pier.protocol.ProduceHandler;
 import io.pier.protocol.ShareAcknowledgeHandler;
 import io.pier.protocol.ShareAcks;
 import io.pier.protocol.ShareFetchHandler;
 import io.pier.protocol.ShareGroupAdminHandlers;
-import io.pier.protocol.ShareGroupOffsetHandlers;
 import io.pier.protocol.ShareGroupHeartbeatHandler;
+import io.pier.protocol.ShareGroupOffsetHandlers;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
-import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.share.ShareEvents;
-import io.pier.state.SharePartitionKey;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.state.DurableSharePersister;
-import org.apache.kafka.common.TopicPartition;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.TopicMetadata;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -43,6 +44,8 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.slf4j.Logger;
@@ -115,14 +118,12 @@ final class Broker implements AutoCloseable {
             // Share state and group existence: an internal log under <data>/share-state, written by
             // its own thread with group commit; a failed fsync there halts the broker like any other.
             shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
-                    DurableSharePersister.Options.fromProperties(config.raw()), clock, io.pier.log.FileIO.REAL,
+                    DurableSharePersister.Options.fromProperties(config.raw()), clock, FileIO.REAL,
                     this::onFatal);
             started.push(shareState);
             boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
                     config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
-            // Kafka does not release a member's records when its group session times out, only
-            // when its share session ends; the locks expire on their own.
-            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, expired -> { }, shareState);
+            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, shareState);
             metrics = config.metricsEnabled() ? new PierMetrics(shards.length) : null;
             shares = new ShareService(shareGroups, shareState, clock, shards, durableCounts,
                     metrics == null ? ShareEventsFactory.NONE : new MetricsShareEvents(metrics));
@@ -132,13 +133,12 @@ final class Broker implements AutoCloseable {
             if (metrics != null) {
                 router.observer(metrics::onResponse);
             }
-            NodeInfo[] nodeRef = new NodeInfo[1];
-            registerApis(router, () -> nodeRef[0], dataDir);
+            // Handlers read the node when they answer; its port is known only once the network has bound.
+            registerApis(router, this::node, dataDir);
             network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
                     config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()));
             started.push(network);
             node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(), topics.clusterId());
-            nodeRef[0] = node;
             if (metrics != null) {
                 MetricsTicker.install(shards, partitions, shares, metrics, config.metricsSnapshotIntervalMs());
                 metricsEndpoint = metrics.serve(config.metricsHost(), config.metricsPort());
@@ -194,7 +194,7 @@ final class Broker implements AutoCloseable {
         }
     }
 
-    private void registerApis(ApiRouter router, java.util.function.Supplier<NodeInfo> node, Path dataDir)
+    private void registerApis(ApiRouter router, Supplier<NodeInfo> node, Path dataDir)
             throws IOException {
         TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
         CoordinatorHandlers coordinators = new CoordinatorHandlers(node);
@@ -238,10 +238,10 @@ final class Broker implements AutoCloseable {
     /** A share session ended: what its member still holds goes back to the others at once. */
     private void releaseSession(ShareSessions.Session session) {
         for (ShareSessions.PartitionRef ref : session.partitions()) {
-            io.pier.state.TopicMetadata topic = topics.topic(ref.topicId());
+            TopicMetadata topic = topics.topic(ref.topicId());
             Partition partition = topic == null ? null : partitions.get(new TopicPartition(topic.name(), ref.partition()));
             if (partition != null) {
-                shares.releaseMember(partition, new io.pier.state.SharePartitionKey(session.key().groupId(),
+                shares.releaseMember(partition, new SharePartitionKey(session.key().groupId(),
                         ref.topicId(), ref.partition()), session.key().memberId());
             }
         }

@@ -3,6 +3,7 @@ package io.pier.server;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -105,7 +106,7 @@ public final class BrokerConfig {
     }
 
     static boolean bool(String name, String value) {
-        String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+        String v = value.trim().toLowerCase(Locale.ROOT);
         if (!v.equals("true") && !v.equals("false")) {
             throw new ConfigException(name, value, "expected true or false");
         }

@@ -34,14 +34,11 @@ final class MetricsTicker {
     private static void publish(Shard shard, PartitionRegistry partitions, ShareService shares, PierMetrics metrics,
             long nowMs) {
         List<LogSnapshot> logs = new ArrayList<>();
-        for (Partition p : partitions.all()) {
-            if (p.shard() != shard || p.isDeleted()) {
-                continue;
-            }
+        partitions.forEachOwned(shard, p -> {
             PartitionLog log = p.log();
             logs.add(new LogSnapshot(p.topicPartition().topic(), p.topicPartition().partition(),
                     log.logStartOffset(), log.logEndOffset(), log.highWatermark(), log.sizeInBytes()));
-        }
+        });
         List<SharePartitionSnapshot> shareSnapshots = new ArrayList<>();
         shares.forEachLoaded(shard, (p, sp) -> {
             if (!p.isDeleted()) {

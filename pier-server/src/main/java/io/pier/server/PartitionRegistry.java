@@ -8,12 +8,12 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.kafka.common.TopicPartition;
@@ -45,8 +45,13 @@ public final class PartitionRegistry implements AutoCloseable {
         return partitions.get(tp);
     }
 
-    public Collection<Partition> all() {
-        return partitions.values();
+    /** Shard thread only: each partition {@code shard} owns that is not deleted. */
+    void forEachOwned(Shard shard, Consumer<Partition> action) {
+        for (Partition p : partitions.values()) {
+            if (p.shard() == shard && !p.isDeleted()) {
+                action.accept(p);
+            }
+        }
     }
 
     Shard shardFor(TopicPartition tp) {

@@ -22,10 +22,7 @@ final class RetentionTicker {
                     return;
                 }
                 nextMs[0] = nowMs + intervalMs;
-                for (Partition p : partitions.all()) {
-                    if (p.shard() != shard || p.isDeleted()) {
-                        continue;
-                    }
+                partitions.forEachOwned(shard, p -> {
                     try {
                         if (p.log().enforceRetention()) {
                             p.fireDataListeners();
@@ -33,7 +30,7 @@ final class RetentionTicker {
                     } catch (IOException e) {
                         LOG.error("Retention of {} failed", p.topicPartition(), e);
                     }
-                }
+                });
             }));
         }
     }

@@ -7,7 +7,6 @@ import io.pier.group.GroupDescription;
 import io.pier.group.GroupListing;
 import io.pier.group.HeartbeatRequest;
 import io.pier.group.HeartbeatResponse;
-import io.pier.group.MemberKey;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.group.ShareGroupCoordinator;
 import io.pier.group.ShareGroupsSnapshot;
@@ -22,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
@@ -34,28 +32,21 @@ public final class ShareGroups {
     private final Shard owner;
     private final Clock clock;
     private final TopicService topics;
-    private final ShareGroupBrokerConfig brokerConfig;
     private final ShareGroupCoordinator coordinator;
     private final GroupConfig defaults;
     private final DurableSharePersister existence;
     private volatile Map<String, GroupConfig> configs = Map.of();
 
-    ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
-            Consumer<List<MemberKey>> onMembersExpired) {
-        this(owner, clock, topics, brokerConfig, onMembersExpired, null);
-    }
-
     /**
      * @param existence where group existence is made durable (created on first heartbeat, gone on
-     *     delete), or null to keep it in memory only
+     *     delete)
      */
     ShareGroups(Shard owner, Clock clock, TopicService topics, ShareGroupBrokerConfig brokerConfig,
-            Consumer<List<MemberKey>> onMembersExpired, DurableSharePersister existence) {
+            DurableSharePersister existence) {
         this.owner = owner;
         this.existence = existence;
         this.clock = clock;
         this.topics = topics;
-        this.brokerConfig = brokerConfig;
         this.defaults = GroupConfig.defaults(brokerConfig);
         TopicLookup lookup = new TopicLookup() {
             @Override
@@ -69,18 +60,15 @@ public final class ShareGroups {
             }
         };
         List<ShareGroupsSnapshot.Group> known = new ArrayList<>();
-        if (existence != null) {
-            existence.groups().forEach(id -> known.add(new ShareGroupsSnapshot.Group(id, 0)));
-        }
+        existence.groups().forEach(id -> known.add(new ShareGroupsSnapshot.Group(id, 0)));
         ShareGroupsSnapshot restored = new ShareGroupsSnapshot(known, topics.allGroupConfigs());
         this.coordinator = new ShareGroupCoordinator(brokerConfig, lookup, restored);
         publishConfigs();
         owner.execute(() -> owner.addTicker(nowMs -> {
             if (nowMs >= coordinator.nextDeadlineMs()) {
-                List<MemberKey> expired = coordinator.expireSessions(nowMs);
-                if (!expired.isEmpty()) {
-                    onMembersExpired.accept(expired);
-                }
+                // Kafka does not release a member's records when its group session times out, only
+                // when its share session ends; the locks expire on their own.
+                coordinator.expireSessions(nowMs);
             }
         }));
         topics.addTopicListener(() -> owner.execute(() -> coordinator.onTopicsChanged(clock.monoMs())));
@@ -90,19 +78,12 @@ public final class ShareGroups {
         return new TopicInfo(t.name(), t.id(), t.partitionCount());
     }
 
-    public ShareGroupBrokerConfig brokerConfig() {
-        return brokerConfig;
-    }
-
     /** A heartbeat that created a group answers only once the group's existence is durable. */
     public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
-        CompletableFuture<HeartbeatResponse> response = owner.call(() -> coordinator.heartbeat(request, clock.monoMs()));
-        if (existence == null) {
-            return response;
-        }
-        return response.thenCompose(r -> r.error() != Errors.NONE || existence.groups().contains(request.groupId())
-                ? CompletableFuture.completedFuture(r)
-                : existence.recordGroup(request.groupId()).thenApply(v -> r));
+        return owner.call(() -> coordinator.heartbeat(request, clock.monoMs()))
+                .thenCompose(r -> r.error() != Errors.NONE || existence.groups().contains(request.groupId())
+                        ? CompletableFuture.completedFuture(r)
+                        : existence.recordGroup(request.groupId()).thenApply(v -> r));
     }
 
     public CompletableFuture<Optional<GroupDescription>> describe(String groupId) {
@@ -119,9 +100,7 @@ public final class ShareGroups {
             if (result == Errors.NONE) {
                 publishConfigs();
                 topics.putGroupConfigs(groupId, Map.of()).get();
-                if (existence != null) {
-                    existence.deleteGroup(groupId).get();
-                }
+                existence.deleteGroup(groupId).get();
             }
             return result;
         });

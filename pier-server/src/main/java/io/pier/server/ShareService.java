@@ -11,14 +11,13 @@ import io.pier.share.AcquireLimits;
 import io.pier.share.AcquiredRange;
 import io.pier.share.LogBatch;
 import io.pier.share.PendingChange;
-import io.pier.share.RecordState;
 import io.pier.share.SharePartition;
 import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.SharePersister;
-import io.pier.state.PersistedBatch;
 import io.pier.state.ShareState;
 import io.pier.state.ShareStateWrite;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -27,8 +26,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BiConsumer;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -66,11 +65,21 @@ public final class ShareService {
             this.partition = partition;
             this.ready = ready;
         }
+
+        /** The share-partition once it has loaded; null while loading or if loading failed. */
+        SharePartition loaded() {
+            return ready.isDone() && !ready.isCompletedExceptionally() ? ready.join() : null;
+        }
     }
 
     /** What one partition gave to one fetch. */
     public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges) {
         public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of());
+
+        /** Nothing given, for {@code error}. */
+        public static Acquired failed(Errors error) {
+            return new Acquired(error, MemoryRecords.EMPTY, List.of());
+        }
 
         public long recordCount() {
             long n = 0;
@@ -79,10 +88,6 @@ public final class ShareService {
             }
             return n;
         }
-    }
-
-    ShareService(ShareGroups groups, SharePersister persister, Clock clock, Shard[] shards) {
-        this(groups, persister, clock, shards, false, ShareEventsFactory.NONE);
     }
 
     /**
@@ -114,7 +119,7 @@ public final class ShareService {
         CompletableFuture<SharePartition> ready = sharePartition(partition, key);
         CompletableFuture<Acquired> got = ready.thenCompose(sp -> partition.shard().call(() -> {
             if (partition.isDeleted()) {
-                return new Acquired(Errors.UNKNOWN_TOPIC_OR_PARTITION, MemoryRecords.EMPTY, List.of());
+                return Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION);
             }
             Acquired acquired = acquireOnShard(partition, sp, memberId, limits, maxBytes);
             if (acquired.ranges().isEmpty() && wake != null) {
@@ -150,12 +155,12 @@ public final class ShareService {
                     LOG.warn("Persisting acquisitions of {} failed; not delivering them", sp.key(), failure);
                     // A storage error is one the client takes in its stride (it refreshes metadata
                     // and fetches again); most other codes would make its poll() throw.
-                    return new Acquired(Errors.KAFKA_STORAGE_ERROR, MemoryRecords.EMPTY, List.of());
+                    return Acquired.failed(Errors.KAFKA_STORAGE_ERROR);
                 });
     }
 
     private Acquired acquireOnShard(Partition partition, SharePartition sp, String memberId, AcquireLimits limits,
-            int maxBytes) throws java.io.IOException {
+            int maxBytes) throws IOException {
         PartitionLog log = partition.log();
         if (sp.nextFetchOffset() < log.logStartOffset()) {
             sp.onLogStartOffsetMoved(log.logStartOffset());
@@ -351,10 +356,9 @@ public final class ShareService {
         return partition.shard().call(() -> {
             long endOffset = partition.log().highWatermark();
             Holder holder = holders.get(key);
-            if (holder != null && holder.ready.isDone() && !holder.ready.isCompletedExceptionally()) {
-                SharePartition sp = holder.ready.join();
-                long complete = sp.recordCount(RecordState.ACKNOWLEDGED) + sp.recordCount(RecordState.ARCHIVED);
-                return OffsetSummary.of(sp.startOffset(), endOffset, complete);
+            SharePartition sp = holder == null ? null : holder.loaded();
+            if (sp != null) {
+                return OffsetSummary.of(sp.startOffset(), endOffset, sp.deliveryCompleteCount());
             }
             ShareState stored = persister.read(key);
             if (stored == null || stored.startOffset() < 0) {
@@ -429,13 +433,14 @@ public final class ShareService {
     /** Shard thread only: each loaded share-partition {@code shard} owns, with its partition. */
     void forEachLoaded(Shard shard, BiConsumer<Partition, SharePartition> action) {
         for (Holder h : byShard.get(shard.id())) {
-            if (h.ready.isDone() && !h.ready.isCompletedExceptionally()) {
-                action.accept(h.partition, h.ready.join());
+            SharePartition sp = h.loaded();
+            if (sp != null) {
+                action.accept(h.partition, sp);
             }
         }
     }
 
-    private long initialStartOffset(PartitionLog log, String groupId) throws java.io.IOException {
+    private long initialStartOffset(PartitionLog log, String groupId) throws IOException {
         AutoOffsetReset reset = groups.config(groupId).effectiveAutoOffsetReset();
         switch (reset.strategy()) {
             case EARLIEST:

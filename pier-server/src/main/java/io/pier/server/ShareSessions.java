@@ -50,6 +50,11 @@ public final class ShareSessions {
         public List<PartitionRef> partitions() {
             return partitions;
         }
+
+        /** Epochs run 1..Integer.MAX_VALUE and wrap to 1: 0 and -1 open and close sessions. */
+        private void advanceEpoch() {
+            nextEpoch = nextEpoch == Integer.MAX_VALUE ? 1 : nextEpoch + 1;
+        }
     }
 
     /** Outcome of a session step: an error, or the session's partitions after the step. */
@@ -99,7 +104,7 @@ public final class ShareSessions {
                 next.removeAll(forgotten);
                 next.addAll(added);
                 session.partitions = List.copyOf(next);
-                session.nextEpoch = session.nextEpoch == Integer.MAX_VALUE ? 1 : session.nextEpoch + 1;
+                session.advanceEpoch();
                 result = new Context(Errors.NONE, session.partitions, false);
             }
         }
@@ -123,7 +128,7 @@ public final class ShareSessions {
                 if (epoch != session.nextEpoch) {
                     return Context.failed(Errors.INVALID_SHARE_SESSION_EPOCH);
                 }
-                session.nextEpoch = session.nextEpoch == Integer.MAX_VALUE ? 1 : session.nextEpoch + 1;
+                session.advanceEpoch();
             }
             return new Context(Errors.NONE, session.partitions, false);
         }
@@ -139,10 +144,6 @@ public final class ShareSessions {
             session.connection.removeCloseListener(session.closeListener);
             onClosed.accept(session);
         }
-    }
-
-    public synchronized int size() {
-        return sessions.size();
     }
 
     private Session open(Key key, Connection connection, List<PartitionRef> partitions) {

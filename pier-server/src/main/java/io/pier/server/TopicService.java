@@ -4,6 +4,7 @@ import io.pier.log.LogConfig;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.state.TopicMetadata;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -73,7 +74,7 @@ public final class TopicService implements AutoCloseable {
         for (CompletableFuture<Partition> f : opening) {
             f.get();
         }
-        if (!java.nio.file.Files.exists(store.file())) {
+        if (!Files.exists(store.file())) {
             store.save(image);
         }
     }
@@ -98,23 +99,15 @@ public final class TopicService implements AutoCloseable {
         return image.brokerConfigs();
     }
 
-    public Map<String, String> groupConfigs(String groupId) {
-        return image.groupConfigs().getOrDefault(groupId, Map.of());
-    }
-
     public Map<String, Map<String, String>> allGroupConfigs() {
         return image.groupConfigs();
     }
 
     /** Static settings overlaid with dynamic broker overrides. */
-    public Map<String, String> effectiveBrokerConfigs() {
+    private Map<String, String> overStatic(Map<String, String> dynamic) {
         Map<String, String> all = new LinkedHashMap<>(staticConfigs);
-        all.putAll(image.brokerConfigs());
+        all.putAll(dynamic);
         return all;
-    }
-
-    public LogConfig brokerLogDefaults() {
-        return brokerLogDefaults;
     }
 
     public LogConfig logConfig(TopicMetadata topic) {
@@ -213,9 +206,7 @@ public final class TopicService implements AutoCloseable {
     /** Replaces the dynamic broker overrides; they become the defaults of every topic. */
     public CompletableFuture<Void> alterBrokerConfigs(Map<String, String> dynamic, boolean validateOnly) {
         return submit(() -> {
-            Map<String, String> merged = new LinkedHashMap<>(staticConfigs);
-            merged.putAll(dynamic);
-            LogConfig defaults = LogConfig.fromBrokerProperties(merged);
+            LogConfig defaults = LogConfig.fromBrokerProperties(overStatic(dynamic));
             if (validateOnly) {
                 return null;
             }
@@ -275,9 +266,7 @@ public final class TopicService implements AutoCloseable {
             names.put(t.name(), t);
             ids.put(t.id(), t);
         }
-        Map<String, String> merged = new LinkedHashMap<>(staticConfigs);
-        merged.putAll(next.brokerConfigs());
-        brokerLogDefaults = LogConfig.fromBrokerProperties(merged);
+        brokerLogDefaults = LogConfig.fromBrokerProperties(overStatic(next.brokerConfigs()));
         byName = Map.copyOf(names);
         byId = Map.copyOf(ids);
     }
