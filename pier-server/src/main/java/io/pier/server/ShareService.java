@@ -457,7 +457,13 @@ public final class ShareService {
     private void expireLocks(List<Holder> owned, long nowMs) {
         for (int i = 0; i < owned.size(); i++) {
             Holder h = owned.get(i);
-            SharePartition sp = h.ready.getNow(null);
+            if (h.ready.isCompletedExceptionally()) {
+                // Its state never loaded (the next fetch tries again with a new holder); left in
+                // the list it would fail this ticker on every duty cycle.
+                owned.remove(i--);
+                continue;
+            }
+            SharePartition sp = h.loaded();
             if (sp == null || nowMs < sp.nextDeadlineMs()) {
                 continue;
             }
