@@ -111,7 +111,11 @@ public final class ShareGroups {
      * NON_EMPTY_GROUP or GROUP_ID_NOT_FOUND; {@code createIfMissing} creates an Empty group first.
      */
     public CompletableFuture<Errors> offsetsChangeable(String groupId, boolean createIfMissing) {
-        return owner.call(() -> coordinator.checkOffsetsChangeable(groupId, createIfMissing));
+        return owner.call(() -> coordinator.checkOffsetsChangeable(groupId, createIfMissing))
+                .thenCompose(result -> result != Errors.NONE || existence.groups().contains(groupId)
+                        ? CompletableFuture.completedFuture(result)
+                        // A group created by AlterShareGroupOffsets must outlive a restart too.
+                        : existence.recordGroup(groupId).thenApply(v -> result));
     }
 
     /** The group's effective configuration; broker defaults for a group never configured. */

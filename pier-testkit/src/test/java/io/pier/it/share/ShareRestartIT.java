@@ -134,6 +134,32 @@ class ShareRestartIT {
     }
 
     @Test
+    void shouldKeepAGroupCreatedByAlteringItsOffsetsAcrossARestart() throws Exception {
+        // Given a group that exists only because its offsets were altered
+        ShareClients c = clients();
+        c.createTopic("restart-altered", 1);
+        c.produce("restart-altered", 0, "a", 10);
+        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition("restart-altered", 0);
+        try (org.apache.kafka.clients.admin.Admin admin = c.admin()) {
+            admin.alterShareGroupOffsets("g-altered", Map.of(tp, 7L)).all().get();
+        }
+
+        // When the broker restarts
+        PIER.restart();
+
+        // Then the group is still listed and its start offset is still 7
+        try (org.apache.kafka.clients.admin.Admin admin = clients().admin()) {
+            assertThat(admin.listGroups(org.apache.kafka.clients.admin.ListGroupsOptions.forShareGroups()).all().get())
+                    .extracting(org.apache.kafka.clients.admin.GroupListing::groupId).contains("g-altered");
+            var info = admin.listShareGroupOffsets(Map.of("g-altered",
+                            new org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo("g-altered").get().get(tp);
+            assertThat(info).isNotNull();
+            assertThat(info.startOffset()).isEqualTo(7);
+        }
+    }
+
+    @Test
     void shouldKeepARecordArchivedOnceItsHeldDeliveriesReachTheLimitAcrossRestarts() throws Exception {
         // Given a group with delivery limit 2 and a record that is delivered and held, never acknowledged
         ShareClients c = clients();
