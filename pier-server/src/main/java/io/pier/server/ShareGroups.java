@@ -94,15 +94,21 @@ public final class ShareGroups {
         return owner.call(coordinator::listGroups);
     }
 
+    /**
+     * Deletes an empty group. The coordinator changes on its shard; the durable records go after,
+     * off the shard, so a metadata or state fsync never stalls the partitions it owns.
+     */
     public CompletableFuture<Errors> delete(String groupId) {
-        return owner.call(() -> {
-            Errors result = coordinator.deleteGroup(groupId);
-            if (result == Errors.NONE) {
-                publishConfigs();
-                topics.putGroupConfigs(groupId, Map.of()).get();
-                existence.deleteGroup(groupId).get();
+        return owner.call(() -> coordinator.deleteGroup(groupId)).thenCompose(result -> {
+            if (result != Errors.NONE) {
+                return CompletableFuture.completedFuture(result);
             }
-            return result;
+            return topics.putGroupConfigs(groupId, Map.of())
+                    .thenCompose(v -> existence.deleteGroup(groupId))
+                    .thenCompose(v -> owner.call(() -> {
+                        publishConfigs();
+                        return result;
+                    }));
         });
     }
 
@@ -129,16 +135,25 @@ public final class ShareGroups {
                 c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable());
     }
 
-    /** Validates and applies config changes (null value = delete), durable before completion. */
+    /**
+     * Validates and applies config changes (null value = delete); the caller hears of them once
+     * they are durable, written off the coordinator's shard.
+     */
     public CompletableFuture<AlterConfigResult> alterConfig(String groupId, Map<String, String> changes,
             boolean validateOnly) {
         return owner.call(() -> {
             AlterConfigResult result = coordinator.alterGroupConfig(groupId, changes, validateOnly);
-            if (result.error() == Errors.NONE && !validateOnly) {
-                topics.putGroupConfigs(groupId, coordinator.groupConfig(groupId).overrides()).get();
-                publishConfigs();
+            boolean changed = result.error() == Errors.NONE && !validateOnly;
+            return Map.entry(result, changed ? coordinator.groupConfig(groupId).overrides() : Map.<String, String>of());
+        }).thenCompose(outcome -> {
+            AlterConfigResult result = outcome.getKey();
+            if (result.error() != Errors.NONE || validateOnly) {
+                return CompletableFuture.completedFuture(result);
             }
-            return result;
+            return topics.putGroupConfigs(groupId, outcome.getValue()).thenCompose(v -> owner.call(() -> {
+                publishConfigs();
+                return result;
+            }));
         });
     }
 
