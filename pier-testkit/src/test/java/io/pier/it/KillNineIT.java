@@ -3,11 +3,6 @@ package io.pier.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -48,7 +43,6 @@ class KillNineIT {
     private static final int MAX_IN_FLIGHT = 2_000;
     private static final int SEGMENT_BYTES = 64 * 1024;
     private static final long MAX_SENDS = 5_000_000;
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration TEST_BUDGET = Duration.ofSeconds(120);
 
@@ -62,22 +56,23 @@ class KillNineIT {
     private final Set<String> attempted = ConcurrentHashMap.newKeySet();
     private final AtomicInteger failed = new AtomicInteger();
     private volatile boolean sending = true;
-    private Process broker;
-    private int port;
+    private ChildBroker broker;
 
     @Test
     void shouldKeepEveryAcknowledgedRecordAtItsOffsetAcrossKillNine() throws Exception {
         long seed = Long.getLong("pier.killnine.seed", System.nanoTime());
         System.out.printf("KillNineIT seed %d%n", seed);
         Random random = new Random(seed);
-        port = freePort();
-        String bootstrap = "127.0.0.1:" + port;
+        // small segments, so kills also land around segment rolls
+        broker = new ChildBroker(dataDir, scratch, "log.segment.bytes=" + SEGMENT_BYTES,
+                "log.index.interval.bytes=1024");
+        String bootstrap = broker.bootstrapServers();
         long deadlineNanos = System.nanoTime() + TEST_BUDGET.toNanos();
         Thread sender = null;
         KafkaProducer<String, String> producer = null;
         try {
             // Given a running broker with a 3-partition topic and a producer writing seq-0, seq-1, ...
-            startBroker(0);
+            broker.start(0);
             try (Admin admin = Admin.create(AckedRecords.producerProps(bootstrap))) {
                 admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get();
             }
@@ -89,11 +84,10 @@ class KillNineIT {
             // When the broker is killed with SIGKILL after a random number of acknowledgements, and restarted
             for (int cycle = 1; cycle <= KILLS; cycle++) {
                 awaitAcks(acked.size() + 100 + random.nextInt(1_500));
-                broker.destroyForcibly();
-                assertThat(broker.waitFor(10, TimeUnit.SECONDS)).as("broker died").isTrue();
+                assertThat(broker.kill()).as("broker died").isTrue();
                 System.out.printf("KillNineIT cycle %d: killed after %d acks (%d attempted, %d failed)%n", cycle,
                         acked.size(), attempted.size(), failed.get());
-                startBroker(cycle);
+                broker.start(cycle);
             }
             awaitAcks(acked.size() + 100);
             sending = false;
@@ -121,7 +115,7 @@ class KillNineIT {
             if (producer != null) {
                 producer.close(Duration.ZERO);
             }
-            stopBroker();
+            broker.close();
         }
     }
 
@@ -172,56 +166,8 @@ class KillNineIT {
     private void awaitAcks(int target) {
         await("acknowledgements up to " + target).atMost(PROGRESS_TIMEOUT).pollInterval(Duration.ofMillis(20))
                 .until(() -> {
-                    assertAlive();
+                    broker.assertAlive();
                     return acked.size() >= target;
                 });
-    }
-
-    /** Starts {@code pier start} in a child JVM on this test's classpath and waits for "Pier is ready". */
-    private void startBroker(int cycle) throws IOException {
-        Path out = scratch.resolve("broker-" + cycle + ".log");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        broker = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"),
-                "io.pier.cli.Main", "start", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
-                // small segments, so kills also land around segment rolls
-                "--set", "log.segment.bytes=" + SEGMENT_BYTES, "--set", "log.index.interval.bytes=1024",
-                // the fixed default metrics port could be taken by another broker on this machine
-                "--set", "pier.metrics.port=0")
-                .redirectErrorStream(true)
-                .redirectOutput(out.toFile())
-                .start();
-        await("broker start " + cycle).atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(50)).until(() -> {
-            assertAlive();
-            return Files.readString(out, StandardCharsets.UTF_8).contains("Pier is ready");
-        });
-    }
-
-    private void assertAlive() throws IOException {
-        if (!broker.isAlive()) {
-            StringBuilder logs = new StringBuilder();
-            try (var files = Files.list(scratch)) {
-                for (Path f : files.sorted().toList()) {
-                    logs.append("--- ").append(f.getFileName()).append('\n')
-                            .append(Files.readString(f, StandardCharsets.UTF_8));
-                }
-            }
-            throw new AssertionError("broker exited with " + broker.exitValue() + "\n" + logs);
-        }
-    }
-
-    private void stopBroker() throws InterruptedException {
-        if (broker != null && broker.isAlive()) {
-            broker.destroy();
-            if (!broker.waitFor(15, TimeUnit.SECONDS)) {
-                broker.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 }

@@ -3,11 +3,7 @@ package io.pier.it.share;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import io.pier.it.ChildBroker;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -53,7 +49,6 @@ class ShareKillNineIT {
     private static final String TOPIC = "share-kill";
     private static final String GROUP = "share-kill-group";
     private static final int LIMIT = 10;
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
 
     @TempDir
     Path dataDir;
@@ -69,8 +64,7 @@ class ShareKillNineIT {
     private final AtomicLong deliveries = new AtomicLong();
     private volatile boolean running = true;
     private volatile boolean producing = true;
-    private Process broker;
-    private int port;
+    private ChildBroker broker;
 
     @Test
     void shouldKeepAcceptedFinalAndCountsGrowingAcrossKillNine() throws Exception {
@@ -78,12 +72,15 @@ class ShareKillNineIT {
         long seed = Long.getLong("pier.sharekill.seed", System.nanoTime());
         System.out.printf("ShareKillNineIT seed %d, %d cycles%n", seed, cycles);
         Random random = new Random(seed);
-        port = freePort();
-        String bootstrap = "127.0.0.1:" + port;
+        // small state segments, so kills also land on state-log rolls and cleanups
+        broker = new ChildBroker(dataDir, scratch, "pier.share.state.segment.bytes=65536",
+                "share.coordinator.cold.partition.snapshot.interval.ms=500",
+                "share.coordinator.snapshot.update.records.per.snapshot=50");
+        String bootstrap = broker.bootstrapServers();
         Thread producerThread = null;
         Thread consumerThread = null;
         try {
-            startBroker(0);
+            broker.start(0);
             try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
                 admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
                 ConfigResource group = new ConfigResource(ConfigResource.Type.GROUP, GROUP);
@@ -103,12 +100,11 @@ class ShareKillNineIT {
                 long target = accepted.size() + 20 + random.nextInt(200);
                 await("progress before kill " + cycle).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10))
                         .until(() -> {
-                            assertAlive();
+                            broker.assertAlive();
                             return accepted.size() >= target;
                         });
-                broker.destroyForcibly();
-                assertThat(broker.waitFor(10, TimeUnit.SECONDS)).isTrue();
-                startBroker(cycle);
+                assertThat(broker.kill()).isTrue();
+                broker.start(cycle);
                 assertThat(violations).as("violations after cycle %d", cycle).isEmpty();
             }
             producing = false; // the consumer drains what is left
@@ -124,7 +120,7 @@ class ShareKillNineIT {
             if (consumerThread != null) {
                 consumerThread.join(30_000);
             }
-            stopBroker();
+            broker.close();
         }
         System.out.printf("ShareKillNineIT: %d cycles, %d produced, %d deliveries, %d accepted%n", cycles,
                 produced.size(), deliveries.get(), accepted.size());
@@ -215,53 +211,6 @@ class ShareKillNineIT {
         Short before = maxCount.put(offset, count);
         if (before != null && count <= before) {
             violations.add("offset " + offset + " delivered with count " + count + " after count " + before);
-        }
-    }
-
-    private void startBroker(int cycle) throws IOException {
-        Path out = scratch.resolve("broker-" + cycle + ".log");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        broker = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"),
-                "io.pier.cli.Main", "start", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
-                // small state segments, so kills also land on state-log rolls and cleanups
-                "--set", "pier.share.state.segment.bytes=65536",
-                "--set", "share.coordinator.cold.partition.snapshot.interval.ms=500",
-                "--set", "share.coordinator.snapshot.update.records.per.snapshot=50")
-                .redirectErrorStream(true)
-                .redirectOutput(out.toFile())
-                .start();
-        await("broker start " + cycle).atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(20)).until(() -> {
-            assertAlive();
-            return Files.readString(out, StandardCharsets.UTF_8).contains("Pier is ready");
-        });
-    }
-
-    private void assertAlive() throws IOException {
-        if (!broker.isAlive()) {
-            StringBuilder logs = new StringBuilder();
-            try (var files = Files.list(scratch)) {
-                for (Path f : files.sorted().toList()) {
-                    logs.append("--- ").append(f.getFileName()).append('\n')
-                            .append(Files.readString(f, StandardCharsets.UTF_8));
-                }
-            }
-            throw new AssertionError("broker exited with " + broker.exitValue() + "\n" + logs);
-        }
-    }
-
-    private void stopBroker() throws InterruptedException {
-        if (broker != null && broker.isAlive()) {
-            broker.destroy();
-            if (!broker.waitFor(15, TimeUnit.SECONDS)) {
-                broker.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 }

@@ -1,0 +1,99 @@
+package io.pier.it;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code pier start} in a child JVM on this test's class path, on a fixed loopback port and data
+ * folder, so a test can SIGKILL it and start it again on the same data. Each start writes its
+ * output to its own file in the log folder; when the broker dies unexpectedly, all of them go into
+ * the failure message.
+ */
+public final class ChildBroker implements AutoCloseable {
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Path dataDir;
+    private final Path logDir;
+    private final List<String> settings;
+    private final int port;
+    private Process process;
+
+    /** {@code settings} are {@code key=value} broker settings on top of the defaults. */
+    public ChildBroker(Path dataDir, Path logDir, String... settings) throws IOException {
+        this.dataDir = dataDir;
+        this.logDir = logDir;
+        this.settings = List.of(settings);
+        this.port = freePort();
+    }
+
+    public String bootstrapServers() {
+        return "127.0.0.1:" + port;
+    }
+
+    /** Starts the broker and waits until it says it is ready; {@code run} names its log file. */
+    public void start(int run) throws IOException {
+        Path out = logDir.resolve("broker-" + run + ".log");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                "io.pier.cli.Main", "start", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
+                // the fixed default metrics port could be taken by another broker on this machine
+                "--set", "pier.metrics.port=0"));
+        for (String setting : settings) {
+            command.add("--set");
+            command.add(setting);
+        }
+        process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        await("broker start " + run).atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(20)).until(() -> {
+            assertAlive();
+            return Files.readString(out, StandardCharsets.UTF_8).contains("Pier is ready");
+        });
+    }
+
+    /** SIGKILL: no shutdown hook runs, nothing is flushed. */
+    public boolean kill() throws InterruptedException {
+        process.destroyForcibly();
+        return process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** Fails with every start's output if the broker is no longer running. */
+    public void assertAlive() throws IOException {
+        if (!process.isAlive()) {
+            StringBuilder logs = new StringBuilder();
+            try (var files = Files.list(logDir)) {
+                for (Path f : files.sorted().toList()) {
+                    logs.append("--- ").append(f.getFileName()).append('\n')
+                            .append(Files.readString(f, StandardCharsets.UTF_8));
+                }
+            }
+            throw new AssertionError("broker exited with " + process.exitValue() + "\n" + logs);
+        }
+    }
+
+    /** Stops the broker cleanly (SIGTERM), forcibly if it takes too long. */
+    @Override
+    public void close() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(15, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
