@@ -272,6 +272,15 @@ public final class PowerLossFileIO implements FileIO {
         @Override
         public synchronized void force(boolean metaData) throws IOException {
             owner.checkAlive();
+            writeThrough();
+            disk.force(metaData);
+            pending = new byte[0];
+            pendingFrom = size;
+            owner.countSync();
+        }
+
+        /** Puts the unsynced bytes (and a truncation) on the real file; the caller holds the lock. */
+        private void writeThrough() throws IOException {
             ByteBuffer buf = ByteBuffer.wrap(pending);
             long at = pendingFrom;
             while (buf.hasRemaining()) {
@@ -280,10 +289,6 @@ public final class PowerLossFileIO implements FileIO {
             if (disk.size() > size) {
                 disk.truncate(size);
             }
-            disk.force(metaData);
-            pending = new byte[0];
-            pendingFrom = size;
-            owner.countSync();
         }
 
         synchronized long loseUnsynced(Random random) throws IOException {
@@ -336,14 +341,7 @@ public final class PowerLossFileIO implements FileIO {
                     // Closing does not sync; the simplification is that closed files keep what was
                     // written (the log forces before a clean close; deleted files do not matter).
                     if (!owner.crashed()) {
-                        ByteBuffer buf = ByteBuffer.wrap(pending);
-                        long at = pendingFrom;
-                        while (buf.hasRemaining()) {
-                            at += disk.write(buf, at);
-                        }
-                        if (disk.size() > size) {
-                            disk.truncate(size);
-                        }
+                        writeThrough();
                     }
                     pending = new byte[0];
                     pendingFrom = size;
