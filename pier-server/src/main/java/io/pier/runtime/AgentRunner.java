@@ -1,0 +1,117 @@
+package io.pier.runtime;
+
+import io.pier.common.Agent;
+import io.pier.common.Clock;
+import io.pier.common.Wakeup;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one thread of one {@link Agent}: reads the clock once per cycle, calls {@code doWork}, and
+ * when a cycle did nothing parks until a producer calls {@link #wakeup()} or the agent's next
+ * deadline comes. There is no polling interval: an idle broker sleeps.
+ *
+ * <p>A wake-up that arrives while the agent works is not lost: {@code unpark} before {@code park}
+ * makes that park return at once (the thread's permit), so the agent runs another cycle and sees it.
+ */
+public final class AgentRunner implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AgentRunner.class);
+    /** Longest park even without a deadline, so a manual clock in tests still advances deadlines. */
+    private static final long MAX_PARK_MS = 100;
+
+    private final Clock clock;
+    private final ErrorHandler errors;
+    private final Wakeup wakeup = this::unpark;
+    private volatile Agent agent;
+    private volatile Thread thread;
+    private volatile boolean running;
+
+    /** Told when a duty cycle throws: the agent's state may be broken, so the broker must stop. */
+    @FunctionalInterface
+    public interface ErrorHandler {
+        void onAgentError(String agent, Throwable cause);
+    }
+
+    public AgentRunner(Clock clock, ErrorHandler errors) {
+        this.clock = clock;
+        this.errors = errors;
+    }
+
+    /** The wake-up to hand to the agent's queues; valid before {@link #start} too. */
+    public Wakeup wakeup() {
+        return wakeup;
+    }
+
+    /** Starts the agent's thread. */
+    public void start(Agent agent) {
+        if (this.agent != null) {
+            throw new IllegalStateException("already started");
+        }
+        this.agent = agent;
+        this.running = true;
+        Thread t = new Thread(this::run, agent.roleName());
+        t.setDaemon(true);
+        this.thread = t;
+        t.start();
+    }
+
+    /** True on this runner's thread: code that must not block it (or must not be called off it) checks. */
+    public boolean onAgentThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    private void unpark() {
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    private void run() {
+        Agent a = agent;
+        try {
+            while (running) {
+                long nowMs = clock.monoMs();
+                int work = a.doWork(nowMs);
+                if (work == 0 && running) {
+                    long parkMs = Math.min(MAX_PARK_MS, Math.max(0, a.nextDeadlineMs() - nowMs));
+                    if (parkMs > 0) {
+                        LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(parkMs));
+                    }
+                }
+            }
+        } catch (Throwable t) {
+            LOG.error("{} failed in its duty cycle", a.roleName(), t);
+            errors.onAgentError(a.roleName(), t);
+        } finally {
+            try {
+                a.onClose();
+            } catch (RuntimeException e) {
+                LOG.warn("{} failed while closing", a.roleName(), e);
+            }
+        }
+    }
+
+    /** Stops after the current cycle and waits for the thread (never from the agent's own thread). */
+    @Override
+    public void close() {
+        running = false;
+        Thread t = thread;
+        if (t == null) {
+            return;
+        }
+        LockSupport.unpark(t);
+        if (Thread.currentThread() != t) {
+            try {
+                t.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (t.isAlive()) {
+                LOG.warn("{} did not stop within 10 s", agent.roleName());
+            }
+        }
+    }
+}
