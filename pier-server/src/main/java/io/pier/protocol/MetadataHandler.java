@@ -1,7 +1,7 @@
 package io.pier.protocol;
 
-import io.pier.server.NodeInfo;
-import io.pier.server.TopicService;
+import io.pier.service.NodeInfo;
+import io.pier.service.TopicService;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,9 +12,9 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic;
-import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePartition;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseTopic;
+import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.MetadataRequest;

@@ -51,10 +51,25 @@ public final class AgentRunner implements AutoCloseable {
         }
         this.agent = agent;
         this.running = true;
-        Thread t = new Thread(this::run, agent.roleName());
+        Thread t = new AgentThread(this::run, agent.roleName());
         t.setDaemon(true);
         this.thread = t;
         t.start();
+    }
+
+    /** The thread of every agent, so code can tell an agent's thread (which must never block) from others. */
+    private static final class AgentThread extends Thread {
+        AgentThread(Runnable body, String name) {
+            super(body, name);
+        }
+    }
+
+    /**
+     * True on any agent's thread. Work handed from one agent to another goes on queues that never
+     * make the sender wait, or two agents with full queues could wait on each other for ever.
+     */
+    public static boolean onAnyAgentThread() {
+        return Thread.currentThread() instanceof AgentThread;
     }
 
     /** True on this runner's thread: code that must not block it (or must not be called off it) checks. */

@@ -1,4 +1,4 @@
-package io.pier.server;
+package io.pier.service;
 
 import io.pier.log.LogConfig;
 import io.pier.state.ClusterMetadataStore;
@@ -41,25 +41,25 @@ public final class TopicService implements AutoCloseable {
         return t;
     });
     private final List<Runnable> topicListeners = new CopyOnWriteArrayList<>();
-    private volatile ClusterMetadataStore.Image image;
-    private volatile Map<String, TopicMetadata> byName = Map.of();
-    private volatile Map<Uuid, TopicMetadata> byId = Map.of();
-    private volatile LogConfig brokerLogDefaults;
+    /** Everything readers see, published as one object so no reader sees half of a change. */
+    private volatile View view;
+
+    private record View(ClusterMetadataStore.Image image, Map<String, TopicMetadata> byName,
+            Map<Uuid, TopicMetadata> byId, LogConfig brokerLogDefaults) {}
 
     TopicService(ClusterMetadataStore store, PartitionRegistry partitions, Map<String, String> staticConfigs)
             throws IOException {
         this.store = store;
         this.partitions = partitions;
         this.staticConfigs = staticConfigs;
-        this.image = store.load();
-        publish(image);
+        publish(store.load());
     }
 
     /** Opens every partition log (recovering it) and removes folders of deleted topics. */
     void openAll() throws IOException, InterruptedException, ExecutionException {
         Set<String> live = new HashSet<>();
         List<CompletableFuture<Partition>> opening = new ArrayList<>();
-        for (TopicMetadata t : image.topics()) {
+        for (TopicMetadata t : view.image().topics()) {
             LogConfig config = logConfig(t);
             for (int p = 0; p < t.partitionCount(); p++) {
                 TopicPartition tp = new TopicPartition(t.name(), p);
@@ -75,32 +75,32 @@ public final class TopicService implements AutoCloseable {
             f.get();
         }
         if (!Files.exists(store.file())) {
-            store.save(image);
+            store.save(view.image());
         }
     }
 
     public String clusterId() {
-        return image.clusterId();
+        return view.image().clusterId();
     }
 
     public TopicMetadata topic(String name) {
-        return byName.get(name);
+        return view.byName().get(name);
     }
 
     public TopicMetadata topic(Uuid id) {
-        return byId.get(id);
+        return view.byId().get(id);
     }
 
     public Collection<TopicMetadata> topics() {
-        return byName.values();
+        return view.byName().values();
     }
 
     public Map<String, String> dynamicBrokerConfigs() {
-        return image.brokerConfigs();
+        return view.image().brokerConfigs();
     }
 
     public Map<String, Map<String, String>> allGroupConfigs() {
-        return image.groupConfigs();
+        return view.image().groupConfigs();
     }
 
     /** Static settings overlaid with dynamic broker overrides. */
@@ -111,7 +111,7 @@ public final class TopicService implements AutoCloseable {
     }
 
     public LogConfig logConfig(TopicMetadata topic) {
-        return LogConfig.withTopicOverrides(brokerLogDefaults, topic.configs());
+        return LogConfig.withTopicOverrides(view.brokerLogDefaults(), topic.configs());
     }
 
     /** Called (on the metadata thread) after topics are created, deleted or grow partitions. */
@@ -123,18 +123,18 @@ public final class TopicService implements AutoCloseable {
             boolean validateOnly) {
         return submit(() -> {
             Topic.validate(name);
-            if (byName.containsKey(name)) {
+            if (view.byName().containsKey(name)) {
                 throw new TopicExistsException("Topic '" + name + "' already exists.");
             }
             if (partitionCount < 1) {
                 throw new InvalidPartitionsException("Number of partitions must be larger than 0.");
             }
-            LogConfig.withTopicOverrides(brokerLogDefaults, configs);
+            LogConfig.withTopicOverrides(view.brokerLogDefaults(), configs);
             TopicMetadata topic = new TopicMetadata(name, Uuid.randomUuid(), partitionCount, configs);
             if (validateOnly) {
                 return topic;
             }
-            List<TopicMetadata> topics = new ArrayList<>(image.topics());
+            List<TopicMetadata> topics = new ArrayList<>(view.image().topics());
             topics.add(topic);
             commit(withTopics(topics));
             LogConfig config = logConfig(topic);
@@ -153,7 +153,7 @@ public final class TopicService implements AutoCloseable {
     public CompletableFuture<TopicMetadata> delete(String name) {
         return submit(() -> {
             TopicMetadata topic = requireTopic(name);
-            List<TopicMetadata> topics = new ArrayList<>(image.topics());
+            List<TopicMetadata> topics = new ArrayList<>(view.image().topics());
             topics.remove(topic);
             // Metadata first: a crash before the folders go leaves orphans, removed at start-up.
             commit(withTopics(topics));
@@ -190,7 +190,7 @@ public final class TopicService implements AutoCloseable {
             boolean validateOnly) {
         return submit(() -> {
             TopicMetadata topic = requireTopic(name);
-            LogConfig config = LogConfig.withTopicOverrides(brokerLogDefaults, newConfigs);
+            LogConfig config = LogConfig.withTopicOverrides(view.brokerLogDefaults(), newConfigs);
             if (validateOnly) {
                 return topic;
             }
@@ -210,8 +210,9 @@ public final class TopicService implements AutoCloseable {
             if (validateOnly) {
                 return null;
             }
+            ClusterMetadataStore.Image image = view.image();
             commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), dynamic, image.groupConfigs()));
-            for (TopicMetadata t : image.topics()) {
+            for (TopicMetadata t : view.image().topics()) {
                 LogConfig config = LogConfig.withTopicOverrides(defaults, t.configs());
                 for (int p = 0; p < t.partitionCount(); p++) {
                     partitions.updateConfig(new TopicPartition(t.name(), p), config).get();
@@ -224,19 +225,20 @@ public final class TopicService implements AutoCloseable {
     /** Stores one group's config overrides durably (validation is the caller's). */
     public CompletableFuture<Void> putGroupConfigs(String groupId, Map<String, String> configs) {
         return submit(() -> {
-            Map<String, Map<String, String>> groups = new HashMap<>(image.groupConfigs());
+            Map<String, Map<String, String>> groups = new HashMap<>(view.image().groupConfigs());
             if (configs.isEmpty()) {
                 groups.remove(groupId);
             } else {
                 groups.put(groupId, configs);
             }
+            ClusterMetadataStore.Image image = view.image();
             commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), image.brokerConfigs(), groups));
             return null;
         });
     }
 
     private TopicMetadata requireTopic(String name) {
-        TopicMetadata topic = byName.get(name);
+        TopicMetadata topic = view.byName().get(name);
         if (topic == null) {
             throw new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist.");
         }
@@ -244,18 +246,18 @@ public final class TopicService implements AutoCloseable {
     }
 
     private List<TopicMetadata> replace(TopicMetadata old, TopicMetadata updated) {
-        List<TopicMetadata> topics = new ArrayList<>(image.topics());
+        List<TopicMetadata> topics = new ArrayList<>(view.image().topics());
         topics.set(topics.indexOf(old), updated);
         return topics;
     }
 
     private ClusterMetadataStore.Image withTopics(List<TopicMetadata> topics) {
+        ClusterMetadataStore.Image image = view.image();
         return new ClusterMetadataStore.Image(image.clusterId(), topics, image.brokerConfigs(), image.groupConfigs());
     }
 
     private void commit(ClusterMetadataStore.Image next) throws IOException {
         store.save(next);
-        image = next;
         publish(next);
     }
 
@@ -266,9 +268,8 @@ public final class TopicService implements AutoCloseable {
             names.put(t.name(), t);
             ids.put(t.id(), t);
         }
-        brokerLogDefaults = LogConfig.fromBrokerProperties(overStatic(next.brokerConfigs()));
-        byName = Map.copyOf(names);
-        byId = Map.copyOf(ids);
+        view = new View(next, Map.copyOf(names), Map.copyOf(ids),
+                LogConfig.fromBrokerProperties(overStatic(next.brokerConfigs())));
     }
 
     private void notifyTopicListeners() {
