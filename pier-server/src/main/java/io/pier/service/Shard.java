@@ -3,19 +3,14 @@ package io.pier.service;
 import io.pier.common.Agent;
 import io.pier.common.Wakeup;
 import io.pier.log.PartitionLog;
-import io.pier.runtime.AgentRunner;
+import io.pier.runtime.CommandQueue;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,9 +19,9 @@ import org.slf4j.LoggerFactory;
  * the group coordinators whose ids hash to it. Other threads only put commands on its queues.
  *
  * <pre>
- *   event loops, metadata thread ──▶ external queue (bounded: a full queue makes the
- *                                     submitter wait, so its connections stop being read)
- *   other shards, the persister  ──▶ internal queue (unbounded: an agent never blocks on another)
+ *   event loops, metadata thread ──▶ command queue: bounded lane, a full one makes the
+ *                                     submitter wait, so its connections stop being read
+ *   other shards, the persister  ──▶ command queue: unbounded lane, an agent never waits
  *                                          │
  *   doWork(nowMs):  1. run a bounded batch of commands from both queues
  *                   2. run the timers that are due (long-poll MaxWaitMs, ...)
@@ -42,19 +37,15 @@ import org.slf4j.LoggerFactory;
 public final class Shard implements Agent {
     private static final Logger LOG = LoggerFactory.getLogger(Shard.class);
     private static final int MAX_COMMANDS_PER_CYCLE = 4096;
-    /** Room in the external queue; past it, submitters wait (Kafka's queued.max.requests idea). */
-    static final int EXTERNAL_CAPACITY = 16 * 1024;
-    private static final long FULL_QUEUE_GIVE_UP_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** Room for commands from outside the agents; past it, submitters wait. */
+    static final int QUEUE_CAPACITY = 16 * 1024;
 
     private final int id;
-    private final Wakeup wakeup;
     private final FatalErrorHandler fatal;
-    private final BoundedQueue external = new BoundedQueue(EXTERNAL_CAPACITY);
-    private final Queue<Runnable> internal = new ConcurrentLinkedQueue<>();
+    private final CommandQueue commands;
     private final Deadlines timers = new Deadlines();
     private final List<DutyStep> steps = new ArrayList<>();
     private final Map<PartitionLog, List<Runnable>> awaitingFlush = new IdentityHashMap<>();
-    private volatile boolean stopped;
     private long nowMs;
 
     /** Told when a flush fails: the broker must stop acknowledging rather than carry on. */
@@ -68,7 +59,7 @@ public final class Shard implements Agent {
      */
     public Shard(int id, Wakeup wakeup, FatalErrorHandler fatal) {
         this.id = id;
-        this.wakeup = wakeup;
+        this.commands = new CommandQueue(QUEUE_CAPACITY, wakeup);
         this.fatal = fatal;
     }
 
@@ -94,30 +85,15 @@ public final class Shard implements Agent {
         return nowMs;
     }
 
-    /** From any thread: runs {@code command} on this shard, in a later duty cycle. */
+    /**
+     * From any thread: runs {@code command} on this shard, in a later duty cycle. From outside the
+     * agents this may wait while the shard's queue is full (see {@link CommandQueue}).
+     */
     public void execute(Runnable command) {
-        if (stopped) {
-            throw new IllegalStateException("shard " + id + " is stopped");
-        }
-        if (AgentRunner.onAnyAgentThread()) {
-            internal.offer(command);
-        } else {
-            offerExternal(command);
-        }
-        wakeup.wake();
-    }
-
-    private void offerExternal(Runnable command) {
-        if (external.offer(command)) {
-            return;
-        }
-        long giveUpAt = System.nanoTime() + FULL_QUEUE_GIVE_UP_NANOS;
-        while (!external.offer(command)) {
-            if (stopped || System.nanoTime() > giveUpAt) {
-                throw new IllegalStateException("shard " + id + " stopped taking commands");
-            }
-            wakeup.wake();
-            LockSupport.parkNanos(50_000);
+        try {
+            commands.offer(command);
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("shard " + id + " is not taking commands: " + e.getMessage(), e);
         }
     }
 
@@ -151,7 +127,7 @@ public final class Shard implements Agent {
     @Override
     public int doWork(long nowMs) {
         this.nowMs = nowMs;
-        int work = drain(internal::poll) + drain(external::poll);
+        int work = drain();
         work += timers.fire(nowMs, this::runSafely);
         for (int i = 0; i < steps.size(); i++) {
             try {
@@ -165,7 +141,7 @@ public final class Shard implements Agent {
 
     @Override
     public long nextDeadlineMs() {
-        if (!internal.isEmpty() || !external.isEmpty() || !awaitingFlush.isEmpty()) {
+        if (!commands.isEmpty() || !awaitingFlush.isEmpty()) {
             return nowMs;
         }
         long next = timers.nextDeadlineMs();
@@ -175,10 +151,10 @@ public final class Shard implements Agent {
         return next;
     }
 
-    private int drain(Supplier<Runnable> queue) {
+    private int drain() {
         int n = 0;
         Runnable r;
-        while (n < MAX_COMMANDS_PER_CYCLE && (r = queue.get()) != null) {
+        while (n < MAX_COMMANDS_PER_CYCLE && (r = commands.poll()) != null) {
             runSafely(r);
             n++;
         }
@@ -217,6 +193,6 @@ public final class Shard implements Agent {
 
     /** No command is taken after this; the runner stops the thread. */
     void stop() {
-        stopped = true;
+        commands.close();
     }
 }
