@@ -1,9 +1,12 @@
 package io.pier.common;
 
-/** A clock that moves only when told to; wall and monotonic time advance together. */
+/**
+ * A clock that moves only when told to; wall and monotonic time advance together. One thread (the
+ * test) moves it; any number may read it, as a broker's agents do.
+ */
 public final class ManualClock implements Clock {
-    private long wallMs;
-    private long monoMs;
+    private volatile long wallMs;
+    private volatile long monoMs;
 
     public ManualClock(long startWallMs) {
         this.wallMs = startWallMs;
