@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.Futures;
 import io.pier.service.Logs;
 import io.pier.service.LongPoll;
 import io.pier.service.Partition;

@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.Futures;
 import io.pier.service.NodeInfo;
 import io.pier.service.TopicService;
 import io.pier.state.TopicMetadata;

@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.Futures;
 import io.pier.service.ShareService;
 import io.pier.service.ShareSessions.PartitionRef;
 import io.pier.service.TopicService;

@@ -4,6 +4,7 @@ import io.pier.group.AssignedTopic;
 import io.pier.group.GroupDescription;
 import io.pier.group.GroupListing;
 import io.pier.group.MemberDescription;
+import io.pier.service.Futures;
 import io.pier.service.ShareGroups;
 import io.pier.service.ShareOffsets;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.Futures;
 import io.pier.service.ShareGroups;
 import io.pier.service.ShareOffsets.OffsetSummary;
 import io.pier.service.ShareOffsets;

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
@@ -34,6 +35,7 @@ public final class BrokerServices implements AutoCloseable {
 
     private final Shard[] shards;
     private final AgentRunner[] runners;
+    private final AgentRunner metadataRunner;
     private final PartitionRegistry partitions;
     private final TopicService topics;
     private final Logs logs;
@@ -63,8 +65,9 @@ public final class BrokerServices implements AutoCloseable {
                 shards[i] = new Shard(i, runners[i].wakeup(), fatal);
             }
             partitions = new PartitionRegistry(dataDir, shards, clock);
-            topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw());
-            started.push(topics);
+            metadataRunner = new AgentRunner(clock, (agent, cause) -> fatal.onFatal(agent + " failed", cause));
+            topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw(),
+                    metadataRunner.wakeup());
             logs = new Logs(partitions);
             polls = new Polls(partitions);
             shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(), shareState);
@@ -88,8 +91,16 @@ public final class BrokerServices implements AutoCloseable {
                 runners[i].start(shards[i]);
                 started.push(stopper(shards[i], runners[i]));
             }
+            metadataRunner.start(topics);
+            started.push(() -> {
+                topics.stop();
+                metadataRunner.close();
+            });
             started.push(partitions);
-            topics.openAll();
+            topics.openAll().get();
+        } catch (ExecutionException e) {
+            close();
+            throw e.getCause() instanceof Exception cause ? cause : e;
         } catch (Exception | Error e) {
             close();
             throw e;
@@ -157,7 +168,7 @@ public final class BrokerServices implements AutoCloseable {
         return shards.length;
     }
 
-    /** Closes the logs (on their shards), then stops the shards, then the metadata thread. */
+    /** Closes the logs (on their shards), then stops the metadata agent, then the shards. */
     @Override
     public void close() {
         while (!started.isEmpty()) {

@@ -1,10 +1,15 @@
 package io.pier.service;
 
+import io.pier.common.Agent;
+import io.pier.common.Wakeup;
 import io.pier.log.LogConfig;
+import io.pier.runtime.CommandQueue;
+import io.pier.service.Futures;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.state.TopicMetadata;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -16,9 +21,6 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
@@ -28,18 +30,19 @@ import org.apache.kafka.common.internals.Topic;
 
 /**
  * Owner of cluster metadata: topics (names, ids, partitions, configs), dynamic broker configs and
- * group configs. Reads come from an immutable snapshot on any thread; changes run one at a time
- * on the metadata thread and are durable (atomic file replace) before their future completes.
+ * group configs. Reads come from an immutable snapshot on any thread. Changes are an agent's
+ * work ({@code pier-metadata}): one at a time, each made durable (atomic file replace) on the
+ * agent, then the partitions it opens, deletes or reconfigures are commands to their shards; the
+ * next change starts when those have answered. Nothing here waits on a future.
  */
-public final class TopicService implements AutoCloseable {
+public final class TopicService implements Agent {
     private final ClusterMetadataStore store;
     private final PartitionRegistry partitions;
     private final Map<String, String> staticConfigs;
-    private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "pier-metadata");
-        t.setDaemon(true);
-        return t;
-    });
+    private final CommandQueue commands;
+    /** Changes waiting for the one in progress; agent thread only. */
+    private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
+    private boolean changing;
     private final List<Runnable> topicListeners = new CopyOnWriteArrayList<>();
     /** Everything readers see, published as one object so no reader sees half of a change. */
     private volatile View view;
@@ -47,36 +50,63 @@ public final class TopicService implements AutoCloseable {
     private record View(ClusterMetadataStore.Image image, Map<String, TopicMetadata> byName,
             Map<Uuid, TopicMetadata> byId, LogConfig brokerLogDefaults) {}
 
-    TopicService(ClusterMetadataStore store, PartitionRegistry partitions, Map<String, String> staticConfigs)
-            throws IOException {
+    /** @param wakeup how a new change wakes the metadata agent's runner */
+    TopicService(ClusterMetadataStore store, PartitionRegistry partitions, Map<String, String> staticConfigs,
+            Wakeup wakeup) throws IOException {
         this.store = store;
         this.partitions = partitions;
         this.staticConfigs = staticConfigs;
+        this.commands = new CommandQueue(1024, wakeup);
         publish(store.load());
     }
 
-    /** Opens every partition log (recovering it) and removes folders of deleted topics. */
-    void openAll() throws IOException, InterruptedException, ExecutionException {
-        Set<String> live = new HashSet<>();
-        List<CompletableFuture<Partition>> opening = new ArrayList<>();
-        for (TopicMetadata t : view.image().topics()) {
-            LogConfig config = logConfig(t);
-            for (int p = 0; p < t.partitionCount(); p++) {
-                TopicPartition tp = new TopicPartition(t.name(), p);
-                live.add(PartitionRegistry.folderName(tp));
-                opening.add(partitions.open(tp, t.id(), config));
+    @Override
+    public String roleName() {
+        return "pier-metadata";
+    }
+
+    @Override
+    public int doWork(long nowMs) {
+        int n = 0;
+        Runnable r;
+        while (n < 256 && (r = commands.poll()) != null) {
+            r.run();
+            n++;
+        }
+        return n;
+    }
+
+    /** No change is taken after this. */
+    void stop() {
+        commands.close();
+    }
+
+    /**
+     * Opens every partition log (recovering it) and removes folders of deleted topics; completes
+     * when all of them serve.
+     */
+    CompletableFuture<Void> openAll() {
+        return submit(() -> {
+            Set<String> live = new HashSet<>();
+            List<CompletableFuture<Partition>> opening = new ArrayList<>();
+            for (TopicMetadata t : view.image().topics()) {
+                LogConfig config = logConfig(t);
+                for (int p = 0; p < t.partitionCount(); p++) {
+                    TopicPartition tp = new TopicPartition(t.name(), p);
+                    live.add(PartitionRegistry.folderName(tp));
+                    opening.add(partitions.open(tp, t.id(), config));
+                }
             }
-        }
-        // Wait for every open, failed or not, so that none is still running when the caller
-        // gives up and closes the registry.
-        CompletableFuture.allOf(opening.toArray(CompletableFuture[]::new)).exceptionally(e -> null).get();
-        partitions.removeOrphans(live);
-        for (CompletableFuture<Partition> f : opening) {
-            f.get();
-        }
-        if (!Files.exists(store.file())) {
-            store.save(view.image());
-        }
+            // Every open, failed or not, has finished before this completes, so none is still
+            // running when the caller gives up and closes the registry.
+            return allSettled(opening).thenCompose(v -> onAgent(() -> {
+                partitions.removeOrphans(live);
+                if (!Files.exists(store.file())) {
+                    store.save(view.image());
+                }
+                return null;
+            }));
+        });
     }
 
     public String clusterId() {
@@ -114,7 +144,7 @@ public final class TopicService implements AutoCloseable {
         return LogConfig.withTopicOverrides(view.brokerLogDefaults(), topic.configs());
     }
 
-    /** Called (on the metadata thread) after topics are created, deleted or grow partitions. */
+    /** Called (on any thread) after topics are created, deleted or grow partitions. */
     public void addTopicListener(Runnable listener) {
         topicListeners.add(listener);
     }
@@ -132,7 +162,7 @@ public final class TopicService implements AutoCloseable {
             LogConfig.withTopicOverrides(view.brokerLogDefaults(), configs);
             TopicMetadata topic = new TopicMetadata(name, Uuid.randomUuid(), partitionCount, configs);
             if (validateOnly) {
-                return topic;
+                return CompletableFuture.completedFuture(topic);
             }
             List<TopicMetadata> topics = new ArrayList<>(view.image().topics());
             topics.add(topic);
@@ -142,11 +172,10 @@ public final class TopicService implements AutoCloseable {
             for (int p = 0; p < partitionCount; p++) {
                 opening.add(partitions.open(new TopicPartition(name, p), topic.id(), config));
             }
-            for (CompletableFuture<Partition> f : opening) {
-                f.get();
-            }
-            notifyTopicListeners();
-            return topic;
+            return allSettled(opening).thenApply(v -> {
+                notifyTopicListeners();
+                return topic;
+            });
         });
     }
 
@@ -157,11 +186,14 @@ public final class TopicService implements AutoCloseable {
             topics.remove(topic);
             // Metadata first: a crash before the folders go leaves orphans, removed at start-up.
             commit(withTopics(topics));
+            List<CompletableFuture<Void>> deleting = new ArrayList<>();
             for (int p = 0; p < topic.partitionCount(); p++) {
-                partitions.delete(new TopicPartition(name, p)).get();
+                deleting.add(partitions.delete(new TopicPartition(name, p)));
             }
-            notifyTopicListeners();
-            return topic;
+            return allSettled(deleting).thenApply(v -> {
+                notifyTopicListeners();
+                return topic;
+            });
         });
     }
 
@@ -173,16 +205,19 @@ public final class TopicService implements AutoCloseable {
                         + " partitions, which is higher than or equal to the requested " + newCount + ".");
             }
             if (validateOnly) {
-                return topic;
+                return CompletableFuture.completedFuture(topic);
             }
             TopicMetadata grown = topic.withPartitionCount(newCount);
             commit(withTopics(replace(topic, grown)));
             LogConfig config = logConfig(grown);
+            List<CompletableFuture<Partition>> opening = new ArrayList<>();
             for (int p = topic.partitionCount(); p < newCount; p++) {
-                partitions.open(new TopicPartition(name, p), grown.id(), config).get();
+                opening.add(partitions.open(new TopicPartition(name, p), grown.id(), config));
             }
-            notifyTopicListeners();
-            return grown;
+            return allSettled(opening).thenApply(v -> {
+                notifyTopicListeners();
+                return grown;
+            });
         });
     }
 
@@ -192,14 +227,15 @@ public final class TopicService implements AutoCloseable {
             TopicMetadata topic = requireTopic(name);
             LogConfig config = LogConfig.withTopicOverrides(view.brokerLogDefaults(), newConfigs);
             if (validateOnly) {
-                return topic;
+                return CompletableFuture.completedFuture(topic);
             }
             TopicMetadata changed = topic.withConfigs(newConfigs);
             commit(withTopics(replace(topic, changed)));
+            List<CompletableFuture<Void>> updating = new ArrayList<>();
             for (int p = 0; p < changed.partitionCount(); p++) {
-                partitions.updateConfig(new TopicPartition(name, p), config).get();
+                updating.add(partitions.updateConfig(new TopicPartition(name, p), config));
             }
-            return changed;
+            return allSettled(updating).thenApply(v -> changed);
         });
     }
 
@@ -208,17 +244,18 @@ public final class TopicService implements AutoCloseable {
         return submit(() -> {
             LogConfig defaults = LogConfig.fromBrokerProperties(overStatic(dynamic));
             if (validateOnly) {
-                return null;
+                return CompletableFuture.<Void>completedFuture(null);
             }
             ClusterMetadataStore.Image image = view.image();
             commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), dynamic, image.groupConfigs()));
+            List<CompletableFuture<Void>> updating = new ArrayList<>();
             for (TopicMetadata t : view.image().topics()) {
                 LogConfig config = LogConfig.withTopicOverrides(defaults, t.configs());
                 for (int p = 0; p < t.partitionCount(); p++) {
-                    partitions.updateConfig(new TopicPartition(t.name(), p), config).get();
+                    updating.add(partitions.updateConfig(new TopicPartition(t.name(), p), config));
                 }
             }
-            return null;
+            return allSettled(updating);
         });
     }
 
@@ -233,7 +270,7 @@ public final class TopicService implements AutoCloseable {
             }
             ClusterMetadataStore.Image image = view.image();
             commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), image.brokerConfigs(), groups));
-            return null;
+            return CompletableFuture.<Void>completedFuture(null);
         });
     }
 
@@ -278,22 +315,70 @@ public final class TopicService implements AutoCloseable {
         }
     }
 
-    private <T> CompletableFuture<T> submit(Callable<T> work) {
+    /** One metadata change: its durable part runs on the agent; what it starts elsewhere completes the future. */
+    @FunctionalInterface
+    private interface Change<T> {
+        CompletableFuture<T> apply() throws Exception;
+    }
+
+    /** Queues a change; it starts once every earlier change has completed. */
+    private <T> CompletableFuture<T> submit(Change<T> change) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        executor.execute(() -> {
+        try {
+            commands.offer(() -> {
+                waiting.add(() -> start(change, result));
+                startNext();
+            });
+        } catch (IllegalStateException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
+    }
+
+    /** Agent thread only. */
+    private void startNext() {
+        if (!changing && !waiting.isEmpty()) {
+            changing = true;
+            waiting.poll().run();
+        }
+    }
+
+    /** Agent thread only. */
+    private <T> void start(Change<T> change, CompletableFuture<T> result) {
+        CompletableFuture<T> done;
+        try {
+            done = change.apply();
+        } catch (Exception e) {
+            done = CompletableFuture.failedFuture(e);
+        }
+        done.whenComplete((v, t) -> commands.offer(() -> {
+            changing = false;
+            if (t != null) {
+                result.completeExceptionally(Futures.unwrap(t));
+            } else {
+                result.complete(v);
+            }
+            startNext();
+        }));
+    }
+
+    /** Runs {@code work} back on the agent, inside the change in progress. */
+    private <T> CompletableFuture<T> onAgent(Callable<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        commands.offer(() -> {
             try {
                 result.complete(work.call());
-            } catch (ExecutionException e) {
-                result.completeExceptionally(e.getCause());
-            } catch (Throwable t) {
-                result.completeExceptionally(t);
+            } catch (Exception e) {
+                result.completeExceptionally(e);
             }
         });
         return result;
     }
 
-    @Override
-    public void close() {
-        executor.shutdown();
+    /** Completes when all have, failed or not; fails with the first failure. */
+    private static CompletableFuture<Void> allSettled(List<? extends CompletableFuture<?>> all) {
+        return CompletableFuture.allOf(all.stream().map(f -> f.handle((v, t) -> null))
+                .toArray(CompletableFuture[]::new)).thenCompose(v -> CompletableFuture.allOf(
+                        all.toArray(CompletableFuture[]::new)));
     }
 }

@@ -1,4 +1,4 @@
-package io.pier.protocol;
+package io.pier.service;
 
 import java.util.ArrayList;
 import java.util.List;
