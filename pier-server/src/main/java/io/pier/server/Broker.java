@@ -26,6 +26,7 @@ import io.pier.protocol.ShareGroupHeartbeatHandler;
 import io.pier.protocol.ShareGroupOffsetHandlers;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
+import io.pier.runtime.AgentRunner;
 import io.pier.share.ShareEvents;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.state.DurableSharePersister;
@@ -73,6 +74,7 @@ final class Broker implements AutoCloseable {
     private final TopicService topics;
     private final ShareGroups shareGroups;
     private final DurableSharePersister shareState;
+    private final AgentRunner shareStateRunner;
     private final ShareService shares;
     private final ShareSessions shareSessions;
     private final NetworkServer network;
@@ -116,11 +118,14 @@ final class Broker implements AutoCloseable {
             RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
             ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
             // Share state and group existence: an internal log under <data>/share-state, written by
-            // its own thread with group commit; a failed fsync there halts the broker like any other.
+            // an agent on its own runner thread with group commit; a failed fsync there, or a failed
+            // duty cycle, halts the broker like any other.
+            shareStateRunner = new AgentRunner(clock, (agent, cause) -> onFatal(agent + " failed", cause));
             shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
                     DurableSharePersister.Options.fromProperties(config.raw()), clock, FileIO.REAL,
-                    this::onFatal);
-            started.push(shareState);
+                    shareStateRunner.wakeup(), this::onFatal);
+            shareStateRunner.start(shareState);
+            started.push(shareStateRunner);
             boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
                     config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
             shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, shareState);
@@ -275,7 +280,7 @@ final class Broker implements AutoCloseable {
         for (Shard s : shards) {
             s.close();
         }
-        shareState.close();
+        shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
         try {
             dataLock.release();
             lockChannel.close();
