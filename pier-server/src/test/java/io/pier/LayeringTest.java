@@ -3,6 +3,7 @@ package io.pier;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
+import io.pier.common.Clock;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,20 @@ class LayeringTest {
                 .check(PIER);
         noClasses().that().resideInAPackage("io.pier.group..")
                 .should().dependOnClassesThat().resideInAPackage("io.pier.share..")
+                .check(PIER);
+    }
+
+    @Test
+    void shouldKeepTheShareStateDutyCycleFreeOfClocksThreadsAndLocks() {
+        // The persister is an agent: time comes in as doWork's nowMs, its runner owns the thread.
+        noClasses().that().haveNameMatching("io\\.pier\\.state\\."
+                        + "(DurableSharePersister|ShareStateChanges|SnapshotPolicy|ShareStateReplay)(\\$.*)?")
+                .should().callMethod(Clock.class, "monoMs")
+                .orShould().callMethod(Clock.class, "wallMs")
+                .orShould().callMethod(System.class, "nanoTime")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .orShould().dependOnClassesThat().areAssignableTo(Thread.class)
+                .orShould().dependOnClassesThat().resideInAPackage("java.util.concurrent.locks..")
                 .check(PIER);
     }
 
