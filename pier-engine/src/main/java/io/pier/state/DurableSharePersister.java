@@ -31,10 +31,12 @@ import org.slf4j.LoggerFactory;
  *   recordGroup / deleteGroup            validate (initialised? state epoch fenced?) and merge
  *     (each submission wakes the runner)   (StateBatchCombiner) per key
  *                                        encode: ShareUpdate, or ShareSnapshot every N updates
+ *                                        once nowMs reaches nextDeadlineMs(): snapshot cold keys
+ *                                          too, ahead of the cycle's own records
  *                                        ShareStateLog: append, then ONE flush (group commit)
  *                                        publish the new states, complete the futures
- *                                        once nowMs reaches nextDeadlineMs(): snapshot cold keys,
- *                                          then move the log start to min(latest full record)
+ *                                        after a cold pass: move the log start to
+ *                                          min(latest full record of each key)
  * </pre>
  *
  * <p><b>Threading.</b> Everything but two parts is owned by the thread that calls {@link #doWork}
@@ -300,8 +302,9 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     }
 
     /**
-     * Takes a bounded batch of submissions, writes them with one flush, completes them, and runs a
-     * cold pass if one is due or was asked for. Returns the submissions taken plus one for a pass.
+     * Takes a bounded batch of submissions, writes them (after the cold snapshots, if a cold pass
+     * is due or was asked for) with one flush, completes them, then lets the log start move on.
+     * Returns the submissions taken, plus one for a cold pass.
      */
     private int cycle(boolean coldPassDue) {
         inCycle = true;
@@ -318,18 +321,18 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
             }
         }
         int work = taken.size();
-        if (!changes.isEmpty()) {
-            process(changes);
-        }
-        if (failure == null && (coldPassDue || !compactions.isEmpty())) {
-            coldPass();
-            work++;
-        }
-        for (CompactOp c : compactions) {
-            if (failure == null) {
-                c.done().complete(null);
-            } else {
-                c.done().completeExceptionally(new IOException("share-state log failed", failure));
+        if (failure != null) {
+            failAll(taken, failure);
+        } else {
+            boolean coldPass = coldPassDue || !compactions.isEmpty();
+            commit(changes, coldPass);
+            work += coldPass ? 1 : 0;
+            for (CompactOp c : compactions) {
+                if (failure == null) {
+                    c.done().complete(null);
+                } else {
+                    c.done().completeExceptionally(new IOException("share-state log failed", failure));
+                }
             }
         }
         taken.clear();
@@ -337,12 +340,15 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
         return work;
     }
 
-    /** Validates, merges, encodes, appends, flushes once, publishes, then completes the futures. */
-    private void process(List<Op> ops) {
-        if (failure != null) {
-            failAll(ops, failure);
-            return;
-        }
+    /**
+     * Validates and merges the changes, appends their records after the cold pass's snapshots,
+     * flushes once, publishes, completes the futures; then, for a cold pass, moves the log start.
+     * The cold snapshots come first because they hold the published (pre-cycle) state: a change of
+     * the same key in this cycle must land after them to win on replay.
+     */
+    private void commit(List<Op> ops, boolean coldPass) {
+        long passEnd = log.endOffset();
+        List<ShareStateChanges.Staged> records = coldPass && log.reclaimable() ? coldSnapshots() : new ArrayList<>();
         ShareStateChanges changes = new ShareStateChanges(published, publishedGroups, snapshots);
         List<CompletableFuture<Void>> succeeded = new ArrayList<>();
         for (Op op : ops) {
@@ -353,7 +359,8 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
                 succeeded.add(op.done());
             }
         }
-        if (!changes.records().isEmpty() && !appendAndFlush(changes.records())) {
+        records.addAll(changes.records());
+        if (!records.isEmpty() && !appendAndFlush(records)) {
             for (CompletableFuture<Void> f : succeeded) {
                 f.completeExceptionally(new IOException("share state could not be made durable", failure));
             }
@@ -362,6 +369,9 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
         changes.publish();
         for (CompletableFuture<Void> f : succeeded) {
             f.complete(null);
+        }
+        if (coldPass) {
+            moveStartAfterColdPass(passEnd);
         }
     }
 
@@ -411,29 +421,30 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     }
 
     /**
-     * Snapshots every key whose last full record is older than the previous pass (when moving the
-     * log start could free anything), then moves the log start to the oldest full record still
-     * needed, which frees the storage wholly below it.
+     * A cold pass's records: a snapshot of every key whose last full record is older than the end
+     * the previous pass saw (only asked for when moving the log start could free anything).
      */
-    private void coldPass() {
-        long end = log.endOffset();
-        if (log.reclaimable()) {
-            List<ShareStateChanges.Staged> records = new ArrayList<>();
-            for (Object key : snapshots.coldKeys()) {
-                if (key instanceof SharePartitionKey spk) {
-                    ShareState s = published.get(spk);
-                    if (s != null) {
-                        records.add(ShareStateChanges.Staged.snapshot(spk, s));
-                    }
-                } else if (key instanceof String group) {
-                    records.add(ShareStateChanges.Staged.groupExists(group));
+    private List<ShareStateChanges.Staged> coldSnapshots() {
+        List<ShareStateChanges.Staged> records = new ArrayList<>();
+        for (Object key : snapshots.coldKeys()) {
+            if (key instanceof SharePartitionKey spk) {
+                ShareState s = published.get(spk);
+                if (s != null) {
+                    records.add(ShareStateChanges.Staged.snapshot(spk, s));
                 }
-            }
-            if (!records.isEmpty() && !appendAndFlush(records)) {
-                return;
+            } else if (key instanceof String group) {
+                records.add(ShareStateChanges.Staged.groupExists(group));
             }
         }
-        snapshots.endColdPass(end);
+        return records;
+    }
+
+    /**
+     * Ends a cold pass that saw the log up to {@code passEnd}, then moves the log start to the
+     * oldest full record still needed, which frees the storage wholly below it.
+     */
+    private void moveStartAfterColdPass(long passEnd) {
+        snapshots.endColdPass(passEnd);
         // Every append so far was flushed in its own cycle, so the log end is the durable end.
         long needed = snapshots.neededFrom(log.endOffset());
         try {

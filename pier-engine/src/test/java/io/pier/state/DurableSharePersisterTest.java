@@ -179,13 +179,20 @@ class DurableSharePersisterTest {
         assertThat(persister.logStartOffset()).as("the cold key's snapshot pins the start").isZero();
         assertThat(persister.nextDeadlineMs()).isEqualTo(t0 + 120_000);
 
-        // Then the second pass, exactly at the next deadline, snapshots both keys and moves the start
+        // Then the second pass, exactly at the next deadline, snapshots both keys in the same flush
+        // as a write that arrived meanwhile, and moves the start
         clock.advance(59_999);
         assertThat(runner.cycle()).isZero();
         assertThat(persister.recordsAppended()).isEqualTo(records);
         clock.advance(1);
-        assertThat(runner.cycle()).as("the second cold pass").isEqualTo(1);
-        assertThat(persister.recordsAppended()).as("one snapshot per key").isEqualTo(records + 2);
+        long flushes = persister.flushes();
+        CompletableFuture<Void> write = persister.write(new ShareStateWrite(KEY, 0, 200,
+                List.of(b(200, 200, PersistedBatch.ARCHIVED, 2))));
+        assertThat(runner.cycle()).as("the write and the second cold pass").isEqualTo(2);
+        assertThat(write).isCompleted();
+        assertThat(persister.flushes()).as("one flush per cycle").isEqualTo(flushes + 1);
+        assertThat(persister.recordsAppended()).as("one snapshot per key, then the write").isEqualTo(records + 3);
+        assertThat(persister.read(KEY).batches()).contains(b(200, 200, PersistedBatch.ARCHIVED, 2));
         assertThat(persister.logStartOffset()).isGreaterThan(150);
         assertThat(countSegments()).isLessThan(segments);
         assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
