@@ -119,6 +119,20 @@ class LayeringTest {
                 .check(PIER);
     }
 
+    @Test
+    void shouldKeepTheShareStateDutyCycleFreeOfClocksThreadsAndLocks() {
+        // The persister is an agent: time comes in as doWork's nowMs, its runner owns the thread.
+        noClasses().that().haveNameMatching("io\\.pier\\.state\\."
+                        + "(DurableSharePersister|ShareStateChanges|SnapshotPolicy|ShareStateReplay)(\\$.*)?")
+                .should().callMethod(Clock.class, "monoMs")
+                .orShould().callMethod(Clock.class, "wallMs")
+                .orShould().callMethod(System.class, "nanoTime")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .orShould().dependOnClassesThat().areAssignableTo(Thread.class)
+                .orShould().dependOnClassesThat().resideInAPackage("java.util.concurrent.locks..")
+                .check(PIER);
+    }
+
     /** {@code synchronized} blocks leave no trace ArchUnit can see, so the sources are read. */
     private static final Pattern SYNCHRONIZED_BLOCK = Pattern.compile("(?m)^[^*/]*\\bsynchronized\\s*\\(");
 

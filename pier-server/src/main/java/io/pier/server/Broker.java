@@ -26,6 +26,7 @@ import io.pier.protocol.ShareGroupHeartbeatHandler;
 import io.pier.protocol.ShareGroupOffsetHandlers;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
+import io.pier.runtime.AgentRunner;
 import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
@@ -65,6 +66,7 @@ final class Broker implements AutoCloseable {
     private final FileChannel lockChannel;
     private final FileLock dataLock;
     private final DurableSharePersister shareState;
+    private final AgentRunner shareStateRunner;
     private final BrokerServices services;
     private final NetworkServer network;
     private final NodeInfo node;
@@ -87,12 +89,15 @@ final class Broker implements AutoCloseable {
                 throw new IOException("another broker is using the data folder " + dataDir);
             }
             ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
-            // Share state and group existence: an internal log under <data>/share-state, written
-            // with group commit; a failed fsync there halts the broker like any other.
+            // Share state and group existence: an internal log under <data>/share-state, written by
+            // an agent on its own runner thread with group commit; a failed fsync there, or a failed
+            // duty cycle, halts the broker like any other.
+            shareStateRunner = new AgentRunner(clock, (agent, cause) -> onFatal(agent + " failed", cause));
             shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
                     DurableSharePersister.Options.fromProperties(config.raw()), clock, FileIO.REAL,
-                    this::onFatal);
-            started.push(shareState);
+                    shareStateRunner.wakeup(), this::onFatal);
+            shareStateRunner.start(shareState);
+            started.push(shareStateRunner);
             boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
                     config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
             PierMetrics metrics = config.metricsEnabled() ? new PierMetrics(config.shards()) : null;
@@ -209,7 +214,7 @@ final class Broker implements AutoCloseable {
         }
         network.close();
         services.close();
-        shareState.close();
+        shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
         try {
             dataLock.release();
             lockChannel.close();

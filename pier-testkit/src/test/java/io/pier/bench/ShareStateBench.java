@@ -2,6 +2,7 @@ package io.pier.bench;
 
 import io.pier.common.Clock;
 import io.pier.log.FileIO;
+import io.pier.runtime.AgentRunner;
 import io.pier.server.Pier;
 import io.pier.state.DurableSharePersister;
 import io.pier.state.PersistedBatch;
@@ -124,8 +125,8 @@ public final class ShareStateBench {
         Path dir = Files.createTempDirectory("pier-share-restart-");
         try {
             Uuid topic = Uuid.randomUuid();
-            try (DurableSharePersister p = DurableSharePersister.open(dir, DurableSharePersister.Options.DEFAULTS,
-                    Clock.SYSTEM, FileIO.REAL, (what, cause) -> { })) {
+            try (RunningPersister running = RunningPersister.open(dir)) {
+                DurableSharePersister p = running.persister();
                 List<CompletableFuture<Void>> pending = new ArrayList<>();
                 for (int i = 0; i < partitions; i++) {
                     SharePartitionKey key = new SharePartitionKey("group-" + (i % 100), topic, i);
@@ -149,8 +150,8 @@ public final class ShareStateBench {
             long bytes = stateBytes(dir.getParent().resolve(dir.getFileName()));
             for (int run = 0; run < 3; run++) {
                 long t0 = System.nanoTime();
-                try (DurableSharePersister p = DurableSharePersister.open(dir, DurableSharePersister.Options.DEFAULTS,
-                        Clock.SYSTEM, FileIO.REAL, (what, cause) -> { })) {
+                try (RunningPersister running = RunningPersister.open(dir)) {
+                    DurableSharePersister p = running.persister();
                     double ms = (System.nanoTime() - t0) / 1e6;
                     System.out.printf(Locale.ROOT, "restart: %d share-partitions (%d bytes of state log, %d records"
                             + " per key since init) reopened in %.0f ms%n", p.states().size(), bytes, 21, ms);
@@ -158,6 +159,22 @@ public final class ShareStateBench {
             }
         } finally {
             delete(dir);
+        }
+    }
+
+    /** The persister on its own runner thread, as the broker runs it; closing stops both. */
+    private record RunningPersister(DurableSharePersister persister, AgentRunner runner) implements AutoCloseable {
+        static RunningPersister open(Path dir) throws IOException {
+            AgentRunner runner = new AgentRunner(Clock.SYSTEM, (agent, cause) -> { });
+            DurableSharePersister p = DurableSharePersister.open(dir, DurableSharePersister.Options.DEFAULTS,
+                    Clock.SYSTEM, FileIO.REAL, runner.wakeup(), (what, cause) -> { });
+            runner.start(p);
+            return new RunningPersister(p, runner);
+        }
+
+        @Override
+        public void close() {
+            runner.close();
         }
     }
 
