@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * <p>A wake-up that arrives while the agent works is not lost: {@code unpark} before {@code park}
  * makes that park return at once (the thread's permit), so the agent runs another cycle and sees it.
  */
-public final class AgentRunner implements AutoCloseable {
+public final class AgentRunner implements AgentSlot {
     private static final Logger LOG = LoggerFactory.getLogger(AgentRunner.class);
     /** Longest park even without a deadline, so a manual clock in tests still advances deadlines. */
     private static final long MAX_PARK_MS = 100;
@@ -40,11 +40,13 @@ public final class AgentRunner implements AutoCloseable {
     }
 
     /** The wake-up to hand to the agent's queues; valid before {@link #start} too. */
+    @Override
     public Wakeup wakeup() {
         return wakeup;
     }
 
     /** Starts the agent's thread. */
+    @Override
     public void start(Agent agent) {
         if (this.agent != null) {
             throw new IllegalStateException("already started");

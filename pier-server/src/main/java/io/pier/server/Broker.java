@@ -26,7 +26,8 @@ import io.pier.protocol.ShareGroupHeartbeatHandler;
 import io.pier.protocol.ShareGroupOffsetHandlers;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
-import io.pier.runtime.AgentRunner;
+import io.pier.runtime.AgentHost;
+import io.pier.runtime.AgentSlot;
 import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
@@ -42,6 +43,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.kafka.common.config.ConfigResource;
@@ -66,7 +68,7 @@ final class Broker implements AutoCloseable {
     private final FileChannel lockChannel;
     private final FileLock dataLock;
     private final DurableSharePersister shareState;
-    private final AgentRunner shareStateRunner;
+    private final AgentSlot shareStateRunner;
     private final BrokerServices services;
     private final NetworkServer network;
     private final NodeInfo node;
@@ -92,7 +94,8 @@ final class Broker implements AutoCloseable {
             // Share state and group existence: an internal log under <data>/share-state, written by
             // an agent on its own runner thread with group commit; a failed fsync there, or a failed
             // duty cycle, halts the broker like any other.
-            shareStateRunner = new AgentRunner(clock, (agent, cause) -> onFatal(agent + " failed", cause));
+            AgentHost agents = AgentHost.threads(clock, (agent, cause) -> onFatal(agent + " failed", cause));
+            shareStateRunner = agents.slot();
             shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
                     DurableSharePersister.Options.fromProperties(config.raw()), clock, FileIO.REAL,
                     shareStateRunner.wakeup(), this::onFatal);
@@ -103,8 +106,9 @@ final class Broker implements AutoCloseable {
             PierMetrics metrics = config.metricsEnabled() ? new PierMetrics(config.shards()) : null;
             services = new BrokerServices(new BrokerServices.Settings(dataDir, config.shards(), config.raw(),
                     config.retentionCheckIntervalMs(), shareConfig, durableCounts, config.metricsSnapshotIntervalMs()),
-                    clock, shareState, metrics, this::onFatal);
+                    clock, agents, shareState, metrics, this::onFatal);
             started.push(services);
+            awaitOpen(services);
 
             ApiRouter router = new ApiRouter();
             if (metrics != null) {
@@ -130,6 +134,15 @@ final class Broker implements AutoCloseable {
                 clock.monoMs() - startMs);
         if (metricsEndpoint != null) {
             LOG.info("Metrics on http://{}:{}/metrics", config.metricsHost(), metricsEndpoint.port());
+        }
+    }
+
+    /** Waits for every partition log to open; a damaged log fails the start with its own exception. */
+    private static void awaitOpen(BrokerServices services) throws Exception {
+        try {
+            services.open().get();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
         }
     }
 

@@ -3,17 +3,18 @@ package io.pier.service;
 import io.pier.common.Clock;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.metrics.PierMetrics;
-import io.pier.runtime.AgentRunner;
+import io.pier.runtime.AgentHost;
+import io.pier.runtime.AgentSlot;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.state.DurableSharePersister;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.TopicMetadata;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * ...); the shards, partitions and their logs stay in here.
  *
  * <p>Wiring order: shards are built with their duty steps (lock expiry, group session expiry,
- * retention, metrics) before any runner starts, so a step list never changes under a running shard.
+ * retention, metrics) before any agent starts, so a step list never changes under a running shard.
+ * The agents run on an {@link AgentHost}: threads in a broker, by hand in a test.
  */
 public final class BrokerServices implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerServices.class);
@@ -34,8 +36,6 @@ public final class BrokerServices implements AutoCloseable {
             ShareGroupBrokerConfig shareConfig, boolean durableDeliveryCounts, long metricsSnapshotIntervalMs) {}
 
     private final Shard[] shards;
-    private final AgentRunner[] runners;
-    private final AgentRunner metadataRunner;
     private final PartitionRegistry partitions;
     private final TopicService topics;
     private final Logs logs;
@@ -45,79 +45,61 @@ public final class BrokerServices implements AutoCloseable {
     private final ShareService shares;
     private final ShareOffsets shareOffsets;
     private final ProducerIdAllocator producerIds;
-    private final Deque<AutoCloseable> started = new ArrayDeque<>();
+    private final Deque<AgentSlot> slots = new ArrayDeque<>();
 
     /**
-     * Builds and starts the services, opening (recovering) every partition log.
+     * Builds the services and starts their agents on {@code host}; {@link #open} then opens the
+     * partition logs.
      *
      * @param shareState the share-state persister, also the record of which share groups exist
      * @param metrics where share-partitions and logs report; null when metrics are off
-     * @param fatal told when a shard cannot go on (a failed fsync, a broken duty cycle)
+     * @param fatal told when a shard cannot go on (a failed fsync)
      */
-    public BrokerServices(Settings settings, Clock clock, DurableSharePersister shareState, PierMetrics metrics,
-            Shard.FatalErrorHandler fatal) throws Exception {
+    public BrokerServices(Settings settings, Clock clock, AgentHost host, DurableSharePersister shareState,
+            PierMetrics metrics, Shard.FatalErrorHandler fatal) throws IOException {
         Path dataDir = settings.dataDir();
-        try {
-            shards = new Shard[settings.shardCount()];
-            runners = new AgentRunner[shards.length];
-            for (int i = 0; i < shards.length; i++) {
-                runners[i] = new AgentRunner(clock, (agent, cause) -> fatal.onFatal(agent + " failed", cause));
-                shards[i] = new Shard(i, runners[i].wakeup(), fatal);
-            }
-            partitions = new PartitionRegistry(dataDir, shards, clock);
-            metadataRunner = new AgentRunner(clock, (agent, cause) -> fatal.onFatal(agent + " failed", cause));
-            topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw(),
-                    metadataRunner.wakeup());
-            logs = new Logs(partitions);
-            polls = new Polls(partitions);
-            shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(), shareState);
-            ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
-            SharePartitions live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
-            shares = new ShareService(shareGroups, shareState, partitions, live, settings.durableDeliveryCounts());
-            shareOffsets = new ShareOffsets(shareState, partitions, live, events);
-            shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
-                    this::releaseSession);
-            producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
-            for (Shard shard : shards) {
-                shard.addStep(shares.lockExpiry(shard));
-                shard.addStep(shareGroups.sessionExpiry(shard));
-                shard.addStep(RetentionTicker.step(shard, partitions, settings.retentionCheckIntervalMs()));
-                if (metrics != null) {
-                    shard.addStep(MetricsTicker.step(shard, partitions, live, metrics,
-                            settings.metricsSnapshotIntervalMs()));
-                }
-            }
-            for (int i = 0; i < shards.length; i++) {
-                runners[i].start(shards[i]);
-                started.push(stopper(shards[i], runners[i]));
-            }
-            metadataRunner.start(topics);
-            started.push(() -> {
-                topics.stop();
-                metadataRunner.close();
-            });
-            started.push(partitions);
-            topics.openAll().get();
-        } catch (ExecutionException e) {
-            close();
-            throw e.getCause() instanceof Exception cause ? cause : e;
-        } catch (Exception | Error e) {
-            close();
-            throw e;
+        shards = new Shard[settings.shardCount()];
+        AgentSlot[] shardSlots = new AgentSlot[shards.length];
+        for (int i = 0; i < shards.length; i++) {
+            shardSlots[i] = host.slot();
+            shards[i] = new Shard(i, shardSlots[i].wakeup(), fatal);
         }
+        partitions = new PartitionRegistry(dataDir, shards, clock);
+        AgentSlot metadataSlot = host.slot();
+        topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw(),
+                metadataSlot.wakeup());
+        logs = new Logs(partitions);
+        polls = new Polls(partitions);
+        shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(), shareState);
+        ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
+        SharePartitions live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
+        shares = new ShareService(shareGroups, shareState, partitions, live, settings.durableDeliveryCounts());
+        shareOffsets = new ShareOffsets(shareState, partitions, live, events);
+        shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
+                this::releaseSession);
+        producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
+        for (Shard shard : shards) {
+            shard.addStep(shares.lockExpiry(shard));
+            shard.addStep(shareGroups.sessionExpiry(shard));
+            shard.addStep(RetentionTicker.step(shard, partitions, settings.retentionCheckIntervalMs()));
+            if (metrics != null) {
+                shard.addStep(MetricsTicker.step(shard, partitions, live, metrics,
+                        settings.metricsSnapshotIntervalMs()));
+            }
+            shard.addCloseHook(() -> partitions.closeOwned(shard));
+        }
+        for (int i = 0; i < shards.length; i++) {
+            shardSlots[i].start(shards[i]);
+            slots.push(shardSlots[i]);
+        }
+        // Stopped first (last in), so no topic change is half-way while the shards stop.
+        metadataSlot.start(topics);
+        slots.push(metadataSlot);
     }
 
-    /** Runs what is already queued on the shard, then stops its thread. */
-    private static AutoCloseable stopper(Shard shard, AgentRunner runner) {
-        return () -> {
-            try {
-                shard.call(() -> null).get(10, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                LOG.warn("{} did not drain in time", shard.roleName());
-            }
-            shard.stop();
-            runner.close();
-        };
+    /** Opens (recovering) every partition log; completes when all serve, or with the first failure. */
+    public CompletableFuture<Void> open() {
+        return topics.openAll();
     }
 
     /** A share session ended: what its member still holds goes back to the others at once. */
@@ -164,18 +146,26 @@ public final class BrokerServices implements AutoCloseable {
         return producerIds;
     }
 
+    /** For tests in this package: where partitions and coordinator keys live. */
+    PartitionRegistry partitions() {
+        return partitions;
+    }
+
     public int shardCount() {
         return shards.length;
     }
 
-    /** Closes the logs (on their shards), then stops the metadata agent, then the shards. */
+    /**
+     * Stops the metadata agent, then each shard after the commands already queued; a stopping
+     * shard closes its partitions' logs.
+     */
     @Override
     public void close() {
-        while (!started.isEmpty()) {
+        while (!slots.isEmpty()) {
             try {
-                started.pop().close();
-            } catch (Exception e) {
-                LOG.warn("Stopping a broker service failed", e);
+                slots.pop().close();
+            } catch (RuntimeException e) {
+                LOG.warn("Stopping a broker agent failed", e);
             }
         }
     }

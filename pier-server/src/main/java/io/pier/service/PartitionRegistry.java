@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * Finds the {@link Partition} for a topic-partition from any thread, and creates or deletes
  * partitions on their owning shard. Logs live in {@code <data>/logs/<topic>-<partition>/}.
  */
-public final class PartitionRegistry implements AutoCloseable {
+public final class PartitionRegistry {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionRegistry.class);
     private static final String DELETED_SUFFIX = ".deleted";
     /** Kafka's default {@code offsets.topic.num.partitions}. */
@@ -147,18 +147,17 @@ public final class PartitionRegistry implements AutoCloseable {
         }
     }
 
-    @Override
-    public void close() {
+    /** Shard thread only, as the shard stops: closes the logs of the partitions it owns. */
+    void closeOwned(Shard shard) {
         for (Partition p : partitions.values()) {
-            try {
-                p.shard().call(() -> {
+            if (p.shard() == shard) {
+                try {
                     p.log().close();
-                    return null;
-                }).get();
-            } catch (Exception e) {
-                LOG.warn("Closing {} failed", p.topicPartition(), e);
+                } catch (RuntimeException e) {
+                    LOG.warn("Closing {} failed", p.topicPartition(), e);
+                }
+                partitions.remove(p.topicPartition(), p);
             }
         }
-        partitions.clear();
     }
 }

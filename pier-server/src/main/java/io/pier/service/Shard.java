@@ -46,6 +46,7 @@ public final class Shard implements Agent {
     private final Deadlines timers = new Deadlines();
     private final List<DutyStep> steps = new ArrayList<>();
     private final Map<PartitionLog, List<Runnable>> awaitingFlush = new IdentityHashMap<>();
+    private final List<Runnable> closeHooks = new ArrayList<>();
     private long nowMs;
 
     /** Told when a flush fails: the broker must stop acknowledging rather than carry on. */
@@ -191,8 +192,22 @@ public final class Shard implements Agent {
         }
     }
 
-    /** No command is taken after this; the runner stops the thread. */
-    void stop() {
+    /** Runs once the shard has stopped, after the commands still queued (closing its logs). */
+    void addCloseHook(Runnable hook) {
+        closeHooks.add(hook);
+    }
+
+    /**
+     * After the last duty cycle: no command is taken any more; those already queued still run, and
+     * what they appended is flushed, so nothing acknowledged is dropped on a clean stop.
+     */
+    @Override
+    public void onClose() {
         commands.close();
+        for (int i = 0; i < 64 && drain() > 0; i++) {
+            flushAppended();
+        }
+        flushAppended();
+        closeHooks.forEach(this::runSafely);
     }
 }

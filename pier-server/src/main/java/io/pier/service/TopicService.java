@@ -76,8 +76,9 @@ public final class TopicService implements Agent {
         return n;
     }
 
-    /** No change is taken after this. */
-    void stop() {
+    /** After the last cycle: no change is taken any more. */
+    @Override
+    public void onClose() {
         commands.close();
     }
 

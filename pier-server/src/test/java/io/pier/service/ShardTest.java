@@ -117,11 +117,15 @@ class ShardTest {
     }
 
     @Test
-    void shouldRefuseCommandsOnceStopped() {
-        shard.stop();
+    void shouldRunQueuedCommandsThenItsCloseHooksWhenStoppedAndRefuseLaterOnes() {
+        List<String> ran = new ArrayList<>();
+        shard.addCloseHook(() -> ran.add("hook"));
+        shard.execute(() -> ran.add("queued"));
 
+        shard.onClose();
         CompletableFuture<String> refused = shard.call(() -> "never");
 
+        assertThat(ran).containsExactly("queued", "hook");
         assertThat(refused).isCompletedExceptionally();
     }
 
