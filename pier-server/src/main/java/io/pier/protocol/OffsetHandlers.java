@@ -29,6 +29,9 @@ import org.apache.kafka.common.requests.ListOffsetsResponse;
 /** ListOffsets and DeleteRecords: per-partition questions answered on the owning shard. */
 public final class OffsetHandlers {
     private static final long UNKNOWN = -1L;
+    private static final int UNKNOWN_LEADER_EPOCH = -1;
+    /** ListOffsets has a leader epoch only from v4; before that the field must keep its default. */
+    private static final short FIRST_VERSION_WITH_LEADER_EPOCH = 4;
     private final PartitionRegistry partitions;
 
     public OffsetHandlers(PartitionRegistry partitions) {
@@ -49,9 +52,13 @@ public final class OffsetHandlers {
                 return r;
             }));
         }
+        boolean withLeaderEpoch = request.version() >= FIRST_VERSION_WITH_LEADER_EPOCH;
         return Futures.all(topics).thenApply(list -> {
             ListOffsetsResponseData data = new ListOffsetsResponseData();
             data.topics().addAll(list);
+            if (!withLeaderEpoch) {
+                list.forEach(t -> t.partitions().forEach(p -> p.setLeaderEpoch(UNKNOWN_LEADER_EPOCH)));
+            }
             return new ListOffsetsResponse(data);
         });
     }
