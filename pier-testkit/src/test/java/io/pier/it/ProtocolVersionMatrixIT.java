@@ -23,6 +23,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.ShareFetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -165,6 +166,19 @@ class ProtocolVersionMatrixIT {
             }));
         }
         return tests.stream();
+    }
+
+    /** Metadata v10-v11 carry a topic id field but, as on Kafka, refuse a topic named only by id. */
+    @TestFactory
+    Stream<DynamicTest> metadataBeforeV12RefusesTopicIds() {
+        return Stream.of((short) 10, (short) 11).map(v -> DynamicTest.dynamicTest("METADATA v" + v + " by id", () -> {
+            try (Connection c = new Connection()) {
+                MetadataRequestData byId = MatrixRequests.metadata(v, TOPIC, topicId);
+                byId.topics().get(0).setName(null).setTopicId(topicId);
+                MetadataResponse r = c.call(ApiKeys.METADATA, v, byId);
+                assertThat(r.errorCounts()).containsOnlyKeys(Errors.INVALID_REQUEST);
+            }
+        }));
     }
 
     private static Map<ApiKeys, ApiVersion> advertised() throws IOException {
