@@ -20,11 +20,26 @@ const CODECS = {
   zstd: CompressionTypes.ZSTD,
 }
 
-/** LZ4 frames in pure JavaScript (kafkajs-lz4 needs a native build): kafkajs' codec contract. */
+/**
+ * LZ4 frames in pure JavaScript (kafkajs-lz4 needs a native build), in kafkajs' codec contract.
+ * lz4js marks its frames block-dependent, which Kafka's own LZ4 reader refuses; a frame of one
+ * block (up to 4 MiB, far more than a batch here) is independent anyway, so the flag is set and
+ * the header checksum written again.
+ */
 function lz4Codec() {
   const lz4js = require('lz4js')
+  const xxh32 = require('lz4js/xxh32')
+  const MAX_BLOCK_BYTES = 4 * 1024 * 1024
+  const FLG = 4
+  const BLOCK_INDEPENDENCE = 0x20
   return () => ({
-    compress: async encoder => Buffer.from(lz4js.compress(encoder.buffer)),
+    compress: async encoder => {
+      if (encoder.buffer.length > MAX_BLOCK_BYTES) throw new Error('batch too large for a one-block LZ4 frame')
+      const frame = Buffer.from(lz4js.compress(encoder.buffer))
+      frame[FLG] |= BLOCK_INDEPENDENCE
+      frame[FLG + 2] = (xxh32.hash(0, frame, FLG, 2) >> 8) & 0xff
+      return frame
+    },
     decompress: async buffer => Buffer.from(lz4js.decompress(buffer)),
   })
 }

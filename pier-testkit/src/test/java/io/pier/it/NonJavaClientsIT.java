@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.testkit.PierExtension;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -19,6 +20,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -171,10 +173,15 @@ class NonJavaClientsIT {
         return Pattern.compile("\"" + name + "\":\\s*" + Pattern.quote(value));
     }
 
-    /** Reads partition 0 of {@code topic} and checks every batch is compressed with {@code codec}. */
+    /**
+     * Reads partition 0 of {@code topic} and checks every batch is compressed with {@code codec}
+     * and that kafka-clients can decompress it (Kafka refuses, for one, block-dependent LZ4
+     * frames), with record i keyed k{@code i}.
+     */
     private void assertStored(String topic, String codec) throws IOException {
         Set<CompressionType> seen = EnumSet.noneOf(CompressionType.class);
         long next = 0;
+        long records = 0;
         try (RawKafkaClient raw = RawKafkaClient.connect(PIER.bootstrapServers())) {
             for (int round = 0; round < 100 && next < RECORDS; round++) {
                 var request = MatrixRequests.fetch(FETCH_VERSION, topic, null);
@@ -186,11 +193,17 @@ class NonJavaClientsIT {
                 assertThat(p.errorCode()).isEqualTo(Errors.NONE.code());
                 for (RecordBatch batch : ((MemoryRecords) FetchResponse.recordsOrFail(p)).batches()) {
                     seen.add(batch.compressionType());
+                    for (Record r : batch) {
+                        assertThat(StandardCharsets.UTF_8.decode(r.key()).toString())
+                                .as("key at offset %s of %s", r.offset(), topic).isEqualTo("k" + r.offset());
+                        records++;
+                    }
                     next = batch.nextOffset();
                 }
             }
         }
-        assertThat(next).as("records stored in %s", topic).isEqualTo(RECORDS);
+        assertThat(next).as("offsets stored in %s", topic).isEqualTo(RECORDS);
+        assertThat(records).as("records read back by kafka-clients from %s", topic).isEqualTo(RECORDS);
         assertThat(seen.stream().map(c -> c.name).collect(Collectors.toSet()))
                 .as("compression of the batches stored in %s", topic).containsExactly(codec);
     }
