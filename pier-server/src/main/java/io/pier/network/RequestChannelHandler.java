@@ -17,10 +17,7 @@ import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.RequestHeader;
-import org.apache.kafka.common.requests.RequestUtils;
-import org.apache.kafka.common.requests.ResponseHeader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,7 +41,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private Connection connection;
     private ChannelHandlerContext ctx;
 
-    private record Pending(RequestHeader header, CompletableFuture<AbstractResponse> response) {}
+    /** {@code body} is null only for the KIP-511 ApiVersions answer to an unsupported version. */
+    private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {}
 
     RequestChannelHandler(ApiRouter router) {
         this.router = router;
@@ -95,7 +93,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         ApiKeys key = header.apiKey();
         if (!router.supports(key, header.apiVersion())) {
             if (key == ApiKeys.API_VERSIONS) {
-                enqueue(header, CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)));
+                enqueue(header, null,
+                        CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)));
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
@@ -117,7 +116,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             response = CompletableFuture.failedFuture(e);
         }
-        enqueue(header, response.exceptionally(t -> errorResponse(header, body, t)));
+        enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)));
     }
 
     /**
@@ -140,8 +139,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         return body.getErrorResponse(0, cause);
     }
 
-    private void enqueue(RequestHeader header, CompletableFuture<AbstractResponse> response) {
-        pending.add(new Pending(header, response));
+    private void enqueue(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {
+        pending.add(new Pending(header, body, response));
         if (pending.size() >= MAX_IN_FLIGHT) {
             ctx.channel().config().setAutoRead(false);
         }
@@ -158,6 +157,14 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         boolean wrote = false;
         while (!pending.isEmpty() && pending.peek().response().isDone()) {
             Pending p = pending.poll();
+            if (p.response().isCompletedExceptionally()) {
+                // Only when even the API's error response could not be built: nothing to send.
+                Throwable cause = p.response().handle((r, t) -> Futures.unwrap(t)).join();
+                LOG.error("Closing connection {}: no response could be built for {} v{}", connection.id(),
+                        p.header().apiKey(), p.header().apiVersion(), cause);
+                closeAfterFlush(wrote);
+                return;
+            }
             AbstractResponse response = p.response().getNow(null);
             if (response == null) {
                 continue; // acks=0 produce: the client expects nothing back
@@ -165,7 +172,15 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             if (!ctx.channel().isActive()) {
                 continue;
             }
-            ctx.write(serialize(p.header(), response));
+            ByteBuf frame;
+            try {
+                frame = frame(ResponseEncoder.encode(p.header(), p.body(), response, connection.id()));
+            } catch (ResponseEncoder.UnencodableResponseException e) {
+                LOG.error("Closing connection {}: {}", connection.id(), e.getMessage(), e);
+                closeAfterFlush(wrote);
+                return;
+            }
+            ctx.write(frame);
             wrote = true;
         }
         if (wrote) {
@@ -176,14 +191,15 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private ByteBuf serialize(RequestHeader requestHeader, AbstractResponse response) {
-        short version = requestHeader.apiVersion();
-        if (response instanceof ApiVersionsResponse avr
-                && avr.data().errorCode() == Errors.UNSUPPORTED_VERSION.code()) {
-            version = 0; // KIP-511: a body the client can always parse
+    /** Sends the responses already written (they precede the failed one), then closes. */
+    private void closeAfterFlush(boolean wrote) {
+        if (wrote) {
+            ctx.flush();
         }
-        ResponseHeader header = requestHeader.toResponseHeader();
-        ByteBuffer bytes = RequestUtils.serialize(header.data(), header.headerVersion(), response.data(), version);
+        ctx.close();
+    }
+
+    private ByteBuf frame(ByteBuffer bytes) {
         ByteBuf out = ctx.alloc().buffer(4 + bytes.remaining());
         out.writeInt(bytes.remaining());
         out.writeBytes(bytes);

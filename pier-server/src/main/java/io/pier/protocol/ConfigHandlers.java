@@ -84,7 +84,7 @@ public final class ConfigHandlers {
             } catch (RuntimeException e) {
                 done = CompletableFuture.failedFuture(e);
             }
-            results.add(done.thenApply(v -> result).exceptionally(e -> {
+            results.add(done.thenApply(v -> result.setErrorMessage(null)).exceptionally(e -> {
                 ApiError error = ApiError.fromThrowable(Futures.unwrap(e));
                 return result.setErrorCode(error.error().code()).setErrorMessage(error.message());
             }));

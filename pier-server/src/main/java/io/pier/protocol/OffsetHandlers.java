@@ -25,6 +25,9 @@ import org.apache.kafka.common.requests.ListOffsetsResponse;
 
 /** ListOffsets and DeleteRecords: per-partition questions, answered by {@link Logs}. */
 public final class OffsetHandlers {
+    private static final int UNKNOWN_LEADER_EPOCH = -1;
+    /** ListOffsets has a leader epoch only from v4; before that the field must keep its default. */
+    private static final short FIRST_VERSION_WITH_LEADER_EPOCH = 4;
     private final Logs logs;
 
     public OffsetHandlers(Logs logs) {
@@ -45,9 +48,13 @@ public final class OffsetHandlers {
                 return r;
             }));
         }
+        boolean withLeaderEpoch = request.version() >= FIRST_VERSION_WITH_LEADER_EPOCH;
         return Futures.all(topics).thenApply(list -> {
             ListOffsetsResponseData data = new ListOffsetsResponseData();
             data.topics().addAll(list);
+            if (!withLeaderEpoch) {
+                list.forEach(t -> t.partitions().forEach(p -> p.setLeaderEpoch(UNKNOWN_LEADER_EPOCH)));
+            }
             return new ListOffsetsResponse(data);
         });
     }
@@ -58,7 +65,7 @@ public final class OffsetHandlers {
                 .setErrorCode(found.error().code())
                 .setTimestamp(found.timestampMs())
                 .setOffset(found.offset())
-                .setLeaderEpoch(found.error() == Errors.NONE ? 0 : -1));
+                .setLeaderEpoch(found.error() == Errors.NONE ? 0 : UNKNOWN_LEADER_EPOCH));
     }
 
     public CompletableFuture<AbstractResponse> deleteRecords(ApiRequest request) {

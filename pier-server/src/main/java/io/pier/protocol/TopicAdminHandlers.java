@@ -81,7 +81,9 @@ public final class TopicAdminHandlers {
     }
 
     private CreatableTopicResult success(CreatableTopicResult result, TopicMetadata topic, short version) {
-        result.setTopicId(topic.id())
+        // Kafka answers a null message on success; the generated default is "".
+        result.setErrorMessage(null)
+                .setTopicId(topic.id())
                 .setNumPartitions(topic.partitionCount())
                 .setReplicationFactor((short) 1);
         if (version >= 5) {
@@ -145,7 +147,7 @@ public final class TopicAdminHandlers {
         for (CreatePartitionsTopic t : body.data().topics()) {
             CreatePartitionsTopicResult result = new CreatePartitionsTopicResult().setName(t.name());
             results.add(topics.createPartitions(t.name(), t.count(), body.data().validateOnly())
-                    .thenApply(grown -> result)
+                    .thenApply(grown -> result.setErrorMessage(null))
                     .exceptionally(e -> {
                         ApiError error = ApiError.fromThrowable(Futures.unwrap(e));
                         return result.setErrorCode(error.error().code()).setErrorMessage(error.message());
