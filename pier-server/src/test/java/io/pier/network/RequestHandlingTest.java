@@ -6,23 +6,18 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.common.ManualClock;
-import io.pier.group.ShareGroupBrokerConfig;
-import io.pier.log.FileIO;
 import io.pier.protocol.ApiRouter;
-import io.pier.runtime.AgentSlot;
 import io.pier.runtime.ManualAgents;
 import io.pier.server.Apis;
 import io.pier.server.BrokerConfig;
 import io.pier.service.BrokerServices;
+import io.pier.service.HandDrivenServices;
 import io.pier.service.NodeInfo;
-import io.pier.state.DurableSharePersister;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
@@ -57,28 +52,20 @@ import org.junit.jupiter.api.io.TempDir;
 class RequestHandlingTest {
     @TempDir
     Path dir;
-    private final ManualClock clock = new ManualClock(1_700_000_000_000L);
-    private final ManualAgents agents = new ManualAgents(clock);
-    private final List<String> fatal = new ArrayList<>();
-    private BrokerServices services;
-    private AgentSlot stateSlot;
+    private HandDrivenServices broker;
+    private ManualAgents agents;
+    private ManualClock clock;
     private EmbeddedChannel channel;
     private int correlationId;
 
     @BeforeEach
     void start() throws Exception {
-        Map<String, String> raw = Map.of("log.dirs", dir.toString());
-        stateSlot = agents.slot();
-        DurableSharePersister state = DurableSharePersister.open(dir.resolve("share-state"),
-                DurableSharePersister.Options.DEFAULTS, clock, FileIO.REAL, stateSlot.wakeup(),
-                (what, cause) -> fatal.add(what));
-        stateSlot.start(state);
-        services = new BrokerServices(new BrokerServices.Settings(dir, 2, raw, 300_000,
-                ShareGroupBrokerConfig.fromProperties(raw), true, 1_000), clock, agents, state, null,
-                (what, cause) -> fatal.add(what));
-        agents.await(services.open());
+        broker = new HandDrivenServices(dir, 2);
+        agents = broker.agents;
+        clock = broker.clock;
+        BrokerServices services = broker.services;
         ApiRouter router = new ApiRouter();
-        Apis.register(router, services, new BrokerConfig(raw),
+        Apis.register(router, services, new BrokerConfig(broker.config),
                 () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()));
         channel = new EmbeddedChannel(new FrameDecoder(1 << 20), new RequestChannelHandler(router)) {
             @Override
@@ -91,9 +78,7 @@ class RequestHandlingTest {
     @AfterEach
     void stop() {
         channel.finishAndReleaseAll();
-        services.close();
-        stateSlot.close();
-        assertThat(fatal).isEmpty();
+        broker.close();
     }
 
     private RequestHeader send(AbstractRequest request) {

@@ -5,15 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pier.common.ManualClock;
 import io.pier.group.HeartbeatRequest;
 import io.pier.group.HeartbeatResponse;
-import io.pier.group.ShareGroupBrokerConfig;
-import io.pier.log.FileIO;
-import io.pier.runtime.AgentSlot;
 import io.pier.runtime.ManualAgents;
 import io.pier.share.AckBatch;
+import io.pier.share.AcknowledgeType;
 import io.pier.share.AcquireLimits;
 import io.pier.share.AcquireMode;
-import io.pier.share.AcknowledgeType;
-import io.pier.state.DurableSharePersister;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.TopicMetadata;
 import java.nio.file.Path;
@@ -44,31 +40,22 @@ class BrokerServicesTest {
 
     @TempDir
     Path dir;
-    private final ManualClock clock = new ManualClock(1_700_000_000_000L);
-    private final ManualAgents agents = new ManualAgents(clock);
-    private final List<String> fatal = new ArrayList<>();
+    private HandDrivenServices broker;
+    private ManualAgents agents;
+    private ManualClock clock;
     private BrokerServices services;
-    private AgentSlot stateSlot;
 
     @BeforeEach
     void start() throws Exception {
-        stateSlot = agents.slot();
-        DurableSharePersister state = DurableSharePersister.open(dir.resolve("share-state"),
-                DurableSharePersister.Options.DEFAULTS, clock, FileIO.REAL, stateSlot.wakeup(),
-                (what, cause) -> fatal.add(what));
-        stateSlot.start(state);
-        Map<String, String> raw = Map.of("log.dirs", dir.toString());
-        services = new BrokerServices(new BrokerServices.Settings(dir, SHARDS, raw, 300_000,
-                ShareGroupBrokerConfig.fromProperties(raw), true, 1_000), clock, agents, state, null,
-                (what, cause) -> fatal.add(what));
-        agents.await(services.open());
+        broker = new HandDrivenServices(dir, SHARDS);
+        agents = broker.agents;
+        clock = broker.clock;
+        services = broker.services;
     }
 
     @AfterEach
     void stop() {
-        services.close();
-        stateSlot.close();
-        assertThat(fatal).isEmpty();
+        broker.close();
     }
 
     /** Group ids whose coordinators sit on different shards. */
