@@ -132,14 +132,14 @@ public final class FetchHandler implements ApiHandler {
                 }
                 if (scheduledTimeout.compareAndSet(false, true)) {
                     long delay = Math.max(0, deadlineNanos - System.nanoTime());
-                    timer.schedule(() -> {
+                    Futures.schedule(timer, response, () -> {
                         if (!response.isDone()) {
                             woken.set(true);
                             attempt();
                         }
                     }, delay, TimeUnit.NANOSECONDS);
                 }
-            });
+            }).exceptionally(Futures.failing(response));
         }
 
         private CompletableFuture<PartitionData> read(Target t, int maxBytes, Partition.DataListener wake) {

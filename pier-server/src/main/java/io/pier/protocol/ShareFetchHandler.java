@@ -176,7 +176,7 @@ public final class ShareFetchHandler implements ApiHandler {
                 if (wakeups.get() > 0) {
                     drain();
                 }
-            });
+            }).exceptionally(Futures.failing(response));
         }
 
         private CompletableFuture<Boolean> attemptOnce() {
@@ -195,8 +195,8 @@ public final class ShareFetchHandler implements ApiHandler {
                             return true;
                         }
                         if (timeoutScheduled.compareAndSet(false, true)) {
-                            timer.schedule(this::trigger, Math.max(0, deadlineNanos - System.nanoTime()),
-                                    TimeUnit.NANOSECONDS);
+                            Futures.schedule(timer, response, this::trigger,
+                                    Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                         }
                         return false;
                     });

@@ -5,6 +5,7 @@ import io.pier.group.AutoOffsetReset;
 import io.pier.log.LogReadResult;
 import io.pier.log.OffsetAndTimestamp;
 import io.pier.log.PartitionLog;
+import io.pier.protocol.Futures;
 import io.pier.share.AckBatch;
 import io.pier.share.AckResult;
 import io.pier.share.AcquireLimits;
@@ -267,7 +268,7 @@ public final class ShareService {
                 partition.fireDataListeners();
             }
             outcome.complete(failure == null ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE);
-        }));
+        })).exceptionally(Futures.failing(outcome)); // e.g. the shard no longer takes tasks
         return outcome;
     }
 
@@ -278,7 +279,14 @@ public final class ShareService {
             return;
         }
         holder.ready.thenAccept(sp -> partition.shard().execute(() -> sp.releaseMember(memberId, clock.monoMs())
-                .ifPresent(change -> persistThenResolve(partition, holder, change))));
+                .ifPresent(change -> persistThenResolve(partition, holder, change)
+                        .exceptionally(t -> releaseFailed(key, memberId, t)))))
+                .exceptionally(t -> releaseFailed(key, memberId, t));
+    }
+
+    private static <T> T releaseFailed(SharePartitionKey key, String memberId, Throwable t) {
+        LOG.warn("Releasing what {} holds on {} failed", memberId, key, Futures.unwrap(t));
+        return null;
     }
 
     /** The share-partition, created on first use from persisted state or from the reset strategy. */
@@ -316,6 +324,10 @@ public final class ShareService {
                         ready.complete(SharePartition.fresh(key, epoch, start, () -> groups.shareConfig(key.groupId()),
                                 events.create(key, partition)));
                     }
+                }).exceptionally(t -> { // the callback itself threw: fail and forget, as below
+                    holders.remove(key, created);
+                    ready.completeExceptionally(Futures.unwrap(t));
+                    return null;
                 });
             } catch (Exception e) {
                 holders.remove(key, created);
