@@ -1,6 +1,7 @@
 package io.pier.network;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -66,7 +67,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent) {
             LOG.debug("Closing idle connection {} (connections.max.idle.ms)", connection.id());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         ctx.fireUserEventTriggered(evt);
@@ -75,7 +76,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         LOG.info("Closing connection {}: {}", connection == null ? "?" : connection.id(), cause.toString());
-        ctx.close();
+        ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
     @Override
@@ -87,7 +88,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             header = RequestHeader.parse(frame);
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: unreadable request header ({})", connection.id(), e.toString());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         ApiKeys key = header.apiKey();
@@ -98,7 +99,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         AbstractRequest body;
@@ -107,7 +108,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: malformed {} v{} request ({})", connection.id(), key,
                     header.apiVersion(), e.toString());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         CompletableFuture<AbstractResponse> response;
@@ -150,6 +151,9 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             } else {
                 ctx.executor().execute(this::writeCompleted);
             }
+        }).exceptionally(t -> { // a response that cannot be written closes the connection, as above
+            ctx.channel().pipeline().fireExceptionCaught(Futures.unwrap(t));
+            return null;
         });
     }
 
@@ -180,7 +184,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
                 closeAfterFlush(wrote);
                 return;
             }
-            ctx.write(frame);
+            ctx.write(frame).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             wrote = true;
         }
         if (wrote) {
@@ -196,7 +200,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         if (wrote) {
             ctx.flush();
         }
-        ctx.close();
+        ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
     private ByteBuf frame(ByteBuffer bytes) {

@@ -81,7 +81,7 @@ public final class ApiRouter {
             o.onResponse(api, System.nanoTime() - startNanos);
             throw e;
         }
-        response.whenComplete((r, t) -> o.onResponse(api, System.nanoTime() - startNanos));
-        return response;
+        // The returned stage carries a failure of the observer itself too, so it is logged, not lost.
+        return response.whenComplete((r, t) -> o.onResponse(api, System.nanoTime() - startNanos));
     }
 }

@@ -83,7 +83,9 @@ public final class LongPoll<R> {
         } catch (RuntimeException e) {
             tried = CompletableFuture.failedFuture(e);
         }
-        tried.whenComplete((answer, failure) -> home.execute(() -> afterAttempt(last, answer, failure)));
+        // If the home shard no longer takes commands (the broker stops), the response fails.
+        tried.whenComplete((answer, failure) -> home.execute(() -> afterAttempt(last, answer, failure)))
+                .exceptionally(Futures.failing(response));
     }
 
     private void afterAttempt(boolean last, R answer, Throwable failure) {

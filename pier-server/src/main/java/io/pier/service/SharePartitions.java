@@ -158,13 +158,7 @@ final class SharePartitions {
                 }
                 h.whenReady(sp -> {
                     try {
-                        work.run(h, sp).whenComplete((v, t) -> {
-                            if (t != null) {
-                                out.completeExceptionally(t);
-                            } else {
-                                out.complete(v);
-                            }
-                        });
+                        Futures.forward(work.run(h, sp), out);
                     } catch (Exception e) {
                         out.completeExceptionally(e);
                     }
@@ -204,7 +198,11 @@ final class SharePartitions {
                 int epoch = created == null ? 0 : created.stateEpoch();
                 holder.become(SharePartition.fresh(key, epoch, start, () -> groups.shareConfig(key.groupId()),
                         events.create(key, partition)), null);
-            }));
+            })).exceptionally(t -> {
+                // The shard stopped before the share-partition could be built: the broker is closing.
+                LOG.warn("Share-partition {} not built: {}", key, t.toString());
+                return null;
+            });
         } catch (Exception e) {
             fail(partition, key, holder, e);
         }

@@ -233,7 +233,7 @@ public final class ShareService {
                 partition.fireDataListeners();
             }
             outcome.complete(failure == null ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE);
-        }));
+        })).exceptionally(Futures.failing(outcome));
         return outcome;
     }
 
@@ -243,11 +243,15 @@ public final class ShareService {
         if (partition == null) {
             return;
         }
-        live.with(partition, key, false, null, (holder, sp) -> {
-            sp.releaseMember(memberId, partition.shard().nowMs())
-                    .ifPresent(change -> persistThenResolve(partition, sp, change));
-            return CompletableFuture.completedFuture(null);
-        });
+        live.with(partition, key, false, Errors.NONE, (holder, sp) -> sp.releaseMember(memberId,
+                        partition.shard().nowMs())
+                .map(change -> persistThenResolve(partition, sp, change))
+                .orElse(CompletableFuture.completedFuture(Errors.NONE)))
+                .exceptionally(t -> {
+                    // Not released now, the records come back when their locks expire.
+                    LOG.warn("Releasing the records of member {} on {} failed", memberId, key, t);
+                    return null;
+                });
     }
 
     /** The duty step that expires acquisition locks of the share-partitions {@code shard} owns. */

@@ -360,7 +360,7 @@ public final class TopicService implements Agent {
                 result.complete(v);
             }
             startNext();
-        }));
+        })).exceptionally(Futures.failing(result));
     }
 
     /** Runs {@code work} back on the agent, inside the change in progress. */

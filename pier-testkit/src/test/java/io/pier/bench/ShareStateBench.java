@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -29,6 +30,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -81,10 +83,14 @@ public final class ShareStateBench {
             pp.put("key.serializer", ByteArraySerializer.class.getName());
             pp.put("value.serializer", ByteArraySerializer.class.getName());
             try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(pp)) {
+                List<Future<RecordMetadata>> acks = new ArrayList<>();
                 for (int i = 0; i < records; i++) {
-                    producer.send(new ProducerRecord<>("bench", 0, null, new byte[100]));
+                    acks.add(producer.send(new ProducerRecord<>("bench", 0, null, new byte[100])));
                 }
                 producer.flush();
+                for (Future<RecordMetadata> ack : acks) {
+                    ack.get();
+                }
             }
             long stateBefore = stateBytes(data);
             Properties cp = new Properties();

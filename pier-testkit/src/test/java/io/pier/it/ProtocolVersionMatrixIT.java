@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -19,6 +20,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
@@ -101,10 +103,14 @@ class ProtocolVersionMatrixIT {
         props.put("bootstrap.servers", bootstrap);
         try (KafkaProducer<String, String> producer =
                 new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
             for (int i = 0; i < INITIAL_RECORDS * 4; i++) {
-                producer.send(new ProducerRecord<>(i < INITIAL_RECORDS ? TOPIC : TRIM_TOPIC, "k" + i, "v" + i));
+                sent.add(producer.send(new ProducerRecord<>(i < INITIAL_RECORDS ? TOPIC : TRIM_TOPIC, "k" + i, "v" + i)));
             }
             producer.flush();
+            for (Future<RecordMetadata> f : sent) {
+                f.get();
+            }
         }
     }
 
