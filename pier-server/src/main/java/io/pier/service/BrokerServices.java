@@ -81,9 +81,9 @@ public final class BrokerServices implements AutoCloseable {
         for (Shard shard : shards) {
             shard.addStep(shares.lockExpiry(shard));
             shard.addStep(shareGroups.sessionExpiry(shard));
-            shard.addStep(RetentionTicker.step(shard, partitions, settings.retentionCheckIntervalMs()));
+            shard.addStep(RetentionStep.step(shard, partitions, settings.retentionCheckIntervalMs()));
             if (metrics != null) {
-                shard.addStep(MetricsTicker.step(shard, partitions, live, metrics,
+                shard.addStep(MetricsSnapshotStep.step(shard, partitions, live, metrics,
                         settings.metricsSnapshotIntervalMs()));
             }
             shard.addCloseHook(() -> partitions.closeOwned(shard));

@@ -5,10 +5,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Applies retention and age-based segment rolls on each shard every {@code log.retention.check.interval.ms}. */
-final class RetentionTicker {
-    private static final Logger LOG = LoggerFactory.getLogger(RetentionTicker.class);
+final class RetentionStep {
+    private static final Logger LOG = LoggerFactory.getLogger(RetentionStep.class);
 
-    private RetentionTicker() {}
+    private RetentionStep() {}
 
     /** The step that enforces retention on {@code shard}'s partitions every {@code intervalMs}. */
     static DutyStep step(Shard shard, PartitionRegistry partitions, long intervalMs) {

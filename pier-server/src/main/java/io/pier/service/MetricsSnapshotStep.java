@@ -14,8 +14,8 @@ import java.util.List;
  * the logs and share-partitions the shard owns and publishes it for the gauges, so the scrape
  * thread never reads engine state.
  */
-final class MetricsTicker {
-    private MetricsTicker() {}
+final class MetricsSnapshotStep {
+    private MetricsSnapshotStep() {}
 
     /** The step that publishes {@code shard}'s snapshot every {@code intervalMs}, the first at once. */
     static DutyStep step(Shard shard, PartitionRegistry partitions, SharePartitions shares, PierMetrics metrics,
