@@ -32,7 +32,7 @@ def admin_round(admin, prefix):
 
 
 def produce(bootstrap, topic, count, codec):
-    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 20,
+    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 100,
                          "acks": "all"})
     failures = []
 

@@ -30,7 +30,7 @@ def admin_round(admin, prefix):
 
 
 def produce(bootstrap, topic, count, codec):
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20,
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=100,
                              compression_type=None if codec == "none" else codec)
     try:
         futures = [producer.send(topic, key=common.key(i).encode(), value=common.value(i).encode(),

@@ -174,8 +174,8 @@ class NonJavaClientsIT {
     }
 
     /**
-     * Reads partition 0 of {@code topic} and checks every batch is compressed with {@code codec}
-     * and that kafka-clients can decompress it (Kafka refuses, for one, block-dependent LZ4
+     * Reads partition 0 of {@code topic} and checks its batches are compressed with {@code codec}
+     * (or not at all) and that kafka-clients can decompress it (Kafka refuses, for one, block-dependent LZ4
      * frames), with record i keyed k{@code i}.
      */
     private void assertStored(String topic, String codec) throws IOException {
@@ -204,7 +204,11 @@ class NonJavaClientsIT {
         }
         assertThat(next).as("offsets stored in %s", topic).isEqualTo(RECORDS);
         assertThat(records).as("records read back by kafka-clients from %s", topic).isEqualTo(RECORDS);
-        assertThat(seen.stream().map(c -> c.name).collect(Collectors.toSet()))
-                .as("compression of the batches stored in %s", topic).containsExactly(codec);
+        Set<String> codecs = seen.stream().map(c -> c.name).collect(Collectors.toSet());
+        // librdkafka sends a batch uncompressed when compressing does not make it smaller (a batch
+        // of one or two records, when linger ends early on a busy machine); what must not happen is
+        // a topic with no batch compressed at all.
+        assertThat(codecs).as("compression of the batches stored in %s", topic).contains(codec)
+                .isSubsetOf(codec, CompressionType.NONE.name);
     }
 }
