@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
@@ -126,9 +127,9 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     private final Set<String> publishedGroups = ConcurrentHashMap.newKeySet();
     private volatile Throwable failure;
     private volatile boolean closed;
-    // Written only by the duty cycle; volatile so that other threads may read them.
-    private volatile long recordsAppended;
-    private volatile long flushes;
+    // Written only by the duty cycle, read by any thread (tests, benchmarks).
+    private final AtomicLong recordsAppended = new AtomicLong();
+    private final AtomicLong flushes = new AtomicLong();
     // Owned by the duty cycle.
     private final SnapshotPolicy snapshots;
     private final List<Op> taken = new ArrayList<>();
@@ -237,12 +238,12 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
 
     /** Records appended since open. */
     public long recordsAppended() {
-        return recordsAppended;
+        return recordsAppended.get();
     }
 
     /** Group commits (flushes of the state log) since open. */
     public long flushes() {
-        return flushes;
+        return flushes.get();
     }
 
     /** The state log's start offset (advances as superseded records are cleaned away). */
@@ -397,12 +398,12 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
                 entries.add(p.entry());
             }
             long first = log.append(entries);
-            recordsAppended += entries.size();
+            recordsAppended.addAndGet(entries.size());
             for (int i = 0; i < records.size(); i++) {
                 note(records.get(i), first + i);
             }
             log.flush();
-            flushes++;
+            flushes.incrementAndGet();
             return true;
         } catch (IOException | RuntimeException e) {
             onFailure(e);
