@@ -8,7 +8,8 @@ import org.apache.kafka.common.Uuid;
 
 /**
  * A topic-partition on this broker: its log and the shard that owns it. Every method except the
- * accessors of final fields must run on {@link #shard()}'s thread.
+ * accessors of final fields must run on {@link #shard()}'s thread. Only the services in this
+ * package see the log and the shard; the protocol layer sees {@link DataListener} alone.
  */
 public final class Partition {
     private final TopicPartition topicPartition;
@@ -35,27 +36,27 @@ public final class Partition {
         return topicId;
     }
 
-    public Shard shard() {
+    Shard shard() {
         return shard;
     }
 
-    public PartitionLog log() {
+    PartitionLog log() {
         return log;
     }
 
     /** Shard thread only. */
-    public double bytesPerRecord() {
+    double bytesPerRecord() {
         return bytesPerRecord;
     }
 
     /** Shard thread only: folds one read into the bytes-per-record estimate. */
-    public void observeRecordSize(long bytes, long records) {
+    void observeRecordSize(long bytes, long records) {
         if (records > 0 && bytes > 0) {
             bytesPerRecord = 0.8 * bytesPerRecord + 0.2 * ((double) bytes / records);
         }
     }
 
-    public boolean isDeleted() {
+    boolean isDeleted() {
         return deleted;
     }
 
@@ -75,7 +76,7 @@ public final class Partition {
      * Shard thread only. Calls {@code listener} once, the next time readable data may have changed
      * (high watermark advanced, log start moved, partition deleted). Long polls use it.
      */
-    public void onNextDataChange(DataListener listener) {
+    void onNextDataChange(DataListener listener) {
         if (dataListeners.size() >= 64) {
             // Polls that timed out on an idle partition leave their listeners behind.
             dataListeners.removeIf(DataListener::isDone);
@@ -84,7 +85,7 @@ public final class Partition {
     }
 
     /** Shard thread only. */
-    public void fireDataListeners() {
+    void fireDataListeners() {
         if (dataListeners.isEmpty()) {
             return;
         }
