@@ -1,7 +1,6 @@
 package io.pier.metrics;
 
 import io.pier.share.ShareEvents;
-import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -20,8 +19,9 @@ import org.apache.kafka.common.protocol.ApiKeys;
  * mix their figures). Three kinds of source, each safe for its thread:
  *
  * <ul>
- *   <li>share-partition counters and the delivery-count histogram, incremented by
- *       {@link SharePartitionMetrics} on the shard that owns the share-partition;
+ *   <li>share-partition counters and the delivery-count histogram, counted in plain fields by
+ *       {@link SharePartitionMetrics} on the shard that owns the share-partition and handed to
+ *       Prometheus by that shard's {@link ShardShareMetrics#flush} (no Prometheus call per record);
  *   <li>request latency per API, observed on whatever thread completes a response;
  *   <li>gauges (offsets, lag, in-flight records, oldest age, log size), read by the scrape thread
  *       from immutable snapshots each shard publishes with {@link #publish} every
@@ -34,10 +34,10 @@ public final class PierMetrics {
     static final String[] SHARE_LABELS = {"group", "topic", "partition"};
     private static final double[] LATENCY_BUCKETS_SECONDS = {
         0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
-    private static final double[] DELIVERY_COUNT_BUCKETS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final AtomicReferenceArray<ShardSnapshot> published;
+    private final ShardShareMetrics[] shardShares;
 
     final Counter deliveries;
     final Counter accepts;
@@ -46,7 +46,7 @@ public final class PierMetrics {
     final Counter lockExpiries;
     final Counter sessionReleases;
     final Counter archived;
-    final Histogram deliveryCountAtAck;
+    final DeliveryCountHistogram deliveryCountAtAck = new DeliveryCountHistogram();
     private final Histogram requestLatency;
 
     /** What one shard published last. */
@@ -72,13 +72,7 @@ public final class PierMetrics {
                 .labelNames("group", "topic", "partition", "cause")
                 .withoutExemplars()
                 .register(registry);
-        deliveryCountAtAck = Histogram.builder().name("pier_share_acknowledged_delivery_count")
-                .help("Delivery count of records when a consumer accepted or rejected them, by type")
-                .labelNames("group", "topic", "partition", "type")
-                .classicOnly()
-                .classicUpperBounds(DELIVERY_COUNT_BUCKETS)
-                .withoutExemplars()
-                .register(registry);
+        registry.register(deliveryCountAtAck);
         requestLatency = Histogram.builder().name("pier_request_duration_seconds")
                 .help("Time from dispatching a request to its response being ready, by API"
                         + " (long polls include their wait)")
@@ -89,20 +83,23 @@ public final class PierMetrics {
                 .register(registry);
         registerShareGauges();
         registerLogGauges();
+        shardShares = new ShardShareMetrics[shards];
+        for (int i = 0; i < shards; i++) {
+            shardShares[i] = new ShardShareMetrics(this);
+        }
     }
 
     public PrometheusRegistry registry() {
         return registry;
     }
 
-    /** The listener for one share-partition's events; call on any thread, use on its shard. */
-    public ShareEvents shareEvents(String group, String topic, int partition) {
-        return new SharePartitionMetrics(this, group, topic, String.valueOf(partition));
+    /** The share-partition metrics of shard {@code shard}: use them only on that shard. */
+    public ShardShareMetrics shares(int shard) {
+        return shardShares[shard];
     }
 
-    /** Drops a share-partition's counter series (its group's state was deleted). */
-    public void forgetShare(String group, String topic, int partition) {
-        String p = String.valueOf(partition);
+    /** Drops a share-partition's counter and histogram series (its group's state was deleted). */
+    void removeShareSeries(String group, String topic, String p) {
         for (Counter c : List.of(deliveries, accepts, rejects, releases, lockExpiries, sessionReleases)) {
             c.remove(group, topic, p);
         }
@@ -110,7 +107,7 @@ public final class PierMetrics {
             archived.remove(group, topic, p, SharePartitionMetrics.label(cause));
         }
         for (String type : List.of("accept", "reject")) {
-            deliveryCountAtAck.remove(group, topic, p, type);
+            deliveryCountAtAck.remove(DeliveryCountHistogram.labels(group, topic, p, type));
         }
     }
 
@@ -198,10 +195,5 @@ public final class PierMetrics {
         logGauge("pier_log_end_offset", "Offset the next appended record gets", LogSnapshot::endOffset);
         logGauge("pier_log_high_watermark", "Durable end of the partition log: consumers read below it",
                 LogSnapshot::highWatermark);
-    }
-
-    /** Resolves a histogram data point once, for the hot path. */
-    DistributionDataPoint deliveryCounts(String group, String topic, String partition, String type) {
-        return deliveryCountAtAck.labelValues(group, topic, partition, type);
     }
 }

@@ -1,37 +1,58 @@
 package io.pier.metrics;
 
+import io.pier.metrics.DeliveryCountHistogram.Totals;
 import io.pier.share.ShareEvents;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
-import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.model.snapshots.Labels;
+import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * The counters of one share-partition, resolved once so that an event costs one increment.
- * Called on the share-partition's shard; the data points themselves are thread-safe.
+ * The counters of one share-partition. An event costs a plain field increment (no Prometheus
+ * call, no atomic): every method, {@link #flush} included, runs on the shard that owns the
+ * share-partition, the single writer of the pending counts. {@link #flush} adds them to the
+ * Prometheus counters and publishes the delivery-count histogram's new totals, off the per-record
+ * path (the shard's metrics step calls it before it publishes its gauge snapshot).
  */
 final class SharePartitionMetrics implements ShareEvents {
-    private final CounterDataPoint deliveries;
-    private final CounterDataPoint accepts;
-    private final CounterDataPoint rejects;
-    private final CounterDataPoint releases;
-    private final CounterDataPoint lockExpiries;
-    private final CounterDataPoint sessionReleases;
-    private final CounterDataPoint[] archivedByCause = new CounterDataPoint[ArchiveCause.values().length];
-    private final DistributionDataPoint acceptedCounts;
-    private final DistributionDataPoint rejectedCounts;
+    private static final int CAUSES = ArchiveCause.values().length;
 
-    SharePartitionMetrics(PierMetrics m, String group, String topic, String partition) {
-        deliveries = m.deliveries.labelValues(group, topic, partition);
-        accepts = m.accepts.labelValues(group, topic, partition);
-        rejects = m.rejects.labelValues(group, topic, partition);
-        releases = m.releases.labelValues(group, topic, partition);
-        lockExpiries = m.lockExpiries.labelValues(group, topic, partition);
-        sessionReleases = m.sessionReleases.labelValues(group, topic, partition);
+    private final CounterDataPoint deliveriesPoint;
+    private final CounterDataPoint acceptsPoint;
+    private final CounterDataPoint rejectsPoint;
+    private final CounterDataPoint releasesPoint;
+    private final CounterDataPoint lockExpiriesPoint;
+    private final CounterDataPoint sessionReleasesPoint;
+    private final CounterDataPoint[] archivedPoints = new CounterDataPoint[CAUSES];
+    private final DeliveryCounts acceptedCounts;
+    private final DeliveryCounts rejectedCounts;
+
+    // Pending since the last flush; shard thread only.
+    private long deliveries;
+    private long accepts;
+    private long rejects;
+    private long releases;
+    private long lockExpiries;
+    private long sessionReleases;
+    private final long[] archived = new long[CAUSES];
+    /** Forgotten: nothing is published any more, whatever is still told. */
+    private boolean discarded;
+
+    SharePartitionMetrics(PierMetrics m, DeliveryCountHistogram histogram, String group, String topic,
+            String partition, long createdMillis) {
+        deliveriesPoint = m.deliveries.labelValues(group, topic, partition);
+        acceptsPoint = m.accepts.labelValues(group, topic, partition);
+        rejectsPoint = m.rejects.labelValues(group, topic, partition);
+        releasesPoint = m.releases.labelValues(group, topic, partition);
+        lockExpiriesPoint = m.lockExpiries.labelValues(group, topic, partition);
+        sessionReleasesPoint = m.sessionReleases.labelValues(group, topic, partition);
         for (ArchiveCause cause : ArchiveCause.values()) {
-            archivedByCause[cause.ordinal()] = m.archived.labelValues(group, topic, partition, label(cause));
+            archivedPoints[cause.ordinal()] = m.archived.labelValues(group, topic, partition, label(cause));
         }
-        acceptedCounts = m.deliveryCounts(group, topic, partition, "accept");
-        rejectedCounts = m.deliveryCounts(group, topic, partition, "reject");
+        acceptedCounts = new DeliveryCounts(histogram,
+                DeliveryCountHistogram.labels(group, topic, partition, "accept"), createdMillis);
+        rejectedCounts = new DeliveryCounts(histogram,
+                DeliveryCountHistogram.labels(group, topic, partition, "reject"), createdMillis);
     }
 
     static String label(ArchiveCause cause) {
@@ -40,38 +61,107 @@ final class SharePartitionMetrics implements ShareEvents {
 
     @Override
     public void onAcquired(int deliveryCount) {
-        deliveries.inc();
+        deliveries++;
     }
 
     @Override
     public void onAccepted(int deliveryCount) {
-        accepts.inc();
-        acceptedCounts.observe(deliveryCount);
+        accepts++;
+        acceptedCounts.add(deliveryCount);
     }
 
     @Override
     public void onRejected(int deliveryCount) {
-        rejects.inc();
-        rejectedCounts.observe(deliveryCount);
+        rejects++;
+        rejectedCounts.add(deliveryCount);
     }
 
     @Override
     public void onReleased(int deliveryCount) {
-        releases.inc();
+        releases++;
     }
 
     @Override
     public void onLockExpired(int deliveryCount) {
-        lockExpiries.inc();
+        lockExpiries++;
     }
 
     @Override
     public void onMemberReleased(int deliveryCount) {
-        sessionReleases.inc();
+        sessionReleases++;
     }
 
     @Override
     public void onArchived(ArchiveCause cause, long records) {
-        archivedByCause[cause.ordinal()].inc(records);
+        archived[cause.ordinal()] += records;
+    }
+
+    /** Shard thread only: makes what was told since the last flush visible to scrapes. */
+    void flush() {
+        if (discarded) {
+            return;
+        }
+        deliveries = add(deliveriesPoint, deliveries);
+        accepts = add(acceptsPoint, accepts);
+        rejects = add(rejectsPoint, rejects);
+        releases = add(releasesPoint, releases);
+        lockExpiries = add(lockExpiriesPoint, lockExpiries);
+        sessionReleases = add(sessionReleasesPoint, sessionReleases);
+        for (int i = 0; i < CAUSES; i++) {
+            archived[i] = add(archivedPoints[i], archived[i]);
+        }
+        acceptedCounts.flush();
+        rejectedCounts.flush();
+    }
+
+    /**
+     * Shard thread only: the share-partition's state was deleted; what is pending is dropped with
+     * its series, and nothing told from now on (a late commit) is ever published.
+     */
+    void discard() {
+        discarded = true;
+    }
+
+    /** Adds {@code pending} to {@code point}; returns what is pending afterwards (nothing). */
+    private static long add(CounterDataPoint point, long pending) {
+        if (pending != 0) {
+            point.inc(pending);
+        }
+        return 0;
+    }
+
+    /** One series of the delivery-count histogram: pending counts and the totals last published. */
+    private static final class DeliveryCounts {
+        private final DeliveryCountHistogram histogram;
+        private final Labels labels;
+        private final long[] pending = new long[DeliveryCountHistogram.BUCKETS];
+        private long pendingRecords;
+        private long pendingSum;
+        private Totals published;
+
+        DeliveryCounts(DeliveryCountHistogram histogram, Labels labels, long createdMillis) {
+            this.histogram = histogram;
+            this.labels = labels;
+            this.published = Totals.empty(createdMillis);
+            // Shown (all zero) from the start, as a Prometheus histogram's labelValues() did.
+            histogram.publish(labels, published);
+        }
+
+        void add(int deliveryCount) {
+            pending[DeliveryCountHistogram.bucket(deliveryCount)]++;
+            pendingRecords++;
+            pendingSum += deliveryCount;
+        }
+
+        void flush() {
+            if (pendingRecords == 0) {
+                return;
+            }
+            published = published.plus(pending, pendingSum);
+            histogram.publish(labels, published);
+            Arrays.fill(pending, 0);
+            pendingRecords = 0;
+            pendingSum = 0;
+        }
     }
 }

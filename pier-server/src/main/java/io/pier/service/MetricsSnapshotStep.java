@@ -12,7 +12,9 @@ import java.util.List;
 /**
  * On each shard, every {@code pier.metrics.snapshot.interval.ms}, takes an immutable snapshot of
  * the logs and share-partitions the shard owns and publishes it for the gauges, so the scrape
- * thread never reads engine state.
+ * thread never reads engine state. Just before publishing, it flushes the counters of the
+ * share-partitions the shard owns: a scrape that sees a snapshot also sees the counts of every
+ * change the snapshot reflects.
  */
 final class MetricsSnapshotStep {
     private MetricsSnapshotStep() {}
@@ -38,6 +40,11 @@ final class MetricsSnapshotStep {
                 shareSnapshots.add(snapshot(p, sp, nowMs));
             }
         });
+        // After the snapshots are taken (nothing changes on this shard meanwhile) and right before
+        // they are published: the collectors of one scrape run in no set order, and this keeps
+        // the window short in which a scrape could read the counters before the flush and the
+        // gauges after the publish.
+        metrics.shares(shard.id()).flush();
         metrics.publish(shard.id(), shareSnapshots, logs);
     }
 

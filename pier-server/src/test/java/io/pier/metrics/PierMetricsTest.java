@@ -25,11 +25,12 @@ class PierMetricsTest {
 
     @Test
     void shouldCountShareEventsUnderTheirPartitionsLabels() throws IOException {
-        ShareEvents events = metrics.shareEvents("g", "t", 3);
+        ShareEvents events = metrics.shares(1).events("g", "t", 3);
 
         events.onReleased(1);
         events.onReleased(2);
         events.onArchived(ShareEvents.ArchiveCause.LOG_START, 5);
+        metrics.shares(1).flush();
 
         String text = exposition();
         assertThat(text).contains("pier_share_releases_total{group=\"g\",partition=\"3\",topic=\"t\"} 2");
@@ -63,10 +64,11 @@ class PierMetricsTest {
 
     @Test
     void shouldForgetADeletedSharePartitionsCounters() throws IOException {
-        metrics.shareEvents("g", "t", 3).onRejected(1);
+        metrics.shares(1).events("g", "t", 3).onRejected(1);
+        metrics.shares(1).flush();
         assertThat(exposition()).contains("pier_share_rejects_total{group=\"g\"");
 
-        metrics.forgetShare("g", "t", 3);
+        metrics.shares(1).forget("g", "t", 3);
 
         assertThat(exposition()).doesNotContain("pier_share_rejects_total{group=\"g\"");
     }

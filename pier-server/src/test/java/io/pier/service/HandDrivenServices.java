@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pier.common.ManualClock;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.log.FileIO;
+import io.pier.metrics.PierMetrics;
 import io.pier.runtime.AgentSlot;
 import io.pier.runtime.ManualAgents;
 import io.pier.state.DurableSharePersister;
@@ -27,6 +28,11 @@ public final class HandDrivenServices implements AutoCloseable {
 
     /** Opens the services on {@code dir} with {@code shards} shards, every log open. */
     public HandDrivenServices(Path dir, int shards) throws Exception {
+        this(dir, shards, null);
+    }
+
+    /** As {@link #HandDrivenServices(Path, int)}, counting into {@code metrics} (null: none). */
+    public HandDrivenServices(Path dir, int shards, PierMetrics metrics) throws Exception {
         config = Map.of("log.dirs", dir.toString());
         stateSlot = agents.slot();
         DurableSharePersister state = DurableSharePersister.open(dir.resolve("share-state"),
@@ -34,7 +40,7 @@ public final class HandDrivenServices implements AutoCloseable {
                 (what, cause) -> fatal.add(what));
         stateSlot.start(state);
         services = new BrokerServices(new BrokerServices.Settings(dir, shards, config, 300_000,
-                ShareGroupBrokerConfig.fromProperties(config), true, 1_000), clock, agents, state, null,
+                ShareGroupBrokerConfig.fromProperties(config), true, 1_000), clock, agents, state, metrics,
                 (what, cause) -> fatal.add(what));
         agents.await(services.open());
     }
