@@ -83,9 +83,15 @@ public final class LongPoll<R> {
         } catch (RuntimeException e) {
             tried = CompletableFuture.failedFuture(e);
         }
-        // If the home shard no longer takes commands (the broker stops), the response fails.
-        tried.whenComplete((answer, failure) -> home.execute(() -> afterAttempt(last, answer, failure)))
-                .exceptionally(Futures.failing(response));
+        tried.whenComplete((answer, failure) -> {
+            // An answer goes out at once, from whichever thread completed the attempt: the response
+            // future is the one thing here that is safe to touch off the home shard. The rest of
+            // the bookkeeping (the timer) follows on the home shard, off the reply's path.
+            if (failure == null && answer != null) {
+                response.complete(answer);
+            }
+            home.execute(() -> afterAttempt(last, answer, failure));
+        }).exceptionally(Futures.failing(response)); // the home shard stopped: the broker is closing
     }
 
     private void afterAttempt(boolean last, R answer, Throwable failure) {
