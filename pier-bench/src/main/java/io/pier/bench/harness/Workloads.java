@@ -42,6 +42,9 @@ final class Workloads implements AutoCloseable {
     /** Result of a share consumption run: records/s from the first record, and the wait for it. */
     record ShareRun(double recordsPerSec, double firstRecordMs, long records, boolean complete) {}
 
+    /** Result of a throughput run: records per second and how many records it moved. */
+    record Throughput(double recordsPerSec, long records) {}
+
     /** Produce-to-ACCEPT latency percentiles in milliseconds. */
     record Latency(double p50, double p99, double p999, int samples) {}
 
@@ -93,10 +96,18 @@ final class Workloads implements AutoCloseable {
     }
 
     private KafkaProducer<byte[], byte[]> producer() {
+        return producer(null);
+    }
+
+    /** acks=all, idempotent, client defaults otherwise; {@code lingerMs} null keeps the client's default. */
+    private KafkaProducer<byte[], byte[]> producer(Integer lingerMs) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("acks", "all");
         p.put("enable.idempotence", "true");
+        if (lingerMs != null) {
+            p.put("linger.ms", lingerMs.toString());
+        }
         return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
@@ -104,7 +115,7 @@ final class Workloads implements AutoCloseable {
      * Produces {@code count} records of {@code size} bytes (acks=all, idempotent, client defaults
      * otherwise), round-robin over the partitions; returns acknowledged records per second.
      */
-    double produce(String topic, int partitions, int count, int size) {
+    Throughput produce(String topic, int partitions, int count, int size) {
         byte[] value = new byte[size];
         Arrays.fill(value, (byte) 'x');
         LongAdder acked = new LongAdder();
@@ -130,7 +141,7 @@ final class Workloads implements AutoCloseable {
         if (failures.get() > 0) {
             System.err.println("[bench]   " + failures.get() + " produce failures");
         }
-        return acked.sum() * 1e9 / elapsed;
+        return new Throughput(acked.sum() * 1e9 / elapsed, acked.sum());
     }
 
     /**
@@ -206,7 +217,7 @@ final class Workloads implements AutoCloseable {
     }
 
     /** A plain consumer (assign, no group) reading {@code target} records from the start; records/s. */
-    double plainFetch(String topic, int partitions, int target) {
+    Throughput plainFetch(String topic, int partitions, int target) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("client.id", "bench-fetch");
@@ -230,7 +241,7 @@ final class Workloads implements AutoCloseable {
                 }
                 got += records.count();
             }
-            return first == 0 ? 0 : got * 1e9 / Math.max(1, System.nanoTime() - first);
+            return new Throughput(first == 0 ? 0 : got * 1e9 / Math.max(1, System.nanoTime() - first), got);
         }
     }
 
@@ -238,9 +249,10 @@ final class Workloads implements AutoCloseable {
      * One explicit share consumer; records produced at {@code rate}/s for {@code seconds}. Latency
      * of a record: from just before {@code send()} to the consumer's acknowledgement commit
      * callback confirming its ACCEPT. Warm-up records are sent until the consumer gets one (Kafka
-     * assigns partitions on a later heartbeat), and are not counted.
+     * assigns partitions on a later heartbeat), and are not counted. {@code lingerMs} null leaves the
+     * producer's {@code linger.ms} at the client default.
      */
-    Latency latency(String topic, int rate, int seconds) throws Exception {
+    Latency latency(String topic, int rate, int seconds, Integer lingerMs) throws Exception {
         createTopic(topic, 1);
         String group = newShareGroup("latency");
         int total = rate * seconds;
@@ -291,7 +303,7 @@ final class Workloads implements AutoCloseable {
             }
         }, "latency-consumer");
         consumerThread.start();
-        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+        try (KafkaProducer<byte[], byte[]> producer = producer(lingerMs)) {
             long warmDeadline = System.nanoTime() + capNanos;
             while (!gotAny.get() && System.nanoTime() < warmDeadline) {
                 producer.send(new ProducerRecord<>(topic, 0, null, payload(0, 0)));
