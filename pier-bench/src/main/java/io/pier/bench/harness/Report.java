@@ -108,8 +108,10 @@ final class Report {
                 p.latencySeconds()));
         sb.append("- **Broker CPU per record** (the `↳` row under each throughput row): the broker process's CPU "
                 + "time (user + system, all threads, from `utime` + `stime` in `/proc/<pid>/stat`, in clock ticks of "
-                + "`getconf CLK_TCK`) read just before and just after the workload (topic creation excluded; share "
-                + "group join and consumer close included), divided by the records moved, in µs. It counts work, "
+                + "`getconf CLK_TCK`) over the same window as the row's rate (share and plain-fetch runs: from the "
+                + "first record received to the last, so the share group join and consumer close are left out; "
+                + "produce and kcat runs: the whole run, topic creation excluded), divided by the records moved, "
+                + "in µs. It counts work, "
                 + "not waiting, so it varies far less than throughput when other processes share the cores; it "
                 + "includes the broker's background threads over that window. Resolution: one clock tick "
                 + "(10 ms at 100 Hz) per workload.\n");

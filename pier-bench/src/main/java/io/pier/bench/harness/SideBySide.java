@@ -215,7 +215,7 @@ public final class SideBySide {
         try (BrokerProcess broker = create(WARMUP_BROKER, dir)) {
             current = broker;
             broker.start(List.of());
-            try (Workloads wl = new Workloads(broker.bootstrap(), w.cap)) {
+            try (Workloads wl = new Workloads(broker.bootstrap(), w.cap, broker::cpuNanos)) {
                 workloads(new Pass(w, new Results(), true), wl, broker, WARMUP_BROKER);
             }
         }
@@ -251,7 +251,7 @@ public final class SideBySide {
             Thread.sleep(params.quick ? 1000 : 2000);
             results.add("rss-idle", "Resident memory, idle after start-up", "MiB", false, b, broker.rssMiB());
             try (RssSampler rss = new RssSampler(broker.pid());
-                    Workloads w = new Workloads(broker.bootstrap(), params.cap)) {
+                    Workloads w = new Workloads(broker.bootstrap(), params.cap, broker::cpuNanos)) {
                 workloads(new Pass(params, results, false), w, broker, b);
                 results.add("rss-load", "Resident memory, peak under load", "MiB", false, b, rss.peakMiB());
             }
@@ -281,7 +281,7 @@ public final class SideBySide {
                     measure(pass, broker, b, key, label, null, () -> {
                         Workloads.ShareRun run = w.share("src-" + partitions + "p", consumers, explicit, p.shareRecords, 0);
                         firstRecord.add(run.firstRecordMs());
-                        return new Workloads.Throughput(run.recordsPerSec(), run.records());
+                        return run.throughput();
                     });
                 }
             }
@@ -293,8 +293,7 @@ public final class SideBySide {
         }
         measure(pass, broker, b, "share-redeliver", "Share consume, 4 consumers, 1 partition, 10% RELEASEd once then ACCEPTed",
                 null, () -> {
-                    Workloads.ShareRun run = w.share("src-1p", 4, true, p.shareRecords, 10);
-                    return new Workloads.Throughput(run.recordsPerSec(), run.records());
+                    return w.share("src-1p", 4, true, p.shareRecords, 10).throughput();
                 });
         measure(pass, broker, b, "plain-fetch", "Plain consumer fetch (assign, no group), 10 partitions", null,
                 () -> w.plainFetch("src-10p", 10, p.shareRecords));
@@ -380,8 +379,10 @@ public final class SideBySide {
 
     /**
      * One throughput row and its broker-CPU-per-record row: the broker's CPU time (all threads,
-     * user + system) from just before the workload to just after it, over the records it moved.
-     * {@code setup} (creating the topic) runs before the CPU clock starts.
+     * user + system) over the records the workload moved, taken over the same window as its rate:
+     * from the first record received to the last for share and plain-fetch runs (which read it
+     * themselves), and from just before to just after the run otherwise. {@code setup} (creating
+     * the topic) runs before the CPU clock starts.
      */
     private void measure(Pass pass, BrokerProcess broker, String b, String key, String label, Setup setup, Measured m,
             boolean always) {
@@ -398,8 +399,9 @@ public final class SideBySide {
             Workloads.Throughput t = m.run();
             long cpu1 = broker.cpuNanos();
             v = t.recordsPerSec();
-            if (cpu0 >= 0 && cpu1 >= 0 && t.records() > 0) {
-                cpuPerRecordMicros = (cpu1 - cpu0) / 1e3 / t.records();
+            long cpu = t.brokerCpuNanos() >= 0 ? t.brokerCpuNanos() : cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1;
+            if (cpu >= 0 && t.records() > 0) {
+                cpuPerRecordMicros = cpu / 1e3 / t.records();
             }
         } catch (Exception e) {
             log("  " + key + " FAILED: " + e);

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -40,10 +41,22 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 final class Workloads implements AutoCloseable {
     /** Result of a share consumption run: records/s from the first record, and the wait for it. */
-    record ShareRun(double recordsPerSec, double firstRecordMs, long records, boolean complete) {}
+    record ShareRun(double recordsPerSec, double firstRecordMs, long records, boolean complete, long brokerCpuNanos) {
+        Throughput throughput() {
+            return new Throughput(recordsPerSec, records, brokerCpuNanos);
+        }
+    }
 
-    /** Result of a throughput run: records per second and how many records it moved. */
-    record Throughput(double recordsPerSec, long records) {}
+    /**
+     * Result of a throughput run: records per second, how many records it moved, and the broker
+     * CPU time over the same window as the rate when the run measured it itself (-1: the caller
+     * measures it around the whole run).
+     */
+    record Throughput(double recordsPerSec, long records, long brokerCpuNanos) {
+        Throughput(double recordsPerSec, long records) {
+            this(recordsPerSec, records, -1);
+        }
+    }
 
     /** Produce-to-ACCEPT latency percentiles in milliseconds. */
     record Latency(double p50, double p99, double p999, int samples) {}
@@ -51,10 +64,13 @@ final class Workloads implements AutoCloseable {
     private final String bootstrap;
     private final long capNanos;
     private final Admin admin;
+    private final LongSupplier brokerCpuNanos;
     private int groupSeq;
 
-    Workloads(String bootstrap, Duration cap) {
+    /** {@code brokerCpuNanos}: the broker's CPU time so far, read where a run's rate window opens and closes. */
+    Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos) {
         this.bootstrap = bootstrap;
+        this.brokerCpuNanos = brokerCpuNanos;
         this.capNanos = cap.toNanos();
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
@@ -155,6 +171,8 @@ final class Workloads implements AutoCloseable {
         LongAdder accepted = new LongAdder();
         AtomicLong firstNanos = new AtomicLong();
         AtomicLong doneNanos = new AtomicLong();
+        AtomicLong firstCpu = new AtomicLong(-1);
+        AtomicLong doneCpu = new AtomicLong(-1);
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> threads = new ArrayList<>();
         long start = System.nanoTime();
@@ -174,7 +192,9 @@ final class Workloads implements AutoCloseable {
                         if (records.isEmpty()) {
                             continue;
                         }
-                        firstNanos.compareAndSet(0, System.nanoTime());
+                        if (firstNanos.compareAndSet(0, System.nanoTime())) {
+                            firstCpu.set(brokerCpuNanos.getAsLong());
+                        }
                         int ok = 0;
                         for (ConsumerRecord<byte[], byte[]> r : records) {
                             if (!explicit) {
@@ -189,7 +209,9 @@ final class Workloads implements AutoCloseable {
                         }
                         accepted.add(ok);
                         if (accepted.sum() >= target) {
-                            doneNanos.compareAndSet(0, System.nanoTime());
+                            if (doneNanos.compareAndSet(0, System.nanoTime())) {
+                                doneCpu.set(brokerCpuNanos.getAsLong());
+                            }
                             stop.set(true);
                         }
                     }
@@ -210,10 +232,12 @@ final class Workloads implements AutoCloseable {
         if (!complete) {
             System.err.println("[bench]   share run stopped at the time cap: " + accepted.sum() + "/" + target);
             done = System.nanoTime();
+            doneCpu.set(brokerCpuNanos.getAsLong());
         }
         double rate = first == 0 ? 0 : accepted.sum() * 1e9 / Math.max(1, done - first);
         double ttfr = first == 0 ? Double.NaN : (first - start) / 1e6;
-        return new ShareRun(rate, ttfr, accepted.sum(), complete);
+        long cpu = firstCpu.get() >= 0 && doneCpu.get() >= 0 ? doneCpu.get() - firstCpu.get() : -1;
+        return new ShareRun(rate, ttfr, accepted.sum(), complete, cpu);
     }
 
     /** A plain consumer (assign, no group) reading {@code target} records from the start; records/s. */
@@ -233,15 +257,19 @@ final class Workloads implements AutoCloseable {
             consumer.seekToBeginning(tps);
             long deadline = System.nanoTime() + capNanos;
             long first = 0;
+            long firstCpu = -1;
             long got = 0;
             while (got < target && System.nanoTime() < deadline) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
                 if (!records.isEmpty() && first == 0) {
                     first = System.nanoTime();
+                    firstCpu = brokerCpuNanos.getAsLong();
                 }
                 got += records.count();
             }
-            return new Throughput(first == 0 ? 0 : got * 1e9 / Math.max(1, System.nanoTime() - first), got);
+            long end = System.nanoTime();
+            long cpu = firstCpu >= 0 ? brokerCpuNanos.getAsLong() - firstCpu : -1;
+            return new Throughput(first == 0 ? 0 : got * 1e9 / Math.max(1, end - first), got, cpu);
         }
     }
 
