@@ -111,15 +111,17 @@ final class Report {
                 + "`getconf CLK_TCK`) over the same window as the row's rate (share and plain-fetch runs: from the "
                 + "first record received to the last, so the share group join and consumer close are left out; "
                 + "produce and kcat runs: the whole run, topic creation excluded), divided by the records moved, "
-                + "in µs. It counts work, "
-                + "not waiting, so it varies far less than throughput when other processes share the cores; it "
+                + "in µs. It counts the broker's work rather than its waiting, so it moves less than throughput "
+                + "when other processes take the cores; it "
                 + "includes the broker's background threads over that window. Resolution: one clock tick "
-                + "(10 ms at 100 Hz) per workload.\n");
+                + "(10 ms at 100 Hz) per reading; a workload that used fewer than " + SideBySide.MIN_CPU_TICKS
+                + " ticks shows `–` (quick mode's small counts make that likely for plain fetch).\n");
         sb.append(String.format(Locale.ROOT, "- librdkafka rows: %s\n", kcat.startsWith("kcat ")
                 ? "`" + kcat + "`: `kcat -P -l FILE -p 0 -X acks=all -X enable.idempotence=true` of "
                         + String.format(Locale.ROOT, "%,d", p.produceSmall()) + " 100 B lines into a fresh 1-partition "
                         + "topic, then `kcat -C -p 0 -o 0 -e -q` of them; each timed as the whole process "
-                        + "run (start-up and metadata included). Offset 0, not `-o beginning`: librdkafka then "
+                        + "run (start-up and metadata included), with librdkafka's default batching (up to 10,000 "
+                        + "records or 1 MB per batch, against kafka-clients' 16 KB). Offset 0, not `-o beginning`: librdkafka then "
                         + "asks ListOffsets v2, which Pier leaves unanswered for now (its answer cannot be "
                         + "serialised at v2)."
                 : kcat));

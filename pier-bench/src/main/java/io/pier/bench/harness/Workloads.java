@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
@@ -136,6 +137,7 @@ final class Workloads implements AutoCloseable {
         Arrays.fill(value, (byte) 'x');
         LongAdder acked = new LongAdder();
         AtomicLong failures = new AtomicLong();
+        AtomicReference<Exception> firstFailure = new AtomicReference<>();
         long t0 = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int i = 0; i < count; i++) {
@@ -144,6 +146,7 @@ final class Workloads implements AutoCloseable {
                         acked.increment();
                     } else {
                         failures.incrementAndGet();
+                        firstFailure.compareAndSet(null, e);
                     }
                 });
                 if ((i & 1023) == 0 && System.nanoTime() - t0 > capNanos) {
@@ -155,7 +158,7 @@ final class Workloads implements AutoCloseable {
         }
         long elapsed = System.nanoTime() - t0;
         if (failures.get() > 0) {
-            System.err.println("[bench]   " + failures.get() + " produce failures");
+            System.err.println("[bench]   " + failures.get() + " produce failures, the first: " + firstFailure.get());
         }
         return new Throughput(acked.sum() * 1e9 / elapsed, acked.sum());
     }
