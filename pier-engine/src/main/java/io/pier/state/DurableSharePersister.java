@@ -1,75 +1,80 @@
 package io.pier.state;
 
+import io.pier.common.Agent;
 import io.pier.common.Clock;
-import io.pier.log.CrashPoint;
-import io.pier.log.Durability;
+import io.pier.common.Wakeup;
 import io.pier.log.FileIO;
-import io.pier.log.LogConfig;
-import io.pier.log.PartitionLog;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.SimpleRecord;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link SharePersister} that keeps share-partition state, and which share groups exist, in an
- * internal log written with Pier's own {@link PartitionLog} in {@link Durability#DURABLE} mode.
- * Record format: see {@link ShareStateRecords} (and {@code docs/share-state-format.md}).
+ * A {@link SharePersister} that keeps share-partition state, and which share groups exist, in a
+ * {@link ShareStateLog} (on a broker: {@link LocalShareStateLog}, Pier's own partition log in
+ * DURABLE mode). It is an {@link Agent} with no thread of its own: whoever runs it (the broker's
+ * {@code AgentRunner}, or a test by hand) calls {@link #doWork} with the time. Record format: see
+ * {@link ShareStateRecords} (and {@code docs/share-state-format.md}).
  *
  * <pre>
- *   callers (shard threads)            writer thread "pier-share-state"
- *   write / initialize / delete  --&gt;   queue --&gt; drain all that arrived
- *   recordGroup / deleteGroup              validate + merge (StateBatchCombiner) per key
- *                                         encode: ShareUpdate, or ShareSnapshot every N updates
- *                                         append one record batch, ONE fsync (group commit)
- *                                         publish the new states, complete the futures
- *                                         every cold interval: snapshot cold keys, then move the
- *                                         log start to min(latest snapshot offset of each key)
+ *   callers (any thread)                 doWork(nowMs), on the runner's thread
+ *   write / initialize / delete  --&gt;     queue --&gt; take up to 4096 submissions
+ *   recordGroup / deleteGroup            validate (initialised? state epoch fenced?) and merge
+ *     (each submission wakes the runner)   (StateBatchCombiner) per key
+ *                                        encode: ShareUpdate, or ShareSnapshot every N updates
+ *                                        once nowMs reaches nextDeadlineMs(): snapshot cold keys
+ *                                          too, ahead of the cycle's own records
+ *                                        ShareStateLog: append, then ONE flush (group commit)
+ *                                        publish the new states, complete the futures
+ *                                        after a cold pass: move the log start to
+ *                                          min(latest full record of each key)
  * </pre>
  *
- * <p><b>Threading.</b> One writer thread owns the log and all bookkeeping; callers only enqueue.
- * Futures complete on the writer thread once the change is fsynced (callers hop back to their own
- * thread). {@link #read} and {@link #groups} read an immutable per-key view published after each
- * fsync, so they are safe from any thread and never show state that is not durable.
+ * <p><b>Threading.</b> Everything but two parts is owned by the thread that calls {@link #doWork}
+ * (one at a time, never concurrently) and touched nowhere else: the log, the staging, the
+ * {@link SnapshotPolicy}. The two parts other threads meet: the submission queue (a JDK concurrent
+ * queue; each submission calls the injected {@link Wakeup}) and the published view, one immutable
+ * {@link ShareState} per key in a concurrent map that only the duty cycle writes, after the flush.
+ * So {@link #read}, {@link #keys} and {@link #groups} are safe from any thread and never show state
+ * that is not durable. Futures complete on the duty-cycle thread (callers hop back to their own).
+ * Time comes only from the {@code nowMs} handed to {@code doWork}; nothing here reads a clock,
+ * sleeps or locks.
  *
- * <p><b>Failure.</b> An I/O error while appending or forcing is fatal (fsyncgate): every pending
- * and later change fails, the {@link FatalHandler} is told once, and nothing more is written. On
- * the next start the log recovery drops a torn tail and refuses damage inside the synced region,
- * naming the file and position.
+ * <p><b>Failure.</b> An I/O error from the log is fatal (fsyncgate): every pending and later change
+ * fails, the {@link FatalHandler} is told once, and nothing more is written. On the next start the
+ * log's recovery drops a torn tail and refuses damage inside the synced region, naming where.
  *
  * <p><b>Recovery.</b> {@link #open} replays the log from its start offset: a snapshot replaces a
  * key's state, an update is merged into it, a null value deletes it (see {@link ShareStateReplay}).
  *
- * <p>This class runs the writer loop and the group commit; when a key is written whole and how far
- * the log start may move is {@link SnapshotPolicy}'s decision.
+ * <p>This class runs the duty cycle and the group commit; when a key is written whole and how far
+ * the log start may move is {@link SnapshotPolicy}'s decision, where the bytes go is the
+ * {@link ShareStateLog}'s.
  */
-public final class DurableSharePersister implements SharePersister, AutoCloseable {
+public final class DurableSharePersister implements SharePersister, Agent, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DurableSharePersister.class);
-    /** Records of one append stay below this, well under the log's max.message.bytes. */
-    private static final int MAX_BATCH_BYTES = 512 * 1024;
-    private static final int MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+    /** Submissions taken per duty cycle; the rest wait for the next cycle, which follows at once. */
+    static final int MAX_SUBMISSIONS_PER_CYCLE = 4096;
+    /** {@link #nextColdPassMs} before the first duty cycle has told the time. */
+    private static final long NOT_STARTED = Long.MIN_VALUE;
 
     /**
      * @param updatesPerSnapshot {@code share.coordinator.snapshot.update.records.per.snapshot}:
      *     a key's state is written whole instead of as an update once it has this many updates
      * @param coldSnapshotIntervalMs {@code share.coordinator.cold.partition.snapshot.interval.ms}:
      *     how often keys without a recent snapshot are snapshotted so the log start can move on
-     * @param segmentBytes segment size of the state log; whole segments below the start are deleted
+     * @param segmentBytes segment size of the local state log; whole segments below the start are
+     *     deleted
      */
     public record Options(int updatesPerSnapshot, long coldSnapshotIntervalMs, long segmentBytes) {
         public static final Options DEFAULTS = new Options(500, 300_000, 16L * 1024 * 1024);
@@ -97,7 +102,10 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         void onFatal(String what, Throwable cause);
     }
 
-    private sealed interface Op permits WriteOp, InitOp, DeleteOp, GroupOp, CompactOp, StopOp {}
+    /** What a caller submitted, with the future the duty cycle completes. */
+    private sealed interface Op permits WriteOp, InitOp, DeleteOp, GroupOp, CompactOp {
+        CompletableFuture<Void> done();
+    }
 
     private record WriteOp(ShareStateWrite write, CompletableFuture<Void> done) implements Op {}
 
@@ -109,52 +117,44 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
 
     private record CompactOp(CompletableFuture<Void> done) implements Op {}
 
-    private record StopOp() implements Op {}
-
-    /** One record to append, and what to do with the key's bookkeeping once it has an offset. */
-    private record Pending(Object infoKey, boolean full, byte[] key, byte[] value) {}
-
-    private final PartitionLog log;
+    private final ShareStateLog log;
     private final Options options;
-    private final Clock clock;
-    private final FileIO io;
+    private final Wakeup wakeup;
     private final FatalHandler fatal;
+    // Met by other threads: submissions in, the published view out.
+    private final Queue<Op> submitted = new ConcurrentLinkedQueue<>();
     private final Map<SharePartitionKey, ShareState> published = new ConcurrentHashMap<>();
     private final Set<String> publishedGroups = ConcurrentHashMap.newKeySet();
-    private final BlockingQueue<Op> queue = new LinkedBlockingQueue<>();
-    private final AtomicLong bytesAppended = new AtomicLong();
+    private volatile Throwable failure;
+    private volatile boolean closed;
+    // Written only by the duty cycle, read by any thread (tests, benchmarks).
     private final AtomicLong recordsAppended = new AtomicLong();
     private final AtomicLong flushes = new AtomicLong();
-    // Writer-thread state.
+    // Owned by the duty cycle.
     private final SnapshotPolicy snapshots;
-    private long nextColdPassMs;
-    private volatile Throwable failure;
-    private volatile boolean stopping;
-    private final Thread writer;
+    private final List<Op> taken = new ArrayList<>();
+    private boolean inCycle;
+    private long nextColdPassMs = NOT_STARTED;
 
-    private DurableSharePersister(PartitionLog log, Options options, Clock clock, FileIO io, FatalHandler fatal) {
+    private DurableSharePersister(ShareStateLog log, Options options, Wakeup wakeup, FatalHandler fatal) {
         this.log = log;
         this.options = options;
-        this.clock = clock;
-        this.io = io;
+        this.wakeup = wakeup;
         this.fatal = fatal;
         this.snapshots = new SnapshotPolicy(options.updatesPerSnapshot());
-        this.writer = new Thread(this::run, "pier-share-state");
-        this.writer.setDaemon(true);
     }
 
     /**
-     * Opens (creating if needed) the state log in {@code dir}, replays it and starts the writer.
+     * Replays {@code log} and returns a persister over it, ready for its first duty cycle. On
+     * failure the log is closed.
      *
-     * @throws IOException if the log cannot be read, is damaged inside its synced region, or holds
-     *     a record that does not decode (the message names the file and offset)
+     * @param wakeup called after every submission, from the submitting thread
+     * @throws IOException if the log cannot be read or holds a record that does not decode (the
+     *     message names the log and offset)
      */
-    public static DurableSharePersister open(Path dir, Options options, Clock clock, FileIO io, FatalHandler fatal)
+    public static DurableSharePersister open(ShareStateLog log, Options options, Wakeup wakeup, FatalHandler fatal)
             throws IOException {
-        LogConfig config = new LogConfig(options.segmentBytes(), Long.MAX_VALUE, -1, -1, MAX_MESSAGE_BYTES,
-                4096, false, Durability.DURABLE);
-        PartitionLog log = PartitionLog.open(dir, config, clock, io);
-        DurableSharePersister p = new DurableSharePersister(log, options, clock, io, fatal);
+        DurableSharePersister p = new DurableSharePersister(log, options, wakeup, fatal);
         try {
             ShareStateReplay.replay(log, p.published, p.publishedGroups, p.snapshots);
         } catch (IOException | RuntimeException e) {
@@ -165,17 +165,27 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
             }
             throw e;
         }
-        p.snapshots.startColdPassesAt(log.logStartOffset());
-        p.nextColdPassMs = clock.monoMs() + options.coldSnapshotIntervalMs();
-        p.writer.start();
+        p.snapshots.startColdPassesAt(log.startOffset());
         return p;
     }
 
-    // ---------------------------------------------------------------- SharePersister
+    /**
+     * Opens (creating if needed) a {@link LocalShareStateLog} in {@code dir} and replays it.
+     *
+     * @param clock for the local log only (record timestamps, its recovery bookkeeping)
+     * @throws IOException if the log cannot be read, is damaged inside its synced region, or holds
+     *     a record that does not decode (the message names the file and offset)
+     */
+    public static DurableSharePersister open(Path dir, Options options, Clock clock, FileIO io, Wakeup wakeup,
+            FatalHandler fatal) throws IOException {
+        return open(LocalShareStateLog.open(dir, options.segmentBytes(), clock, io), options, wakeup, fatal);
+    }
+
+    // ---------------------------------------------------------------- SharePersister, any thread
 
     @Override
     public CompletableFuture<Void> write(ShareStateWrite write) {
-        return enqueue(new WriteOp(write, new CompletableFuture<>()));
+        return submit(new WriteOp(write, new CompletableFuture<>()));
     }
 
     @Override
@@ -185,12 +195,12 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
 
     @Override
     public CompletableFuture<Void> initialize(SharePartitionKey key, long startOffset) {
-        return enqueue(new InitOp(key, startOffset, new CompletableFuture<>()));
+        return submit(new InitOp(key, startOffset, new CompletableFuture<>()));
     }
 
     @Override
     public CompletableFuture<Void> delete(SharePartitionKey key) {
-        return enqueue(new DeleteOp(key, new CompletableFuture<>()));
+        return submit(new DeleteOp(key, new CompletableFuture<>()));
     }
 
     /** Makes the existence of a share group durable; completes at once if it already is. */
@@ -198,12 +208,17 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         if (publishedGroups.contains(groupId)) {
             return CompletableFuture.completedFuture(null);
         }
-        return enqueue(new GroupOp(groupId, true, new CompletableFuture<>()));
+        return submit(new GroupOp(groupId, true, new CompletableFuture<>()));
     }
 
     /** Makes the deletion of a share group durable. */
     public CompletableFuture<Void> deleteGroup(String groupId) {
-        return enqueue(new GroupOp(groupId, false, new CompletableFuture<>()));
+        return submit(new GroupOp(groupId, false, new CompletableFuture<>()));
+    }
+
+    /** Runs a cold pass in the next duty cycle, whatever the time; for tests and measurements. */
+    public CompletableFuture<Void> compactNow() {
+        return submit(new CompactOp(new CompletableFuture<>()));
     }
 
     /** The share groups whose existence is durable. */
@@ -221,90 +236,98 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         return Map.copyOf(published);
     }
 
-    /** Bytes of record batches appended to the state log since open. */
-    public long bytesAppended() {
-        return bytesAppended.get();
-    }
-
     /** Records appended since open. */
     public long recordsAppended() {
         return recordsAppended.get();
     }
 
-    /** Group commits (fsyncs of the state log) since open. */
+    /** Group commits (flushes of the state log) since open. */
     public long flushes() {
         return flushes.get();
     }
 
     /** The state log's start offset (advances as superseded records are cleaned away). */
     public long logStartOffset() {
-        return log.logStartOffset();
+        return log.startOffset();
     }
 
-    private CompletableFuture<Void> enqueue(Op op) {
-        CompletableFuture<Void> done = doneOf(op);
+    private CompletableFuture<Void> submit(Op op) {
         Throwable f = failure;
         if (f != null) {
-            done.completeExceptionally(new IOException("share state is not writable after an I/O error", f));
-        } else if (stopping) {
-            done.completeExceptionally(new IOException("share-state persister is closed"));
+            op.done().completeExceptionally(new IOException("share state is not writable after an I/O error", f));
+        } else if (closed) {
+            op.done().completeExceptionally(new IOException("share-state persister is closed"));
         } else {
-            queue.add(op);
+            submitted.add(op);
+            // close() sets closed before its last drain: an op added after that drain sees it here.
+            if (closed && submitted.remove(op)) {
+                op.done().completeExceptionally(new IOException("share-state persister is closed"));
+            } else {
+                wakeup.wake();
+            }
         }
-        return done;
+        return op.done();
     }
 
-    private static CompletableFuture<Void> doneOf(Op op) {
-        if (op instanceof WriteOp w) {
-            return w.done();
-        } else if (op instanceof InitOp i) {
-            return i.done();
-        } else if (op instanceof DeleteOp d) {
-            return d.done();
-        } else if (op instanceof GroupOp g) {
-            return g.done();
-        } else if (op instanceof CompactOp c) {
-            return c.done();
-        }
-        return new CompletableFuture<>();
+    // ---------------------------------------------------------------- Agent, the duty-cycle thread
+
+    @Override
+    public String roleName() {
+        return "pier-share-state";
     }
 
-    // ---------------------------------------------------------------- writer thread
+    @Override
+    public int doWork(long nowMs) {
+        if (closed) {
+            return 0;
+        }
+        if (nextColdPassMs == NOT_STARTED) {
+            nextColdPassMs = deadlineAfter(nowMs);
+        }
+        int work = cycle(nowMs >= nextColdPassMs);
+        if (nowMs >= nextColdPassMs) {
+            nextColdPassMs = deadlineAfter(nowMs);
+        }
+        return work;
+    }
 
-    private void run() {
-        List<Op> batch = new ArrayList<>();
-        boolean stop = false;
-        while (!stop) {
-            try {
-                long waitMs = Math.max(1, nextColdPassMs - clock.monoMs());
-                Op first = queue.poll(waitMs, TimeUnit.MILLISECONDS);
-                if (first != null) {
-                    batch.add(first);
-                    queue.drainTo(batch);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                stop = true;
+    /** The next cold pass; none once the log failed or the persister closed. */
+    @Override
+    public long nextDeadlineMs() {
+        return failure != null || closed || nextColdPassMs == NOT_STARTED ? Long.MAX_VALUE : nextColdPassMs;
+    }
+
+    private long deadlineAfter(long nowMs) {
+        long interval = options.coldSnapshotIntervalMs();
+        return nowMs > Long.MAX_VALUE - interval ? Long.MAX_VALUE : nowMs + interval;
+    }
+
+    /**
+     * Takes a bounded batch of submissions, writes them (after the cold snapshots, if a cold pass
+     * is due or was asked for) with one flush, completes them, then lets the log start move on.
+     * Returns the submissions taken, plus one for a cold pass.
+     */
+    private int cycle(boolean coldPassDue) {
+        inCycle = true;
+        for (Op op; taken.size() < MAX_SUBMISSIONS_PER_CYCLE && (op = submitted.poll()) != null; ) {
+            taken.add(op);
+        }
+        List<Op> changes = new ArrayList<>(taken.size());
+        List<CompactOp> compactions = new ArrayList<>();
+        for (Op op : taken) {
+            if (op instanceof CompactOp c) {
+                compactions.add(c);
+            } else {
+                changes.add(op);
             }
-            List<Op> work = new ArrayList<>(batch.size());
-            List<CompactOp> compactions = new ArrayList<>();
-            for (Op op : batch) {
-                if (op instanceof StopOp) {
-                    stop = true;
-                } else if (op instanceof CompactOp c) {
-                    compactions.add(c);
-                } else {
-                    work.add(op);
-                }
-            }
-            batch.clear();
-            if (!work.isEmpty()) {
-                process(work);
-            }
-            if (failure == null && (!compactions.isEmpty() || (!stop && clock.monoMs() >= nextColdPassMs))) {
-                coldPass();
-                nextColdPassMs = clock.monoMs() + options.coldSnapshotIntervalMs();
-            }
+        }
+        int work = taken.size();
+        if (failure != null) {
+            failAll(taken, failure);
+        } else {
+            boolean coldPass = coldPassDue || !compactions.isEmpty();
+            commit(changes, coldPass);
+            work += coldPass ? 1 : 0;
             for (CompactOp c : compactions) {
                 if (failure == null) {
                     c.done().complete(null);
@@ -313,137 +336,71 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
                 }
             }
         }
-        // Whatever is still queued after a stop fails; its callers were not told of success.
-        List<Op> rest = new ArrayList<>();
-        queue.drainTo(rest);
-        for (Op op : rest) {
-            doneOf(op).completeExceptionally(new IOException("share-state persister is closed"));
-        }
+        taken.clear();
+        inCycle = false;
+        return work;
     }
 
-    /** Validates, merges, encodes, appends, fsyncs once, publishes, then completes the futures. */
-    private void process(List<Op> ops) {
-        if (failure != null) {
-            failAll(ops, failure);
-            return;
-        }
-        Map<SharePartitionKey, ShareState> staged = new HashMap<>();
-        Map<String, Boolean> stagedGroups = new HashMap<>();
-        List<Pending> records = new ArrayList<>();
+    /**
+     * Validates and merges the changes, appends their records after the cold pass's snapshots,
+     * flushes once, publishes, completes the futures; then, for a cold pass, moves the log start.
+     * The cold snapshots come first because they hold the published (pre-cycle) state: a change of
+     * the same key in this cycle must land after them to win on replay.
+     */
+    private void commit(List<Op> ops, boolean coldPass) {
+        long passEnd = log.endOffset();
+        List<ShareStateChanges.Staged> records = coldPass && log.reclaimable() ? coldSnapshots() : new ArrayList<>();
+        ShareStateChanges changes = new ShareStateChanges(published, publishedGroups, snapshots);
         List<CompletableFuture<Void>> succeeded = new ArrayList<>();
         for (Op op : ops) {
-            RuntimeException refused = stage(op, staged, stagedGroups, records);
+            RuntimeException refused = stage(op, changes);
             if (refused != null) {
-                doneOf(op).completeExceptionally(refused);
+                op.done().completeExceptionally(refused);
             } else {
-                succeeded.add(doneOf(op));
+                succeeded.add(op.done());
             }
         }
+        records.addAll(changes.records());
         if (!records.isEmpty() && !appendAndFlush(records)) {
             for (CompletableFuture<Void> f : succeeded) {
                 f.completeExceptionally(new IOException("share state could not be made durable", failure));
             }
             return;
         }
-        staged.forEach((k, v) -> {
-            if (v == null) {
-                published.remove(k);
-            } else {
-                published.put(k, v);
-            }
-        });
-        stagedGroups.forEach((g, exists) -> {
-            if (exists) {
-                publishedGroups.add(g);
-            } else {
-                publishedGroups.remove(g);
-            }
-        });
+        changes.publish();
         for (CompletableFuture<Void> f : succeeded) {
             f.complete(null);
         }
+        if (coldPass) {
+            moveStartAfterColdPass(passEnd);
+        }
     }
 
-    /** Applies one op to the staged view and queues its record; returns why it was refused, if it was. */
-    private RuntimeException stage(Op op, Map<SharePartitionKey, ShareState> staged, Map<String, Boolean> stagedGroups,
-            List<Pending> records) {
+    /** Returns why the op was refused, or null once it is staged (or needs no record at all). */
+    private static RuntimeException stage(Op op, ShareStateChanges changes) {
         if (op instanceof WriteOp w) {
-            ShareStateWrite write = w.write();
-            SharePartitionKey key = write.key();
-            ShareState current = staged.containsKey(key) ? staged.get(key) : published.get(key);
-            if (current == null) {
-                return new IllegalStateException("share state not initialised: " + key.coordinatorKey());
-            }
-            if (write.stateEpoch() < current.stateEpoch()) {
-                return new IllegalStateException("fenced state epoch " + write.stateEpoch() + " < "
-                        + current.stateEpoch() + " for " + key.coordinatorKey());
-            }
-            ShareState next = current.merged(write.stateEpoch(), write.startOffset(), write.batches());
-            staged.put(key, next);
-            if (snapshots.snapshotDue(key)) {
-                records.add(snapshotRecord(key, next));
-            } else {
-                records.add(new Pending(key, false, ShareStateRecords.shareKey(ShareStateRecords.UPDATE, key),
-                        ShareStateRecords.stateValue(next.stateEpoch(), next.startOffset(), write.batches())));
-            }
+            return changes.write(w.write());
         } else if (op instanceof InitOp i) {
-            ShareState current = staged.containsKey(i.key()) ? staged.get(i.key()) : published.get(i.key());
-            ShareState next = new ShareState(current == null ? 0 : current.stateEpoch() + 1, i.startOffset(), List.of());
-            staged.put(i.key(), next);
-            records.add(snapshotRecord(i.key(), next));
+            changes.initialize(i.key(), i.startOffset());
         } else if (op instanceof DeleteOp d) {
-            staged.put(d.key(), null);
-            records.add(new Pending(d.key(), false, ShareStateRecords.shareKey(ShareStateRecords.SNAPSHOT, d.key()),
-                    null));
+            changes.delete(d.key());
         } else if (op instanceof GroupOp g) {
-            boolean known = stagedGroups.containsKey(g.groupId()) ? stagedGroups.get(g.groupId())
-                    : publishedGroups.contains(g.groupId());
-            if (known == g.exists()) {
-                return null; // nothing to change; completes with the others once they are durable
-            }
-            stagedGroups.put(g.groupId(), g.exists());
-            records.add(new Pending(g.groupId(), g.exists(), ShareStateRecords.groupKey(g.groupId()),
-                    g.exists() ? ShareStateRecords.groupValue() : null));
+            changes.group(g.groupId(), g.exists());
         }
         return null;
     }
 
-    private static Pending snapshotRecord(SharePartitionKey key, ShareState state) {
-        return new Pending(key, true, ShareStateRecords.shareKey(ShareStateRecords.SNAPSHOT, key),
-                ShareStateRecords.stateValue(state.stateEpoch(), state.startOffset(), state.batches()));
-    }
-
-    /** Appends the records in batches of at most {@link #MAX_BATCH_BYTES} and forces once. */
-    private boolean appendAndFlush(List<Pending> records) {
+    /** Appends the records and flushes once; false (and the persister failed) on any error. */
+    private boolean appendAndFlush(List<ShareStateChanges.Staged> records) {
         try {
-            long now = clock.wallMs();
-            boolean snapshots = false;
-            int from = 0;
-            while (from < records.size()) {
-                int size = 0;
-                int to = from;
-                while (to < records.size() && (to == from || size < MAX_BATCH_BYTES)) {
-                    Pending p = records.get(to++);
-                    size += p.key().length + (p.value() == null ? 0 : p.value().length) + 16;
-                }
-                SimpleRecord[] batch = new SimpleRecord[to - from];
-                for (int i = from; i < to; i++) {
-                    Pending p = records.get(i);
-                    batch[i - from] = new SimpleRecord(now, p.key(), p.value());
-                    snapshots |= p.full();
-                }
-                MemoryRecords mr = MemoryRecords.withRecords(Compression.NONE, batch);
-                int bytes = mr.sizeInBytes();
-                long base = log.append(mr).baseOffset();
-                bytesAppended.addAndGet(bytes);
-                recordsAppended.addAndGet(batch.length);
-                for (int i = from; i < to; i++) {
-                    note(records.get(i), base + (i - from));
-                }
-                from = to;
-                if (snapshots && from < records.size()) {
-                    io.crashPoint(CrashPoint.MID_SNAPSHOT);
-                }
+            List<ShareStateLog.Entry> entries = new ArrayList<>(records.size());
+            for (ShareStateChanges.Staged p : records) {
+                entries.add(p.entry());
+            }
+            long first = log.append(entries);
+            recordsAppended.addAndGet(entries.size());
+            for (int i = 0; i < records.size(); i++) {
+                note(records.get(i), first + i);
             }
             log.flush();
             flushes.incrementAndGet();
@@ -454,8 +411,8 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
         }
     }
 
-    private void note(Pending p, long offset) {
-        if (p.value() == null) {
+    private void note(ShareStateChanges.Staged p, long offset) {
+        if (p.entry().value() == null) {
             snapshots.onDeleted(p.infoKey());
         } else if (p.full()) {
             snapshots.onFullRecord(p.infoKey(), offset);
@@ -465,75 +422,89 @@ public final class DurableSharePersister implements SharePersister, AutoCloseabl
     }
 
     /**
-     * Snapshots every key whose last full record is older than the previous pass (when the log
-     * has segments that could go), then moves the log start to the oldest full record still
-     * needed, which deletes the segments wholly below it.
+     * A cold pass's records: a snapshot of every key whose last full record is older than the end
+     * the previous pass saw (only asked for when moving the log start could free anything).
      */
-    private void coldPass() {
-        long end = log.logEndOffset();
-        if (log.segmentCount() > 1) {
-            List<Pending> records = new ArrayList<>();
-            for (Object key : snapshots.coldKeys()) {
-                if (key instanceof SharePartitionKey spk) {
-                    ShareState s = published.get(spk);
-                    if (s != null) {
-                        records.add(snapshotRecord(spk, s));
-                    }
-                } else if (key instanceof String group) {
-                    records.add(new Pending(group, true, ShareStateRecords.groupKey(group),
-                            ShareStateRecords.groupValue()));
+    private List<ShareStateChanges.Staged> coldSnapshots() {
+        List<ShareStateChanges.Staged> records = new ArrayList<>();
+        for (Object key : snapshots.coldKeys()) {
+            if (key instanceof SharePartitionKey spk) {
+                ShareState s = published.get(spk);
+                if (s != null) {
+                    records.add(ShareStateChanges.Staged.snapshot(spk, s));
                 }
-            }
-            if (!records.isEmpty() && !appendAndFlush(records)) {
-                return;
+            } else if (key instanceof String group) {
+                records.add(ShareStateChanges.Staged.groupExists(group));
             }
         }
-        snapshots.endColdPass(end);
-        long needed = snapshots.neededFrom(log.highWatermark());
+        return records;
+    }
+
+    /**
+     * Ends a cold pass that saw the log up to {@code passEnd}, then moves the log start to the
+     * oldest full record still needed, which frees the storage wholly below it.
+     */
+    private void moveStartAfterColdPass(long passEnd) {
+        snapshots.endColdPass(passEnd);
+        // Every append so far was flushed in its own cycle, so the log end is the durable end.
+        long needed = snapshots.neededFrom(log.endOffset());
         try {
-            if (needed > log.logStartOffset()) {
-                log.deleteRecordsBefore(needed);
+            if (needed > log.startOffset()) {
+                log.moveStart(needed);
             }
         } catch (IOException | RuntimeException e) {
             onFailure(e);
         }
     }
 
-    /** Runs one cold pass now, on the writer thread; for tests and measurements. */
-    public CompletableFuture<Void> compactNow() {
-        return enqueue(new CompactOp(new CompletableFuture<>()));
-    }
-
     private void onFailure(Throwable e) {
         if (failure == null) {
             failure = e;
-            LOG.error("Share-state log {} failed; no further share state is written", log.dir(), e);
+            LOG.error("Share-state log {} failed; no further share state is written", log.name(), e);
             fatal.onFatal("writing the share-state log failed", e);
         }
     }
 
-    private static void failAll(List<Op> ops, Throwable cause) {
+    private static void failAll(List<? extends Op> ops, Throwable cause) {
         for (Op op : ops) {
-            doneOf(op).completeExceptionally(new IOException("share state is not writable after an I/O error", cause));
+            op.done().completeExceptionally(new IOException("share state is not writable after an I/O error", cause));
         }
     }
 
-    /** Stops the writer after what is queued, then closes the log (forcing it, unless it failed). */
+    /** Called by the runner on the duty-cycle thread after the last cycle: see {@link #close}. */
+    @Override
+    public void onClose() {
+        close();
+    }
+
+    /**
+     * Writes what was submitted before the close (unless the log failed), fails what comes later,
+     * then closes the log. Call it where {@link #doWork} runs, once no cycle runs any more: the
+     * runner does so through {@link #onClose}, a test that drives the cycles by hand calls it
+     * directly. Idempotent.
+     */
     @Override
     public void close() {
-        if (!stopping) {
-            stopping = true;
-            queue.add(new StopOp());
+        if (closed) {
+            return;
         }
-        try {
-            writer.join(30_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        closed = true;
+        if (inCycle) {
+            // The last cycle threw half-way (a broken invariant): what it took is in doubt.
+            if (failure == null) {
+                failure = new IllegalStateException("a share-state duty cycle did not finish");
+            }
+            failAll(taken, failure);
+            taken.clear();
+        }
+        // Bounded: once closed is set, a submitter whose op is not drained here takes it back.
+        while (!submitted.isEmpty()) {
+            cycle(false);
         }
         try {
             log.close();
         } catch (RuntimeException e) {
-            LOG.warn("Closing the share-state log {} failed", log.dir(), e);
+            LOG.warn("Closing the share-state log {} failed", log.name(), e);
         }
     }
 }

@@ -18,8 +18,8 @@ import java.util.Map;
  *   <li>the log start may move to the oldest last-full-record offset still needed.
  * </ul>
  *
- * Owned by the persister's writer thread (and by {@link DurableSharePersister#open} before it
- * starts).
+ * Owned by the persister's duty cycle (and by {@link DurableSharePersister#open}, before the first
+ * cycle).
  */
 final class SnapshotPolicy {
     /** Where a key's full record sits, and updates since it. */

@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>{@link #arm} makes the n-th arrival at a {@link CrashPoint} throw {@link SimulatedCrash} and
  * stops all I/O, so the test can then call {@link #powerLoss}.
  *
- * <p>Thread-safe (the share-state writer and a test thread may use one instance). Lock order:
+ * <p>Thread-safe (an agent runner's thread and a test thread may share one instance). Lock order:
  * this object, then a channel; a channel never takes this object's lock.
  */
 public final class PowerLossFileIO implements FileIO {

@@ -41,8 +41,8 @@ public final class NetworkServer implements AutoCloseable {
         try {
             serverChannel = bootstrap.bind(host, port).sync().channel();
         } catch (RuntimeException | InterruptedException e) {
-            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
             throw e;
         }
     }

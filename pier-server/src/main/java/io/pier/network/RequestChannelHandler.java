@@ -1,12 +1,13 @@
 package io.pier.network;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
-import io.pier.protocol.Futures;
+import io.pier.service.Futures;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -17,10 +18,7 @@ import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.RequestHeader;
-import org.apache.kafka.common.requests.RequestUtils;
-import org.apache.kafka.common.requests.ResponseHeader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,7 +42,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private Connection connection;
     private ChannelHandlerContext ctx;
 
-    private record Pending(RequestHeader header, CompletableFuture<AbstractResponse> response) {}
+    /** {@code body} is null only for the KIP-511 ApiVersions answer to an unsupported version. */
+    private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {}
 
     RequestChannelHandler(ApiRouter router) {
         this.router = router;
@@ -68,7 +67,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent) {
             LOG.debug("Closing idle connection {} (connections.max.idle.ms)", connection.id());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         ctx.fireUserEventTriggered(evt);
@@ -77,7 +76,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         LOG.info("Closing connection {}: {}", connection == null ? "?" : connection.id(), cause.toString());
-        ctx.close();
+        ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
     @Override
@@ -89,17 +88,18 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             header = RequestHeader.parse(frame);
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: unreadable request header ({})", connection.id(), e.toString());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         ApiKeys key = header.apiKey();
         if (!router.supports(key, header.apiVersion())) {
             if (key == ApiKeys.API_VERSIONS) {
-                enqueue(header, CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)));
+                enqueue(header, null,
+                        CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)));
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         AbstractRequest body;
@@ -108,7 +108,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: malformed {} v{} request ({})", connection.id(), key,
                     header.apiVersion(), e.toString());
-            ctx.close();
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         CompletableFuture<AbstractResponse> response;
@@ -117,7 +117,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             response = CompletableFuture.failedFuture(e);
         }
-        enqueue(header, response.exceptionally(t -> errorResponse(header, body, t)));
+        enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)));
     }
 
     /**
@@ -140,8 +140,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         return body.getErrorResponse(0, cause);
     }
 
-    private void enqueue(RequestHeader header, CompletableFuture<AbstractResponse> response) {
-        pending.add(new Pending(header, response));
+    private void enqueue(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {
+        pending.add(new Pending(header, body, response));
         if (pending.size() >= MAX_IN_FLIGHT) {
             ctx.channel().config().setAutoRead(false);
         }
@@ -151,6 +151,9 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             } else {
                 ctx.executor().execute(this::writeCompleted);
             }
+        }).exceptionally(t -> { // a response that cannot be written closes the connection, as above
+            ctx.channel().pipeline().fireExceptionCaught(Futures.unwrap(t));
+            return null;
         });
     }
 
@@ -158,6 +161,14 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         boolean wrote = false;
         while (!pending.isEmpty() && pending.peek().response().isDone()) {
             Pending p = pending.poll();
+            if (p.response().isCompletedExceptionally()) {
+                // Only when even the API's error response could not be built: nothing to send.
+                Throwable cause = p.response().handle((r, t) -> Futures.unwrap(t)).join();
+                LOG.error("Closing connection {}: no response could be built for {} v{}", connection.id(),
+                        p.header().apiKey(), p.header().apiVersion(), cause);
+                closeAfterFlush(wrote);
+                return;
+            }
             AbstractResponse response = p.response().getNow(null);
             if (response == null) {
                 continue; // acks=0 produce: the client expects nothing back
@@ -165,7 +176,15 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             if (!ctx.channel().isActive()) {
                 continue;
             }
-            ctx.write(serialize(p.header(), response));
+            ByteBuf frame;
+            try {
+                frame = frame(ResponseEncoder.encode(p.header(), p.body(), response, connection.id()));
+            } catch (ResponseEncoder.UnencodableResponseException e) {
+                LOG.error("Closing connection {}: {}", connection.id(), e.getMessage(), e);
+                closeAfterFlush(wrote);
+                return;
+            }
+            ctx.write(frame).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             wrote = true;
         }
         if (wrote) {
@@ -176,14 +195,15 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private ByteBuf serialize(RequestHeader requestHeader, AbstractResponse response) {
-        short version = requestHeader.apiVersion();
-        if (response instanceof ApiVersionsResponse avr
-                && avr.data().errorCode() == Errors.UNSUPPORTED_VERSION.code()) {
-            version = 0; // KIP-511: a body the client can always parse
+    /** Sends the responses already written (they precede the failed one), then closes. */
+    private void closeAfterFlush(boolean wrote) {
+        if (wrote) {
+            ctx.flush();
         }
-        ResponseHeader header = requestHeader.toResponseHeader();
-        ByteBuffer bytes = RequestUtils.serialize(header.data(), header.headerVersion(), response.data(), version);
+        ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
+    private ByteBuf frame(ByteBuffer bytes) {
         ByteBuf out = ctx.alloc().buffer(4 + bytes.remaining());
         out.writeInt(bytes.remaining());
         out.writeBytes(bytes);

@@ -3,19 +3,28 @@ package io.pier.protocol;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 
 /**
- * The APIs this broker implements, each with the version range it advertises, and the handler
- * that serves it. Only what is registered here is advertised in ApiVersions.
+ * The APIs this broker implements, each with the version range it serves, and the handler that
+ * serves it. Only what is registered here is advertised in ApiVersions, with one exception that
+ * Kafka 4 makes too: Produce is advertised from v0 though only v3+ is served (KAFKA-18659).
+ * librdkafka before 2.10 checks for Produce v0-v2 when it decides whether the broker supports
+ * gzip, snappy, lz4 and zstd, and silently sends uncompressed batches if they are missing. A
+ * Produce v0-v2 request, which kafka-clients cannot parse, still closes the connection, as on
+ * Kafka.
  */
 public final class ApiRouter {
+    private static final short PRODUCE_ADVERTISED_MIN_VERSION = 0;
+    /** What ApiVersions lists. */
     private final Map<ApiKeys, ApiVersion> versions = new EnumMap<>(ApiKeys.class);
+    /** What is served: equal to {@link #versions} except for Produce's minimum. */
+    private final Map<ApiKeys, ApiVersion> served = new EnumMap<>(ApiKeys.class);
     private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
     private RequestObserver observer = RequestObserver.NONE;
 
@@ -38,14 +47,16 @@ public final class ApiRouter {
             throw new IllegalArgumentException(key + " v" + minVersion + "-" + maxVersion
                     + " outside what kafka-clients can parse");
         }
-        versions.put(key, new ApiVersion().setApiKey(key.id).setMinVersion((short) minVersion)
-                .setMaxVersion((short) maxVersion));
+        ApiVersion range = new ApiVersion().setApiKey(key.id).setMinVersion((short) minVersion)
+                .setMaxVersion((short) maxVersion);
+        served.put(key, range);
+        versions.put(key, key == ApiKeys.PRODUCE ? range.duplicate().setMinVersion(PRODUCE_ADVERTISED_MIN_VERSION) : range);
         handlers.put(key, handler);
         return this;
     }
 
     public boolean supports(ApiKeys key, short version) {
-        ApiVersion v = versions.get(key);
+        ApiVersion v = served.get(key);
         return v != null && version >= v.minVersion() && version <= v.maxVersion();
     }
 
@@ -70,7 +81,7 @@ public final class ApiRouter {
             o.onResponse(api, System.nanoTime() - startNanos);
             throw e;
         }
-        response.whenComplete((r, t) -> o.onResponse(api, System.nanoTime() - startNanos));
-        return response;
+        // The returned stage carries a failure of the observer itself too, so it is logged, not lost.
+        return response.whenComplete((r, t) -> o.onResponse(api, System.nanoTime() - startNanos));
     }
 }

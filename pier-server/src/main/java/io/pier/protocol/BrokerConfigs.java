@@ -1,6 +1,6 @@
 package io.pier.protocol;
 
-import io.pier.server.TopicService;
+import io.pier.service.TopicService;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

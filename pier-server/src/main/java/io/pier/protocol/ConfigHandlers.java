@@ -1,17 +1,18 @@
 package io.pier.protocol;
 
+import io.pier.service.Futures;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource;
-import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResourceResult;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResult;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource;
-import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiError;
@@ -83,7 +84,7 @@ public final class ConfigHandlers {
             } catch (RuntimeException e) {
                 done = CompletableFuture.failedFuture(e);
             }
-            results.add(done.thenApply(v -> result).exceptionally(e -> {
+            results.add(done.thenApply(v -> result.setErrorMessage(null)).exceptionally(e -> {
                 ApiError error = ApiError.fromThrowable(Futures.unwrap(e));
                 return result.setErrorCode(error.error().code()).setErrorMessage(error.message());
             }));

@@ -1,6 +1,6 @@
 package io.pier.protocol;
 
-import io.pier.server.NodeInfo;
+import io.pier.service.NodeInfo;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.kafka.common.message.DescribeClusterResponseData;

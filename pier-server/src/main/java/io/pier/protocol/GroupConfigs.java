@@ -2,7 +2,7 @@ package io.pier.protocol;
 
 import io.pier.group.GroupConfig;
 import io.pier.group.GroupConfigEntry;
-import io.pier.server.ShareGroups;
+import io.pier.service.ShareGroups;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.pier.protocol;
 
-import io.pier.server.ProducerIdAllocator;
+import io.pier.service.ProducerIdAllocator;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -28,7 +28,8 @@ public final class InitProducerIdHandler implements ApiHandler {
         } else {
             // A fresh id (epoch 0) also serves a producer bumping its epoch after an error:
             // the client accepts whatever id and epoch it is given.
-            data.setProducerId(allocator.nextProducerId()).setProducerEpoch((short) 0);
+            return allocator.nextProducerId().thenApply(id ->
+                    new InitProducerIdResponse(data.setProducerId(id).setProducerEpoch((short) 0)));
         }
         return CompletableFuture.completedFuture(new InitProducerIdResponse(data));
     }

@@ -1,7 +1,8 @@
 package io.pier.protocol;
 
-import io.pier.server.NodeInfo;
-import io.pier.server.TopicService;
+import io.pier.service.Futures;
+import io.pier.service.NodeInfo;
+import io.pier.service.TopicService;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,12 +10,13 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic;
-import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePartition;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseTopic;
+import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
@@ -27,6 +29,7 @@ import org.apache.kafka.common.requests.MetadataResponse;
  */
 public final class MetadataHandler implements ApiHandler {
     private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
+    private static final short FIRST_VERSION_WITH_TOPIC_IDS = 12;
     private final Supplier<NodeInfo> node;
     private final TopicService topics;
     private final boolean autoCreate;
@@ -45,6 +48,15 @@ public final class MetadataHandler implements ApiHandler {
         List<MetadataRequestTopic> requested = body.data().topics();
         if (requested == null) {
             return CompletableFuture.completedFuture(respond(request, allTopics()));
+        }
+        if (request.version() < FIRST_VERSION_WITH_TOPIC_IDS) {
+            for (MetadataRequestTopic t : requested) {
+                // v10-v11 have the topic id field, but Kafka refuses to look topics up by id there.
+                if (t.name() == null || !Uuid.ZERO_UUID.equals(t.topicId())) {
+                    return CompletableFuture.failedFuture(new InvalidRequestException(
+                            "Topic IDs are not supported in Metadata requests of version " + request.version()));
+                }
+            }
         }
         boolean allowCreate = autoCreate && (request.version() < 4 || body.data().allowAutoTopicCreation());
         List<CompletableFuture<MetadataResponseTopic>> results = new ArrayList<>();

@@ -1,27 +1,23 @@
 package io.pier.protocol;
 
-import io.pier.log.AppendResult;
-import io.pier.server.Partition;
-import io.pier.server.PartitionRegistry;
-import io.pier.server.TopicService;
+import io.pier.service.Futures;
+import io.pier.service.Logs;
+import io.pier.service.TopicService;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
-import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.message.ProduceResponseData.PartitionProduceResponse;
 import org.apache.kafka.common.message.ProduceResponseData.TopicProduceResponse;
+import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Produce: each partition's batch is appended on its shard and answered only after the shard's
@@ -29,13 +25,12 @@ import org.slf4j.LoggerFactory;
  * for beyond 0: on one node, acks=1 and acks=all mean the same.
  */
 public final class ProduceHandler implements ApiHandler {
-    private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
     private final TopicService topics;
-    private final PartitionRegistry partitions;
+    private final Logs logs;
 
-    public ProduceHandler(TopicService topics, PartitionRegistry partitions) {
+    public ProduceHandler(TopicService topics, Logs logs) {
         this.topics = topics;
-        this.partitions = partitions;
+        this.logs = logs;
     }
 
     @Override
@@ -77,40 +72,16 @@ public final class ProduceHandler implements ApiHandler {
     }
 
     private CompletableFuture<PartitionProduceResponse> append(TopicPartition tp, PartitionProduceData pd) {
-        Partition partition = partitions.get(tp);
-        if (partition == null) {
-            return done(error(pd.index(), Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
-        }
         if (!(pd.records() instanceof MemoryRecords records)) {
             return done(error(pd.index(), Errors.CORRUPT_MESSAGE, "records missing"));
         }
-        CompletableFuture<PartitionProduceResponse> result = new CompletableFuture<>();
-        partition.shard().execute(() -> {
-            if (partition.isDeleted()) {
-                result.complete(error(pd.index(), Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
-                return;
-            }
-            AppendResult appended;
-            try {
-                appended = partition.log().append(records);
-            } catch (ApiException e) {
-                result.complete(error(pd.index(), Errors.forException(e), e.getMessage()));
-                return;
-            } catch (Exception e) {
-                LOG.error("Append to {} failed", tp, e);
-                result.complete(error(pd.index(), Errors.KAFKA_STORAGE_ERROR, e.getMessage()));
-                return;
-            }
-            partition.shard().afterFlush(partition.log(), () -> {
-                partition.fireDataListeners();
-                result.complete(new PartitionProduceResponse()
+        return logs.append(tp, records).thenApply(a -> a.error() != Errors.NONE
+                ? error(pd.index(), a.error(), a.message())
+                : new PartitionProduceResponse()
                         .setIndex(pd.index())
-                        .setBaseOffset(appended.baseOffset())
-                        .setLogAppendTimeMs(appended.logAppendTimeMs())
-                        .setLogStartOffset(appended.logStartOffset()));
-            });
-        });
-        return result;
+                        .setBaseOffset(a.baseOffset())
+                        .setLogAppendTimeMs(a.logAppendTimeMs())
+                        .setLogStartOffset(a.logStartOffset()));
     }
 
     private static PartitionProduceResponse error(int index, Errors error, String message) {

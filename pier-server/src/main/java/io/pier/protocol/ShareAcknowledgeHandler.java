@@ -1,8 +1,8 @@
 package io.pier.protocol;
 
-import io.pier.server.ShareService;
-import io.pier.server.ShareSessions;
-import io.pier.server.ShareSessions.PartitionRef;
+import io.pier.service.ShareService;
+import io.pier.service.ShareSessions.PartitionRef;
+import io.pier.service.ShareSessions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,10 +37,13 @@ public final class ShareAcknowledgeHandler implements ApiHandler {
         }
         int lockMs = shares.lockDurationMs(in.groupId());
         ShareSessions.Key key = new ShareSessions.Key(in.groupId(), in.memberId());
-        ShareSessions.Context context = sessions.onAcknowledge(key, in.shareSessionEpoch());
-        if (context.error() != Errors.NONE) {
-            return error(context.error(), null, lockMs);
-        }
+        return sessions.onAcknowledge(key, in.shareSessionEpoch()).thenCompose(context -> context.error() != Errors.NONE
+                ? error(context.error(), null, lockMs)
+                : acknowledge(request, in, key, lockMs));
+    }
+
+    private CompletableFuture<AbstractResponse> acknowledge(ApiRequest request, ShareAcknowledgeRequestData in,
+            ShareSessions.Key key, int lockMs) {
         List<ShareAcks.PartitionAcks> requested = new ArrayList<>();
         for (ShareAcknowledgeRequestData.AcknowledgeTopic t : in.topics()) {
             for (ShareAcknowledgeRequestData.AcknowledgePartition p : t.partitions()) {
@@ -51,12 +54,9 @@ public final class ShareAcknowledgeHandler implements ApiHandler {
             }
         }
         return acks.apply(in.groupId(), in.memberId(), requested, request.version(), in.isRenewAck())
-                .thenApply(results -> {
-                    if (in.shareSessionEpoch() == ShareSessions.FINAL_EPOCH) {
-                        sessions.close(key);
-                    }
-                    return respond(results, lockMs);
-                });
+                .thenCompose(results -> in.shareSessionEpoch() == ShareSessions.FINAL_EPOCH
+                        ? sessions.close(key).thenApply(v -> respond(results, lockMs))
+                        : CompletableFuture.completedFuture(respond(results, lockMs)));
     }
 
     private static AbstractResponse respond(Map<PartitionRef, Errors> results, int lockMs) {

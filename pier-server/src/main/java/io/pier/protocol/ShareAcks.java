@@ -1,10 +1,9 @@
 package io.pier.protocol;
 
-import io.pier.server.Partition;
-import io.pier.server.PartitionRegistry;
-import io.pier.server.ShareService;
-import io.pier.server.ShareSessions.PartitionRef;
-import io.pier.server.TopicService;
+import io.pier.service.Futures;
+import io.pier.service.ShareService;
+import io.pier.service.ShareSessions.PartitionRef;
+import io.pier.service.TopicService;
 import io.pier.share.AckBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.TopicMetadata;
@@ -20,12 +19,10 @@ import org.apache.kafka.common.protocol.Errors;
 /** Applies the acknowledgements of one ShareFetch or ShareAcknowledge, partition by partition. */
 public final class ShareAcks {
     private final TopicService topics;
-    private final PartitionRegistry partitions;
     private final ShareService shares;
 
-    public ShareAcks(TopicService topics, PartitionRegistry partitions, ShareService shares) {
+    public ShareAcks(TopicService topics, ShareService shares) {
         this.topics = topics;
-        this.partitions = partitions;
         this.shares = shares;
     }
 
@@ -56,8 +53,7 @@ public final class ShareAcks {
         if (topic == null) {
             return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_ID);
         }
-        Partition partition = partitions.get(new TopicPartition(topic.name(), acks.partition()));
-        if (partition == null) {
+        if (acks.partition() < 0 || acks.partition() >= topic.partitionCount()) {
             return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION);
         }
         if (acks.batches().isEmpty()) {
@@ -67,7 +63,7 @@ public final class ShareAcks {
         if (batches == null) {
             return CompletableFuture.completedFuture(Errors.INVALID_REQUEST);
         }
-        return shares.acknowledge(partition, new SharePartitionKey(groupId, topic.id(), acks.partition()),
+        return shares.acknowledge(new TopicPartition(topic.name(), acks.partition()), new SharePartitionKey(groupId, topic.id(), acks.partition()),
                 memberId, batches);
     }
 }

@@ -1,12 +1,12 @@
 package io.pier.protocol;
 
-import io.pier.server.Partition;
-import io.pier.server.PartitionRegistry;
-import io.pier.server.ShareService;
-import io.pier.server.ShareService.Acquired;
-import io.pier.server.ShareSessions;
-import io.pier.server.ShareSessions.PartitionRef;
-import io.pier.server.TopicService;
+import io.pier.service.Partition;
+import io.pier.service.Polls;
+import io.pier.service.ShareService.Acquired;
+import io.pier.service.ShareService;
+import io.pier.service.ShareSessions.PartitionRef;
+import io.pier.service.ShareSessions;
+import io.pier.service.TopicService;
 import io.pier.share.AcquireLimits;
 import io.pier.share.AcquireMode;
 import io.pier.share.AcquiredRange;
@@ -17,10 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.message.ShareFetchResponseData;
@@ -39,20 +35,18 @@ public final class ShareFetchHandler implements ApiHandler {
     private static final int MAX_MEMBER_ID_LENGTH = 36;
 
     private final TopicService topics;
-    private final PartitionRegistry partitions;
     private final ShareSessions sessions;
     private final ShareAcks acks;
     private final ShareService shares;
-    private final ScheduledExecutorService timer;
+    private final Polls polls;
 
-    public ShareFetchHandler(TopicService topics, PartitionRegistry partitions, ShareSessions sessions, ShareAcks acks,
-            ShareService shares, ScheduledExecutorService timer) {
+    public ShareFetchHandler(TopicService topics, ShareSessions sessions, ShareAcks acks, ShareService shares,
+            Polls polls) {
         this.topics = topics;
-        this.partitions = partitions;
         this.sessions = sessions;
         this.acks = acks;
         this.shares = shares;
-        this.timer = timer;
+        this.polls = polls;
     }
 
     static boolean validMemberId(String memberId) {
@@ -92,145 +86,76 @@ public final class ShareFetchHandler implements ApiHandler {
             t.partitions().forEach(p -> forgotten.add(new PartitionRef(t.topicId(), p)));
         }
         ShareSessions.Key key = new ShareSessions.Key(in.groupId(), in.memberId());
-        ShareSessions.Context context = sessions.onFetch(key, epoch,
-                epoch == ShareSessions.FINAL_EPOCH ? List.of() : added, forgotten, request.connection());
-        if (context.error() != Errors.NONE) {
-            return error(context.error(), null, lockMs);
-        }
+        return sessions.onFetch(key, epoch, epoch == ShareSessions.FINAL_EPOCH ? List.of() : added, forgotten,
+                request.connection()).thenCompose(context -> context.error() != Errors.NONE
+                        ? error(context.error(), null, lockMs)
+                        : fetch(request, in, key, context, ackList, lockMs));
+    }
+
+    /** After the session step: the acknowledgements, then (unless closing or renewing) the acquisition. */
+    private CompletableFuture<AbstractResponse> fetch(ApiRequest request, ShareFetchRequestData in,
+            ShareSessions.Key key, ShareSessions.Context context, List<ShareAcks.PartitionAcks> ackList, int lockMs) {
+        int epoch = in.shareSessionEpoch();
         return acks.apply(in.groupId(), in.memberId(), ackList, request.version(), in.isRenewAck())
                 .thenCompose(ackResults -> {
                     if (epoch == ShareSessions.FINAL_EPOCH) {
-                        sessions.close(key);
-                        return CompletableFuture.completedFuture(respond(Map.of(), ackResults, false, lockMs));
+                        return sessions.close(key).thenApply(v -> respond(Map.of(), ackResults, false, lockMs));
                     }
                     if (in.isRenewAck()) {
                         return CompletableFuture.completedFuture(respond(Map.of(), ackResults, false, lockMs));
                     }
-                    CompletableFuture<AbstractResponse> response = new CompletableFuture<>();
-                    new Poll(in, context, ackResults, lockMs, response).attempt();
-                    return response;
+                    // At home on the group's shard, where its coordinator and share sessions are.
+                    return polls.start(in.groupId(), in.maxWaitMs(),
+                            (last, wake) -> attempt(in, context, ackResults, lockMs, last, wake));
                 });
     }
 
-    /**
-     * One fetch until it is answered: acquire, maybe park, acquire again on wake-up.
-     *
-     * <p>Attempts never overlap: a wake-up (new data, a release, the MaxWaitMs timer) that arrives
-     * while an attempt runs is remembered and served by one more attempt afterwards. Overlapping
-     * attempts could each acquire records while only one can answer, stranding the other's records
-     * until their locks expire; and a wake-up must never be dropped, or a parked fetch outlives
-     * its MaxWaitMs until the client's request times out.
-     */
-    private final class Poll {
-        private final ShareFetchRequestData in;
-        private final ShareSessions.Context context;
-        private final Map<PartitionRef, Errors> ackResults;
-        private final int lockMs;
-        private final CompletableFuture<AbstractResponse> response;
-        private final long deadlineNanos;
-        private final AtomicBoolean timeoutScheduled = new AtomicBoolean();
-        private final AtomicBoolean running = new AtomicBoolean();
-        private final AtomicInteger wakeups = new AtomicInteger();
-        private final Partition.DataListener wake = new Partition.DataListener() {
-            @Override
-            public boolean isDone() {
-                return response.isDone();
-            }
+    /** One acquisition over the session's partitions; null (keep waiting) if nothing came and time is left. */
+    private CompletableFuture<AbstractResponse> attempt(ShareFetchRequestData in, ShareSessions.Context context,
+            Map<PartitionRef, Errors> ackResults, int lockMs, boolean last, Partition.DataListener wake) {
+        List<PartitionRef> targets = rotated(context.partitions(), in.shareSessionEpoch());
+        int perPartitionBytes = targets.isEmpty() ? 0 : Math.max(1, in.maxBytes() / targets.size());
+        Map<PartitionRef, Acquired> results = new LinkedHashMap<>();
+        return acquireFrom(in, targets, 0, Math.max(0, in.maxRecords()), perPartitionBytes, wake, results)
+                .thenApply(v -> {
+                    boolean gotAny = false;
+                    for (Acquired a : results.values()) {
+                        gotAny |= !a.ranges().isEmpty() || a.error() != Errors.NONE;
+                    }
+                    if (last || gotAny || in.maxRecords() <= 0 || in.maxBytes() <= 0 || targets.isEmpty()) {
+                        return respond(results, ackResults, context.isNew(), lockMs);
+                    }
+                    return null;
+                });
+    }
 
-            @Override
-            public void onDataChange() {
-                trigger();
-            }
-        };
-
-        Poll(ShareFetchRequestData in, ShareSessions.Context context, Map<PartitionRef, Errors> ackResults,
-                int lockMs, CompletableFuture<AbstractResponse> response) {
-            this.in = in;
-            this.context = context;
-            this.ackResults = ackResults;
-            this.lockMs = lockMs;
-            this.response = response;
-            this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, in.maxWaitMs()));
+    /** Partitions one after another, so MaxRecords is a budget for the whole request. */
+    private CompletableFuture<Void> acquireFrom(ShareFetchRequestData in, List<PartitionRef> targets, int index,
+            int recordsLeft, int maxBytes, Partition.DataListener wake, Map<PartitionRef, Acquired> results) {
+        if (index >= targets.size()) {
+            return CompletableFuture.completedFuture(null);
         }
-
-        /** Starts the first attempt. */
-        void attempt() {
-            trigger();
+        PartitionRef ref = targets.get(index);
+        CompletableFuture<Acquired> one;
+        TopicMetadata topic = topics.topic(ref.topicId());
+        if (topic == null) {
+            one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_ID));
+        } else if (ref.partition() < 0 || ref.partition() >= topic.partitionCount()) {
+            one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
+        } else if (recordsLeft <= 0) {
+            one = CompletableFuture.completedFuture(Acquired.NONE);
+        } else {
+            AcquireLimits limits = new AcquireLimits(recordsLeft, Math.max(1, in.batchSize()),
+                    AcquireMode.forId(in.shareAcquireMode()));
+            one = shares.acquire(new TopicPartition(topic.name(), ref.partition()),
+                    new SharePartitionKey(in.groupId(), ref.topicId(), ref.partition()), in.memberId(), limits,
+                    maxBytes, wake);
         }
-
-        private void trigger() {
-            wakeups.incrementAndGet();
-            drain();
-        }
-
-        private void drain() {
-            if (response.isDone() || !running.compareAndSet(false, true)) {
-                return; // answered, or the running attempt re-checks the wake-ups when it ends
-            }
-            wakeups.set(0);
-            attemptOnce().whenComplete((answered, failure) -> {
-                if (failure != null) {
-                    response.completeExceptionally(failure);
-                }
-                running.set(false);
-                if (wakeups.get() > 0) {
-                    drain();
-                }
-            });
-        }
-
-        private CompletableFuture<Boolean> attemptOnce() {
-            boolean last = System.nanoTime() >= deadlineNanos;
-            List<PartitionRef> targets = rotated(context.partitions(), in.shareSessionEpoch());
-            int perPartitionBytes = targets.isEmpty() ? 0 : Math.max(1, in.maxBytes() / targets.size());
-            Map<PartitionRef, Acquired> results = new LinkedHashMap<>();
-            return acquireFrom(targets, 0, Math.max(0, in.maxRecords()), perPartitionBytes, last ? null : wake, results)
-                    .thenApply(v -> {
-                        boolean gotAny = false;
-                        for (Acquired a : results.values()) {
-                            gotAny |= !a.ranges().isEmpty() || a.error() != Errors.NONE;
-                        }
-                        if (last || gotAny || in.maxRecords() <= 0 || in.maxBytes() <= 0 || targets.isEmpty()) {
-                            response.complete(respond(results, ackResults, context.isNew(), lockMs));
-                            return true;
-                        }
-                        if (timeoutScheduled.compareAndSet(false, true)) {
-                            timer.schedule(this::trigger, Math.max(0, deadlineNanos - System.nanoTime()),
-                                    TimeUnit.NANOSECONDS);
-                        }
-                        return false;
-                    });
-        }
-
-        /** Partitions one after another, so MaxRecords is a budget for the whole request. */
-        private CompletableFuture<Void> acquireFrom(List<PartitionRef> targets, int index, int recordsLeft,
-                int maxBytes, Partition.DataListener wake, Map<PartitionRef, Acquired> results) {
-            if (index >= targets.size()) {
-                return CompletableFuture.completedFuture(null);
-            }
-            PartitionRef ref = targets.get(index);
-            CompletableFuture<Acquired> one;
-            TopicMetadata topic = topics.topic(ref.topicId());
-            Partition partition = topic == null ? null
-                    : partitions.get(new TopicPartition(topic.name(), ref.partition()));
-            if (topic == null) {
-                one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_ID));
-            } else if (partition == null) {
-                one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
-            } else if (recordsLeft <= 0) {
-                one = CompletableFuture.completedFuture(Acquired.NONE);
-            } else {
-                AcquireLimits limits = new AcquireLimits(recordsLeft, Math.max(1, in.batchSize()),
-                        AcquireMode.forId(in.shareAcquireMode()));
-                one = shares.acquire(partition, new SharePartitionKey(in.groupId(), ref.topicId(), ref.partition()),
-                        in.memberId(), limits, maxBytes, wake);
-            }
-            return one.thenCompose(acquired -> {
-                results.put(ref, acquired);
-                int left = (int) Math.max(0, recordsLeft - acquired.recordCount());
-                return acquireFrom(targets, index + 1, left, maxBytes, wake, results);
-            });
-        }
+        return one.thenCompose(acquired -> {
+            results.put(ref, acquired);
+            int left = (int) Math.max(0, recordsLeft - acquired.recordCount());
+            return acquireFrom(in, targets, index + 1, left, maxBytes, wake, results);
+        });
     }
 
     /** Rotates the starting partition by epoch so no partition is always served last. */

@@ -4,20 +4,21 @@ import io.pier.group.AssignedTopic;
 import io.pier.group.GroupDescription;
 import io.pier.group.GroupListing;
 import io.pier.group.MemberDescription;
-import io.pier.server.ShareGroups;
-import io.pier.server.ShareService;
+import io.pier.service.Futures;
+import io.pier.service.ShareGroups;
+import io.pier.service.ShareOffsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResultCollection;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.ListGroupsRequestData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
-import org.apache.kafka.common.message.ShareGroupDescribeResponseData;
 import org.apache.kafka.common.message.ShareGroupDescribeResponseData.DescribedGroup;
+import org.apache.kafka.common.message.ShareGroupDescribeResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.DeleteGroupsRequest;
@@ -30,7 +31,7 @@ import org.apache.kafka.common.requests.ShareGroupDescribeResponse;
 /**
  * The group-level admin APIs for share groups, the only kind of group Pier has: ListGroups,
  * ShareGroupDescribe and DeleteGroups. Group state lives with the coordinator's shard ({@link
- * ShareGroups}); deleting a group also drops its share-partition state ({@link ShareService}).
+ * ShareGroups}); deleting a group also drops its share-partition state ({@link ShareOffsets}).
  */
 public final class ShareGroupAdminHandlers {
     /** Group type and protocol type of a share group on the wire (ListGroups, KIP-932). */
@@ -38,9 +39,9 @@ public final class ShareGroupAdminHandlers {
     private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
 
     private final ShareGroups groups;
-    private final ShareService shares;
+    private final ShareOffsets shares;
 
-    public ShareGroupAdminHandlers(ShareGroups groups, ShareService shares) {
+    public ShareGroupAdminHandlers(ShareGroups groups, ShareOffsets shares) {
         this.groups = groups;
         this.shares = shares;
     }

@@ -1,7 +1,7 @@
 package io.pier.protocol;
 
 import io.pier.group.HeartbeatRequest;
-import io.pier.server.ShareGroups;
+import io.pier.service.ShareGroups;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

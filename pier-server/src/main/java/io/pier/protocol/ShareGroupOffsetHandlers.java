@@ -1,11 +1,10 @@
 package io.pier.protocol;
 
-import io.pier.server.Partition;
-import io.pier.server.PartitionRegistry;
-import io.pier.server.ShareGroups;
-import io.pier.server.ShareService;
-import io.pier.server.ShareService.OffsetSummary;
-import io.pier.server.TopicService;
+import io.pier.service.Futures;
+import io.pier.service.ShareGroups;
+import io.pier.service.ShareOffsets.OffsetSummary;
+import io.pier.service.ShareOffsets;
+import io.pier.service.TopicService;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
@@ -15,22 +14,22 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestPartition;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestTopic;
-import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponsePartition;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponseTopic;
-import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData;
 import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData.DeleteShareGroupOffsetsRequestTopic;
-import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData.DeleteShareGroupOffsetsResponseTopic;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestGroup;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestTopic;
-import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseGroup;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponsePartition;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseTopic;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
@@ -43,22 +42,19 @@ import org.apache.kafka.common.requests.DescribeShareGroupOffsetsResponse;
 /**
  * The share-group offset admin APIs: DescribeShareGroupOffsets (start offset and lag per
  * share-partition), AlterShareGroupOffsets and DeleteShareGroupOffsets (Empty groups only).
- * Share-partition state is read and changed on each partition's shard by {@link ShareService}.
+ * Share-partition state is read and changed by {@link ShareOffsets}.
  */
 public final class ShareGroupOffsetHandlers {
     private static final int LEADER_EPOCH = 0;
 
     private final ShareGroups groups;
-    private final ShareService shares;
+    private final ShareOffsets shares;
     private final TopicService topics;
-    private final PartitionRegistry partitions;
 
-    public ShareGroupOffsetHandlers(ShareGroups groups, ShareService shares, TopicService topics,
-            PartitionRegistry partitions) {
+    public ShareGroupOffsetHandlers(ShareGroups groups, ShareOffsets shares, TopicService topics) {
         this.groups = groups;
         this.shares = shares;
         this.topics = topics;
-        this.partitions = partitions;
     }
 
     /**
@@ -104,10 +100,10 @@ public final class ShareGroupOffsetHandlers {
             TopicMetadata topic = topics.topic(name);
             List<CompletableFuture<DescribeShareGroupOffsetsResponsePartition>> parts = new ArrayList<>();
             for (int index : indexes) {
-                Partition partition = topic == null ? null : partitions.get(new TopicPartition(name, index));
-                CompletableFuture<OffsetSummary> summary = partition == null
+                CompletableFuture<OffsetSummary> summary = topic == null
                         ? CompletableFuture.completedFuture(OffsetSummary.NONE)
-                        : shares.summary(partition, new SharePartitionKey(groupId, topic.id(), index));
+                        : shares.summary(new TopicPartition(name, index),
+                                new SharePartitionKey(groupId, topic.id(), index));
                 parts.add(summary.thenApply(s -> {
                     DescribeShareGroupOffsetsResponsePartition p = new DescribeShareGroupOffsetsResponsePartition()
                             .setPartitionIndex(index)

@@ -1,6 +1,7 @@
 package io.pier.protocol;
 
-import io.pier.server.TopicService;
+import io.pier.service.Futures;
+import io.pier.service.TopicService;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -9,16 +10,16 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
-import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData.CreatePartitionsTopicResult;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopicConfig;
-import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicConfigs;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData.DeleteTopicState;
-import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData.DeletableTopicResult;
+import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiError;
@@ -80,7 +81,9 @@ public final class TopicAdminHandlers {
     }
 
     private CreatableTopicResult success(CreatableTopicResult result, TopicMetadata topic, short version) {
-        result.setTopicId(topic.id())
+        // Kafka answers a null message on success; the generated default is "".
+        result.setErrorMessage(null)
+                .setTopicId(topic.id())
                 .setNumPartitions(topic.partitionCount())
                 .setReplicationFactor((short) 1);
         if (version >= 5) {
@@ -144,7 +147,7 @@ public final class TopicAdminHandlers {
         for (CreatePartitionsTopic t : body.data().topics()) {
             CreatePartitionsTopicResult result = new CreatePartitionsTopicResult().setName(t.name());
             results.add(topics.createPartitions(t.name(), t.count(), body.data().validateOnly())
-                    .thenApply(grown -> result)
+                    .thenApply(grown -> result.setErrorMessage(null))
                     .exceptionally(e -> {
                         ApiError error = ApiError.fromThrowable(Futures.unwrap(e));
                         return result.setErrorCode(error.error().code()).setErrorMessage(error.message());

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * <p>A wake-up that arrives while the agent works is not lost: {@code unpark} before {@code park}
  * makes that park return at once (the thread's permit), so the agent runs another cycle and sees it.
  */
-public final class AgentRunner implements AutoCloseable {
+public final class AgentRunner implements AgentSlot {
     private static final Logger LOG = LoggerFactory.getLogger(AgentRunner.class);
     /** Longest park even without a deadline, so a manual clock in tests still advances deadlines. */
     private static final long MAX_PARK_MS = 100;
@@ -40,21 +40,38 @@ public final class AgentRunner implements AutoCloseable {
     }
 
     /** The wake-up to hand to the agent's queues; valid before {@link #start} too. */
+    @Override
     public Wakeup wakeup() {
         return wakeup;
     }
 
     /** Starts the agent's thread. */
+    @Override
     public void start(Agent agent) {
         if (this.agent != null) {
             throw new IllegalStateException("already started");
         }
         this.agent = agent;
         this.running = true;
-        Thread t = new Thread(this::run, agent.roleName());
+        Thread t = new AgentThread(this::run, agent.roleName());
         t.setDaemon(true);
         this.thread = t;
         t.start();
+    }
+
+    /** The thread of every agent, so code can tell an agent's thread (which must never block) from others. */
+    private static final class AgentThread extends Thread {
+        AgentThread(Runnable body, String name) {
+            super(body, name);
+        }
+    }
+
+    /**
+     * True on any agent's thread. Work handed from one agent to another goes on queues that never
+     * make the sender wait, or two agents with full queues could wait on each other for ever.
+     */
+    public static boolean onAnyAgentThread() {
+        return Thread.currentThread() instanceof AgentThread;
     }
 
     /** True on this runner's thread: code that must not block it (or must not be called off it) checks. */

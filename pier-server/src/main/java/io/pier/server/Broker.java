@@ -7,30 +7,11 @@ import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
 import io.pier.protocol.ApiRouter;
-import io.pier.protocol.ApiVersionsHandler;
-import io.pier.protocol.BrokerConfigs;
-import io.pier.protocol.ConfigHandlers;
-import io.pier.protocol.ConfigResourceType;
-import io.pier.protocol.CoordinatorHandlers;
-import io.pier.protocol.FetchHandler;
-import io.pier.protocol.GroupConfigs;
-import io.pier.protocol.InitProducerIdHandler;
-import io.pier.protocol.MetadataHandler;
-import io.pier.protocol.OffsetHandlers;
-import io.pier.protocol.ProduceHandler;
-import io.pier.protocol.ShareAcknowledgeHandler;
-import io.pier.protocol.ShareAcks;
-import io.pier.protocol.ShareFetchHandler;
-import io.pier.protocol.ShareGroupAdminHandlers;
-import io.pier.protocol.ShareGroupHeartbeatHandler;
-import io.pier.protocol.ShareGroupOffsetHandlers;
-import io.pier.protocol.TopicAdminHandlers;
-import io.pier.protocol.TopicConfigs;
-import io.pier.share.ShareEvents;
-import io.pier.state.ClusterMetadataStore;
+import io.pier.runtime.AgentHost;
+import io.pier.runtime.AgentSlot;
+import io.pier.service.BrokerServices;
+import io.pier.service.NodeInfo;
 import io.pier.state.DurableSharePersister;
-import io.pier.state.SharePartitionKey;
-import io.pier.state.TopicMetadata;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -39,15 +20,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.EnumMap;
-import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.protocol.ApiKeys;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,24 +41,17 @@ final class Broker implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final FileChannel lockChannel;
     private final FileLock dataLock;
-    private final Shard[] shards;
-    private final ScheduledExecutorService timer;
-    private final PartitionRegistry partitions;
-    private final TopicService topics;
-    private final ShareGroups shareGroups;
     private final DurableSharePersister shareState;
-    private final ShareService shares;
-    private final ShareSessions shareSessions;
+    private final AgentSlot shareStateRunner;
+    private final BrokerServices services;
     private final NetworkServer network;
     private final NodeInfo node;
-    /** Null when {@code pier.metrics.enable=false}. */
-    private final PierMetrics metrics;
     private final MetricsEndpoint metricsEndpoint;
 
     Broker(BrokerConfig config, Clock clock, Runnable onFatalExit) throws Exception {
         this.config = config;
         this.onFatalExit = onFatalExit;
-        long startNanos = System.nanoTime();
+        long startMs = clock.monoMs();
         Path dataDir = config.dataDir().toAbsolutePath();
         Files.createDirectories(dataDir);
         // What is already running when a later step fails (a damaged log, a taken port) is stopped
@@ -97,85 +64,59 @@ final class Broker implements AutoCloseable {
             if (dataLock == null) {
                 throw new IOException("another broker is using the data folder " + dataDir);
             }
-            shards = new Shard[config.shards()];
-            for (int i = 0; i < shards.length; i++) {
-                shards[i] = new Shard(i, clock, this::onFatal);
-                started.push(shards[i]);
-            }
-            timer = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "pier-timer");
-                t.setDaemon(true);
-                return t;
-            });
-            started.push(timer::shutdownNow);
-            partitions = new PartitionRegistry(dataDir, shards, clock);
-            started.push(partitions);
-            topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, config.raw());
-            started.push(topics);
-            topics.openAll();
-            RetentionTicker.install(shards, partitions, config.retentionCheckIntervalMs());
             ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
             // Share state and group existence: an internal log under <data>/share-state, written by
-            // its own thread with group commit; a failed fsync there halts the broker like any other.
+            // an agent on its own runner thread with group commit; a failed fsync there, or a failed
+            // duty cycle, halts the broker like any other.
+            AgentHost agents = AgentHost.threads(clock, (agent, cause) -> onFatal(agent + " failed", cause));
+            shareStateRunner = agents.slot();
             shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
                     DurableSharePersister.Options.fromProperties(config.raw()), clock, FileIO.REAL,
-                    this::onFatal);
-            started.push(shareState);
+                    shareStateRunner.wakeup(), this::onFatal);
+            shareStateRunner.start(shareState);
+            started.push(shareStateRunner);
             boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
                     config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
-            shareGroups = new ShareGroups(shards[0], clock, topics, shareConfig, shareState);
-            metrics = config.metricsEnabled() ? new PierMetrics(shards.length) : null;
-            shares = new ShareService(shareGroups, shareState, clock, shards, durableCounts,
-                    metrics == null ? ShareEventsFactory.NONE : new MetricsShareEvents(metrics));
-            shareSessions = new ShareSessions(shareConfig.maxShareSessions(), this::releaseSession);
+            PierMetrics metrics = config.metricsEnabled() ? new PierMetrics(config.shards()) : null;
+            services = new BrokerServices(new BrokerServices.Settings(dataDir, config.shards(), config.raw(),
+                    config.retentionCheckIntervalMs(), shareConfig, durableCounts, config.metricsSnapshotIntervalMs()),
+                    clock, agents, shareState, metrics, this::onFatal);
+            started.push(services);
+            awaitOpen(services);
 
             ApiRouter router = new ApiRouter();
             if (metrics != null) {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
-            registerApis(router, this::node, dataDir);
+            Apis.register(router, services, config, this::node);
             network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
                     config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()));
             started.push(network);
-            node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(), topics.clusterId());
-            if (metrics != null) {
-                MetricsTicker.install(shards, partitions, shares, metrics, config.metricsSnapshotIntervalMs());
-                metricsEndpoint = metrics.serve(config.metricsHost(), config.metricsPort());
+            node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(),
+                    services.topics().clusterId());
+            metricsEndpoint = metrics == null ? null : metrics.serve(config.metricsHost(), config.metricsPort());
+            if (metricsEndpoint != null) {
                 started.push(metricsEndpoint);
-            } else {
-                metricsEndpoint = null;
             }
         } catch (Exception | Error e) {
             stopAfterFailedStart(started, e);
             throw e;
         }
         LOG.info("Pier broker {} serving Kafka clients on {}:{} with data in {} (cluster {}, {} shards, started in {} ms)",
-                node.nodeId(), node.host(), node.port(), dataDir, node.clusterId(), shards.length,
-                (System.nanoTime() - startNanos) / 1_000_000);
+                node.nodeId(), node.host(), node.port(), dataDir, node.clusterId(), services.shardCount(),
+                clock.monoMs() - startMs);
         if (metricsEndpoint != null) {
             LOG.info("Metrics on http://{}:{}/metrics", config.metricsHost(), metricsEndpoint.port());
         }
     }
 
-    /** Share-partition events counted into the broker's metrics. */
-    private static final class MetricsShareEvents implements ShareEventsFactory {
-        private final PierMetrics metrics;
-
-        MetricsShareEvents(PierMetrics metrics) {
-            this.metrics = metrics;
-        }
-
-        @Override
-        public ShareEvents create(SharePartitionKey key, Partition partition) {
-            return metrics.shareEvents(key.groupId(), partition.topicPartition().topic(),
-                    partition.topicPartition().partition());
-        }
-
-        @Override
-        public void forget(SharePartitionKey key, Partition partition) {
-            metrics.forgetShare(key.groupId(), partition.topicPartition().topic(),
-                    partition.topicPartition().partition());
+    /** Waits for every partition log to open; a damaged log fails the start with its own exception. */
+    private static void awaitOpen(BrokerServices services) throws Exception {
+        try {
+            services.open().get();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
         }
     }
 
@@ -190,59 +131,6 @@ final class Broker implements AutoCloseable {
                 started.pop().close();
             } catch (Exception e) {
                 cause.addSuppressed(e);
-            }
-        }
-    }
-
-    private void registerApis(ApiRouter router, Supplier<NodeInfo> node, Path dataDir)
-            throws IOException {
-        TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
-        CoordinatorHandlers coordinators = new CoordinatorHandlers(node);
-        OffsetHandlers offsets = new OffsetHandlers(partitions);
-        Map<ConfigResource.Type, ConfigResourceType> configTypes = new EnumMap<>(ConfigResource.Type.class);
-        configTypes.put(ConfigResource.Type.TOPIC, new TopicConfigs(topics));
-        configTypes.put(ConfigResource.Type.BROKER, new BrokerConfigs(topics, config.nodeId(), config.raw()));
-        configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
-        ShareAcks shareAcks = new ShareAcks(topics, partitions, shares);
-        ConfigHandlers configs = new ConfigHandlers(configTypes);
-        ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, shares);
-        ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, shares, topics, partitions);
-        router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
-                .register(ApiKeys.METADATA, 0, 13,
-                        new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
-                .register(ApiKeys.PRODUCE, 3, 13, new ProduceHandler(topics, partitions))
-                .register(ApiKeys.FETCH, 4, 17, new FetchHandler(topics, partitions, timer))
-                .register(ApiKeys.LIST_OFFSETS, 1, 10, offsets::listOffsets)
-                .register(ApiKeys.DELETE_RECORDS, 0, 2, offsets::deleteRecords)
-                .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
-                .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
-                .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions)
-                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(new ProducerIdAllocator(dataDir)))
-                .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
-                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
-                .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
-                .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
-                .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, new ShareGroupHeartbeatHandler(shareGroups))
-                .register(ApiKeys.SHARE_FETCH, 1, 2,
-                        new ShareFetchHandler(topics, partitions, shareSessions, shareAcks, shares, timer))
-                .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2,
-                        new ShareAcknowledgeHandler(shareSessions, shareAcks, shares))
-                .register(ApiKeys.LIST_GROUPS, 0, 5, shareAdmin::listGroups)
-                .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, shareAdmin::describe)
-                .register(ApiKeys.DELETE_GROUPS, 0, 3, shareAdmin::deleteGroups)
-                .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, shareOffsets::describeOffsets)
-                .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::alterOffsets)
-                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::deleteOffsets);
-    }
-
-    /** A share session ended: what its member still holds goes back to the others at once. */
-    private void releaseSession(ShareSessions.Session session) {
-        for (ShareSessions.PartitionRef ref : session.partitions()) {
-            TopicMetadata topic = topics.topic(ref.topicId());
-            Partition partition = topic == null ? null : partitions.get(new TopicPartition(topic.name(), ref.partition()));
-            if (partition != null) {
-                shares.releaseMember(partition, new SharePartitionKey(session.key().groupId(),
-                        ref.topicId(), ref.partition()), session.key().memberId());
             }
         }
     }
@@ -269,13 +157,8 @@ final class Broker implements AutoCloseable {
             metricsEndpoint.close();
         }
         network.close();
-        timer.shutdownNow();
-        topics.close();
-        partitions.close();
-        for (Shard s : shards) {
-            s.close();
-        }
-        shareState.close();
+        services.close();
+        shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
         try {
             dataLock.release();
             lockChannel.close();

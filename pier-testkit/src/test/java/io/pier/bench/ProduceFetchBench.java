@@ -79,7 +79,7 @@ public final class ProduceFetchBench {
         long start = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
             for (long i = 0; i < records && failure.get() == null; i++) {
-                producer.send(new ProducerRecord<>(topic, 0, null, value), (md, e) -> {
+                var unused = producer.send(new ProducerRecord<>(topic, 0, null, value), (md, e) -> { // the callback sees failures
                     if (e != null) {
                         failure.compareAndSet(null, e);
                     } else {

@@ -2,6 +2,7 @@ package io.pier.bench;
 
 import io.pier.common.Clock;
 import io.pier.log.FileIO;
+import io.pier.runtime.AgentRunner;
 import io.pier.server.Pier;
 import io.pier.state.DurableSharePersister;
 import io.pier.state.PersistedBatch;
@@ -18,6 +19,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -28,6 +30,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -80,10 +83,14 @@ public final class ShareStateBench {
             pp.put("key.serializer", ByteArraySerializer.class.getName());
             pp.put("value.serializer", ByteArraySerializer.class.getName());
             try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(pp)) {
+                List<Future<RecordMetadata>> acks = new ArrayList<>();
                 for (int i = 0; i < records; i++) {
-                    producer.send(new ProducerRecord<>("bench", 0, null, new byte[100]));
+                    acks.add(producer.send(new ProducerRecord<>("bench", 0, null, new byte[100])));
                 }
                 producer.flush();
+                for (Future<RecordMetadata> ack : acks) {
+                    ack.get();
+                }
             }
             long stateBefore = stateBytes(data);
             Properties cp = new Properties();
@@ -124,8 +131,8 @@ public final class ShareStateBench {
         Path dir = Files.createTempDirectory("pier-share-restart-");
         try {
             Uuid topic = Uuid.randomUuid();
-            try (DurableSharePersister p = DurableSharePersister.open(dir, DurableSharePersister.Options.DEFAULTS,
-                    Clock.SYSTEM, FileIO.REAL, (what, cause) -> { })) {
+            try (RunningPersister running = RunningPersister.open(dir)) {
+                DurableSharePersister p = running.persister();
                 List<CompletableFuture<Void>> pending = new ArrayList<>();
                 for (int i = 0; i < partitions; i++) {
                     SharePartitionKey key = new SharePartitionKey("group-" + (i % 100), topic, i);
@@ -149,8 +156,8 @@ public final class ShareStateBench {
             long bytes = stateBytes(dir.getParent().resolve(dir.getFileName()));
             for (int run = 0; run < 3; run++) {
                 long t0 = System.nanoTime();
-                try (DurableSharePersister p = DurableSharePersister.open(dir, DurableSharePersister.Options.DEFAULTS,
-                        Clock.SYSTEM, FileIO.REAL, (what, cause) -> { })) {
+                try (RunningPersister running = RunningPersister.open(dir)) {
+                    DurableSharePersister p = running.persister();
                     double ms = (System.nanoTime() - t0) / 1e6;
                     System.out.printf(Locale.ROOT, "restart: %d share-partitions (%d bytes of state log, %d records"
                             + " per key since init) reopened in %.0f ms%n", p.states().size(), bytes, 21, ms);
@@ -158,6 +165,22 @@ public final class ShareStateBench {
             }
         } finally {
             delete(dir);
+        }
+    }
+
+    /** The persister on its own runner thread, as the broker runs it; closing stops both. */
+    private record RunningPersister(DurableSharePersister persister, AgentRunner runner) implements AutoCloseable {
+        static RunningPersister open(Path dir) throws IOException {
+            AgentRunner runner = new AgentRunner(Clock.SYSTEM, (agent, cause) -> { });
+            DurableSharePersister p = DurableSharePersister.open(dir, DurableSharePersister.Options.DEFAULTS,
+                    Clock.SYSTEM, FileIO.REAL, runner.wakeup(), (what, cause) -> { });
+            runner.start(p);
+            return new RunningPersister(p, runner);
+        }
+
+        @Override
+        public void close() {
+            runner.close();
         }
     }
 

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
@@ -30,6 +31,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
@@ -258,9 +260,11 @@ class AdminIT {
         // Two batches; the second holds two records, so lookups inside a batch are covered too.
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps())) {
             producer.send(new ProducerRecord<>(topic, 0, 1_000L, null, bytes("t1000"))).get();
-            producer.send(new ProducerRecord<>(topic, 0, 5_000L, null, bytes("t5000")));
-            producer.send(new ProducerRecord<>(topic, 0, 3_000L, null, bytes("t3000")));
+            Future<RecordMetadata> t5000 = producer.send(new ProducerRecord<>(topic, 0, 5_000L, null, bytes("t5000")));
+            Future<RecordMetadata> t3000 = producer.send(new ProducerRecord<>(topic, 0, 3_000L, null, bytes("t3000")));
             producer.flush();
+            t5000.get();
+            t3000.get();
         }
 
         assertThat(listOffset(tp, OffsetSpec.earliest()).offset()).isZero();

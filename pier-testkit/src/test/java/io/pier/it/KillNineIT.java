@@ -136,7 +136,7 @@ class KillNineIT {
             seq++;
             attempted.add(value);
             try {
-                producer.send(new ProducerRecord<>(TOPIC, partition, null, value), (md, error) -> {
+                var unused = producer.send(new ProducerRecord<>(TOPIC, partition, null, value), (md, error) -> { // the callback sees failures
                     inFlight.release();
                     if (error == null) {
                         acked.add(value, md);

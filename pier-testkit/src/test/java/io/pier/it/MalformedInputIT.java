@@ -320,7 +320,7 @@ class MalformedInputIT {
         try (RawKafkaClient client = RawKafkaClient.connect(PIER.bootstrapServers())) {
             client.sendRaw(Arrays.copyOf(all.array(), all.limit()));
             List<Integer> correlationIds = new ArrayList<>();
-            for (RequestHeader header : headers) {
+            for (int i = 0; i < headers.size(); i++) {
                 Received received = client.receive();
                 assertThat(received).isInstanceOf(Frame.class);
                 correlationIds.add(((Frame) received).bytes().getInt(0));

@@ -141,7 +141,7 @@ final class Workloads implements AutoCloseable {
         long t0 = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int i = 0; i < count; i++) {
-                producer.send(new ProducerRecord<>(topic, i % partitions, null, value), (md, e) -> {
+                var unused = producer.send(new ProducerRecord<>(topic, i % partitions, null, value), (md, e) -> { // the callback counts failures
                     if (e == null) {
                         acked.increment();
                     } else {
@@ -337,7 +337,7 @@ final class Workloads implements AutoCloseable {
         try (KafkaProducer<byte[], byte[]> producer = producer(lingerMs)) {
             long warmDeadline = System.nanoTime() + capNanos;
             while (!gotAny.get() && System.nanoTime() < warmDeadline) {
-                producer.send(new ProducerRecord<>(topic, 0, null, payload(0, 0)));
+                var unused = producer.send(new ProducerRecord<>(topic, 0, null, payload(0, 0))); // repeated until one arrives
                 Thread.sleep(50);
             }
             Thread.sleep(500);
@@ -351,7 +351,8 @@ final class Workloads implements AutoCloseable {
                 while ((wait = due - System.nanoTime()) > 0) {
                     LockSupport.parkNanos(wait);
                 }
-                producer.send(new ProducerRecord<>(topic, 0, null, payload(i < total ? 1 : 0, System.nanoTime())));
+                // A failed send shows up as a missing latency sample (sampleCount below total).
+                var unused = producer.send(new ProducerRecord<>(topic, 0, null, payload(i < total ? 1 : 0, System.nanoTime())));
             }
             producer.flush();
         }

@@ -30,7 +30,6 @@ class KafkaToolsIT {
     static final PierExtension PIER = new PierExtension();
 
     private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
-    private final ShareFixture fixture = new ShareFixture(clients);
 
     @Test
     void shouldCreateListAndDescribeTopicsWithKafkaTopics() throws Exception {

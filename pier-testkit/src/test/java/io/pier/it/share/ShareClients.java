@@ -91,10 +91,14 @@ public final class ShareClients {
     /** Produces "prefix-i" values to one partition and waits for every acknowledgement. */
     public void produce(String topic, int partition, String prefix, int count) throws Exception {
         try (KafkaProducer<String, String> producer = producer()) {
+            List<Future<RecordMetadata>> acks = new ArrayList<>();
             for (int i = 0; i < count; i++) {
-                producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i));
+                acks.add(producer.send(new ProducerRecord<>(topic, partition, null, prefix + "-" + i)));
             }
             producer.flush();
+            for (Future<RecordMetadata> ack : acks) {
+                ack.get();
+            }
         }
     }
 

@@ -141,7 +141,7 @@ class ShareKillNineIT {
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
             for (long seq = 0; producing && seq < 5_000_000; seq++) {
                 try {
-                    producer.send(new ProducerRecord<>(TOPIC, 0, null, "v" + seq), (md, e) -> {
+                    var unused = producer.send(new ProducerRecord<>(TOPIC, 0, null, "v" + seq), (md, e) -> { // the callback sees failures
                         if (e == null) {
                             produced.add(md.offset());
                         }

@@ -1,4 +1,4 @@
-package io.pier.server;
+package io.pier.service;
 
 import io.pier.log.PartitionLog;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.pier.server;
+package io.pier.service;
 
 import io.pier.log.PartitionLog;
 import io.pier.metrics.LogSnapshot;
@@ -14,24 +14,17 @@ import java.util.List;
  * the logs and share-partitions the shard owns and publishes it for the gauges, so the scrape
  * thread never reads engine state.
  */
-final class MetricsTicker {
-    private MetricsTicker() {}
+final class MetricsSnapshotStep {
+    private MetricsSnapshotStep() {}
 
-    static void install(Shard[] shards, PartitionRegistry partitions, ShareService shares, PierMetrics metrics,
+    /** The step that publishes {@code shard}'s snapshot every {@code intervalMs}, the first at once. */
+    static DutyStep step(Shard shard, PartitionRegistry partitions, SharePartitions shares, PierMetrics metrics,
             long intervalMs) {
-        for (Shard shard : shards) {
-            long[] nextMs = {Long.MIN_VALUE};
-            shard.execute(() -> shard.addTicker(nowMs -> {
-                if (nowMs < nextMs[0]) {
-                    return;
-                }
-                nextMs[0] = nowMs + intervalMs;
-                publish(shard, partitions, shares, metrics, nowMs);
-            }));
-        }
+        return DutyStep.every(intervalMs, "metrics snapshot", true,
+                nowMs -> publish(shard, partitions, shares, metrics, nowMs));
     }
 
-    private static void publish(Shard shard, PartitionRegistry partitions, ShareService shares, PierMetrics metrics,
+    private static void publish(Shard shard, PartitionRegistry partitions, SharePartitions shares, PierMetrics metrics,
             long nowMs) {
         List<LogSnapshot> logs = new ArrayList<>();
         partitions.forEachOwned(shard, p -> {
@@ -49,8 +42,7 @@ final class MetricsTicker {
     }
 
     private static SharePartitionSnapshot snapshot(Partition p, SharePartition sp, long nowMs) {
-        long lag = ShareService.OffsetSummary.of(sp.startOffset(), p.log().highWatermark(),
-                sp.deliveryCompleteCount()).lag();
+        long lag = ShareOffsets.OffsetSummary.of(sp, p.log().highWatermark()).lag();
         return new SharePartitionSnapshot(sp.key().groupId(), p.topicPartition().topic(),
                 p.topicPartition().partition(), sp.startOffset(), sp.endOffset(), lag,
                 sp.recordCount(RecordState.AVAILABLE), sp.recordCount(RecordState.ACQUIRED),

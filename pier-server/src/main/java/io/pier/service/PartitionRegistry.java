@@ -1,4 +1,4 @@
-package io.pier.server;
+package io.pier.service;
 
 import io.pier.common.AtomicFiles;
 import io.pier.common.Clock;
@@ -18,6 +18,8 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,9 +27,11 @@ import org.slf4j.LoggerFactory;
  * Finds the {@link Partition} for a topic-partition from any thread, and creates or deletes
  * partitions on their owning shard. Logs live in {@code <data>/logs/<topic>-<partition>/}.
  */
-public final class PartitionRegistry implements AutoCloseable {
+public final class PartitionRegistry {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionRegistry.class);
     private static final String DELETED_SUFFIX = ".deleted";
+    /** Kafka's default {@code offsets.topic.num.partitions}. */
+    private static final int COORDINATOR_PARTITIONS = 50;
 
     private final Path logsDir;
     private final Shard[] shards;
@@ -56,6 +60,22 @@ public final class PartitionRegistry implements AutoCloseable {
 
     Shard shardFor(TopicPartition tp) {
         return shards[Math.floorMod(tp.hashCode(), shards.length)];
+    }
+
+    /**
+     * The shard that owns a coordinator key (a group id; later a transactional id). Kafka maps a
+     * group to one of the 50 partitions of {@code __consumer_offsets} by the key's hash; Pier
+     * places that partition like any other, so a group always lands on the shard its offsets
+     * partition would live on.
+     */
+    Shard shardForKey(String key) {
+        int offsetsPartition = Utils.abs(key.hashCode()) % COORDINATOR_PARTITIONS;
+        return shardFor(new TopicPartition(Topic.GROUP_METADATA_TOPIC_NAME, offsetsPartition));
+    }
+
+    /** Every shard, in id order. */
+    Shard[] shards() {
+        return shards.clone();
     }
 
     /** Removes folders of deleted topics, including those left by a crash mid-delete. */
@@ -127,18 +147,17 @@ public final class PartitionRegistry implements AutoCloseable {
         }
     }
 
-    @Override
-    public void close() {
+    /** Shard thread only, as the shard stops: closes the logs of the partitions it owns. */
+    void closeOwned(Shard shard) {
         for (Partition p : partitions.values()) {
-            try {
-                p.shard().call(() -> {
+            if (p.shard() == shard) {
+                try {
                     p.log().close();
-                    return null;
-                }).get();
-            } catch (Exception e) {
-                LOG.warn("Closing {} failed", p.topicPartition(), e);
+                } catch (RuntimeException e) {
+                    LOG.warn("Closing {} failed", p.topicPartition(), e);
+                }
+                partitions.remove(p.topicPartition(), p);
             }
         }
-        partitions.clear();
     }
 }

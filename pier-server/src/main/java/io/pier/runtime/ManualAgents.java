@@ -1,0 +1,88 @@
+package io.pier.runtime;
+
+import io.pier.common.Agent;
+import io.pier.common.ManualClock;
+import io.pier.common.Wakeup;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Runs every agent of a broker by hand, on the caller's thread, at the time of a
+ * {@link ManualClock}: the same order of events on every run, and time moves only when the test
+ * moves it. Each round gives every agent one duty cycle, in the order they were started.
+ */
+public final class ManualAgents implements AgentHost {
+    /** A future that needs more rounds than this is taken to be lost, not slow. */
+    private static final int MAX_ROUNDS = 10_000;
+
+    private final ManualClock clock;
+    private final List<Agent> agents = new ArrayList<>();
+
+    public ManualAgents(ManualClock clock) {
+        this.clock = clock;
+    }
+
+    @Override
+    public AgentSlot slot() {
+        return new AgentSlot() {
+            private Agent agent;
+
+            @Override
+            public Wakeup wakeup() {
+                return Wakeup.NONE;
+            }
+
+            @Override
+            public void start(Agent a) {
+                agent = a;
+                agents.add(a);
+            }
+
+            @Override
+            public void close() {
+                if (agent != null && agents.remove(agent)) {
+                    agent.onClose();
+                }
+            }
+        };
+    }
+
+    /** One duty cycle of every agent at the clock's time; returns the work they did. */
+    public int round() {
+        long nowMs = clock.monoMs();
+        int work = 0;
+        for (Agent a : List.copyOf(agents)) {
+            work += a.doWork(nowMs);
+        }
+        return work;
+    }
+
+    /** Rounds until one does nothing. */
+    public void runUntilIdle() {
+        for (int i = 0; i < MAX_ROUNDS; i++) {
+            if (round() == 0) {
+                return;
+            }
+        }
+        throw new IllegalStateException("agents still busy after " + MAX_ROUNDS + " rounds");
+    }
+
+    /** Moves the clock, then runs until idle. */
+    public void advance(long deltaMs) {
+        clock.advance(deltaMs);
+        runUntilIdle();
+    }
+
+    /** Rounds, without moving the clock, until {@code future} completes; then its value. */
+    public <T> T await(CompletableFuture<T> future) throws ExecutionException, InterruptedException {
+        for (int i = 0; i < MAX_ROUNDS && !future.isDone(); i++) {
+            round();
+        }
+        if (!future.isDone()) {
+            throw new IllegalStateException("not completed after " + MAX_ROUNDS + " rounds");
+        }
+        return future.get();
+    }
+}

@@ -1,0 +1,84 @@
+package io.pier.server;
+
+import io.pier.protocol.ApiRouter;
+import io.pier.protocol.ApiVersionsHandler;
+import io.pier.protocol.BrokerConfigs;
+import io.pier.protocol.ConfigHandlers;
+import io.pier.protocol.ConfigResourceType;
+import io.pier.protocol.CoordinatorHandlers;
+import io.pier.protocol.FetchHandler;
+import io.pier.protocol.GroupConfigs;
+import io.pier.protocol.InitProducerIdHandler;
+import io.pier.protocol.MetadataHandler;
+import io.pier.protocol.OffsetHandlers;
+import io.pier.protocol.ProduceHandler;
+import io.pier.protocol.ShareAcknowledgeHandler;
+import io.pier.protocol.ShareAcks;
+import io.pier.protocol.ShareFetchHandler;
+import io.pier.protocol.ShareGroupAdminHandlers;
+import io.pier.protocol.ShareGroupHeartbeatHandler;
+import io.pier.protocol.ShareGroupOffsetHandlers;
+import io.pier.protocol.TopicAdminHandlers;
+import io.pier.protocol.TopicConfigs;
+import io.pier.service.BrokerServices;
+import io.pier.service.NodeInfo;
+import io.pier.service.ShareGroups;
+import io.pier.service.TopicService;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.protocol.ApiKeys;
+
+/**
+ * The Kafka APIs of one broker: each handler, given the services it translates to, and the version
+ * range ApiVersions advertises for it. Only what is registered here is served.
+ */
+public final class Apis {
+    private Apis() {}
+
+    /** Registers every API this broker serves, with the version range it advertises. */
+    public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
+            Supplier<NodeInfo> node) {
+        TopicService topics = services.topics();
+        ShareGroups shareGroups = services.shareGroups();
+        TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
+        CoordinatorHandlers coordinators = new CoordinatorHandlers(node);
+        OffsetHandlers offsets = new OffsetHandlers(services.logs());
+        Map<ConfigResource.Type, ConfigResourceType> configTypes = new EnumMap<>(ConfigResource.Type.class);
+        configTypes.put(ConfigResource.Type.TOPIC, new TopicConfigs(topics));
+        configTypes.put(ConfigResource.Type.BROKER, new BrokerConfigs(topics, config.nodeId(), config.raw()));
+        configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
+        ShareAcks shareAcks = new ShareAcks(topics, services.shares());
+        ConfigHandlers configs = new ConfigHandlers(configTypes);
+        ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets());
+        ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
+                topics);
+        router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
+                .register(ApiKeys.METADATA, 0, 13,
+                        new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
+                .register(ApiKeys.PRODUCE, 3, 13, new ProduceHandler(topics, services.logs()))
+                .register(ApiKeys.FETCH, 4, 17, new FetchHandler(topics, services.logs(), services.polls()))
+                .register(ApiKeys.LIST_OFFSETS, 1, 10, offsets::listOffsets)
+                .register(ApiKeys.DELETE_RECORDS, 0, 2, offsets::deleteRecords)
+                .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
+                .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
+                .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions)
+                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds()))
+                .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
+                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
+                .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
+                .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
+                .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, new ShareGroupHeartbeatHandler(shareGroups))
+                .register(ApiKeys.SHARE_FETCH, 1, 2, new ShareFetchHandler(topics, services.shareSessions(),
+                        shareAcks, services.shares(), services.polls()))
+                .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2,
+                        new ShareAcknowledgeHandler(services.shareSessions(), shareAcks, services.shares()))
+                .register(ApiKeys.LIST_GROUPS, 0, 5, shareAdmin::listGroups)
+                .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, shareAdmin::describe)
+                .register(ApiKeys.DELETE_GROUPS, 0, 3, shareAdmin::deleteGroups)
+                .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, shareOffsets::describeOffsets)
+                .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::alterOffsets)
+                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::deleteOffsets);
+    }
+}

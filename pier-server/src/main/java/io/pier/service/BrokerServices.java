@@ -1,0 +1,172 @@
+package io.pier.service;
+
+import io.pier.common.Clock;
+import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.metrics.PierMetrics;
+import io.pier.runtime.AgentHost;
+import io.pier.runtime.AgentSlot;
+import io.pier.state.ClusterMetadataStore;
+import io.pier.state.DurableSharePersister;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.TopicMetadata;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shards of one broker and the services that run on them, built, started and stopped
+ * together. The protocol layer sees only the services' commands ({@link Logs}, {@link ShareService},
+ * ...); the shards, partitions and their logs stay in here.
+ *
+ * <p>Wiring order: shards are built with their duty steps (lock expiry, group session expiry,
+ * retention, metrics) before any agent starts, so a step list never changes under a running shard.
+ * The agents run on an {@link AgentHost}: threads in a broker, by hand in a test.
+ */
+public final class BrokerServices implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerServices.class);
+
+    /** What the services need from the broker's configuration. */
+    public record Settings(Path dataDir, int shardCount, Map<String, String> raw, long retentionCheckIntervalMs,
+            ShareGroupBrokerConfig shareConfig, boolean durableDeliveryCounts, long metricsSnapshotIntervalMs) {}
+
+    private final Shard[] shards;
+    private final PartitionRegistry partitions;
+    private final TopicService topics;
+    private final Logs logs;
+    private final Polls polls;
+    private final ShareGroups shareGroups;
+    private final ShareSessions shareSessions;
+    private final ShareService shares;
+    private final ShareOffsets shareOffsets;
+    private final ProducerIdAllocator producerIds;
+    private final Deque<AgentSlot> slots = new ArrayDeque<>();
+
+    /**
+     * Builds the services and starts their agents on {@code host}; {@link #open} then opens the
+     * partition logs.
+     *
+     * @param shareState the share-state persister, also the record of which share groups exist
+     * @param metrics where share-partitions and logs report; null when metrics are off
+     * @param fatal told when a shard cannot go on (a failed fsync)
+     */
+    public BrokerServices(Settings settings, Clock clock, AgentHost host, DurableSharePersister shareState,
+            PierMetrics metrics, Shard.FatalErrorHandler fatal) throws IOException {
+        Path dataDir = settings.dataDir();
+        shards = new Shard[settings.shardCount()];
+        AgentSlot[] shardSlots = new AgentSlot[shards.length];
+        for (int i = 0; i < shards.length; i++) {
+            shardSlots[i] = host.slot();
+            shards[i] = new Shard(i, shardSlots[i].wakeup(), fatal);
+        }
+        partitions = new PartitionRegistry(dataDir, shards, clock);
+        AgentSlot metadataSlot = host.slot();
+        topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw(),
+                metadataSlot.wakeup());
+        logs = new Logs(partitions);
+        polls = new Polls(partitions);
+        shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(), shareState);
+        ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
+        SharePartitions live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
+        shares = new ShareService(shareGroups, shareState, partitions, live, settings.durableDeliveryCounts());
+        shareOffsets = new ShareOffsets(shareState, partitions, live, events);
+        shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
+                this::releaseSession);
+        producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
+        for (Shard shard : shards) {
+            shard.addStep(shares.lockExpiry(shard));
+            shard.addStep(shareGroups.sessionExpiry(shard));
+            shard.addStep(RetentionStep.step(shard, partitions, settings.retentionCheckIntervalMs()));
+            if (metrics != null) {
+                shard.addStep(MetricsSnapshotStep.step(shard, partitions, live, metrics,
+                        settings.metricsSnapshotIntervalMs()));
+            }
+            shard.addCloseHook(() -> partitions.closeOwned(shard));
+        }
+        for (int i = 0; i < shards.length; i++) {
+            shardSlots[i].start(shards[i]);
+            slots.push(shardSlots[i]);
+        }
+        // Stopped first (last in), so no topic change is half-way while the shards stop.
+        metadataSlot.start(topics);
+        slots.push(metadataSlot);
+    }
+
+    /** Opens (recovering) every partition log; completes when all serve, or with the first failure. */
+    public CompletableFuture<Void> open() {
+        return topics.openAll();
+    }
+
+    /** A share session ended: what its member still holds goes back to the others at once. */
+    private void releaseSession(ShareSessions.Session session) {
+        for (ShareSessions.PartitionRef ref : session.partitions()) {
+            TopicMetadata topic = topics.topic(ref.topicId());
+            if (topic != null) {
+                shares.releaseMember(new TopicPartition(topic.name(), ref.partition()),
+                        new SharePartitionKey(session.key().groupId(), ref.topicId(), ref.partition()),
+                        session.key().memberId());
+            }
+        }
+    }
+
+    public TopicService topics() {
+        return topics;
+    }
+
+    public Logs logs() {
+        return logs;
+    }
+
+    public Polls polls() {
+        return polls;
+    }
+
+    public ShareGroups shareGroups() {
+        return shareGroups;
+    }
+
+    public ShareSessions shareSessions() {
+        return shareSessions;
+    }
+
+    public ShareService shares() {
+        return shares;
+    }
+
+    public ShareOffsets shareOffsets() {
+        return shareOffsets;
+    }
+
+    public ProducerIdAllocator producerIds() {
+        return producerIds;
+    }
+
+    /** For tests in this package: where partitions and coordinator keys live. */
+    PartitionRegistry partitions() {
+        return partitions;
+    }
+
+    public int shardCount() {
+        return shards.length;
+    }
+
+    /**
+     * Stops the metadata agent, then each shard after the commands already queued; a stopping
+     * shard closes its partitions' logs.
+     */
+    @Override
+    public void close() {
+        while (!slots.isEmpty()) {
+            try {
+                slots.pop().close();
+            } catch (RuntimeException e) {
+                LOG.warn("Stopping a broker agent failed", e);
+            }
+        }
+    }
+}

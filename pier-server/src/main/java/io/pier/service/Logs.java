@@ -1,0 +1,181 @@
+package io.pier.service;
+
+import io.pier.log.AppendResult;
+import io.pier.log.LogReadResult;
+import io.pier.log.OffsetAndTimestamp;
+import io.pier.log.PartitionLog;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.DeleteRecordsRequest;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The commands the protocol layer gives partition logs: append, read, find an offset, delete
+ * records. Each runs on the shard that owns the partition and completes with a value that
+ * carries a Kafka error code instead of throwing; callers never see a log or a shard.
+ */
+public final class Logs {
+    private static final Logger LOG = LoggerFactory.getLogger(Logs.class);
+    private static final long UNKNOWN = -1L;
+
+    private final PartitionRegistry partitions;
+
+    public Logs(PartitionRegistry partitions) {
+        this.partitions = partitions;
+    }
+
+    /** Outcome of an append; the offsets are -1 on error. */
+    public record Appended(Errors error, String message, long baseOffset, long logAppendTimeMs, long logStartOffset) {
+        static Appended failed(Errors error, String message) {
+            return new Appended(error, message, UNKNOWN, UNKNOWN, UNKNOWN);
+        }
+    }
+
+    /** Outcome of a read; -1 offsets when the partition is unknown. */
+    public record Read(Errors error, MemoryRecords records, long highWatermark, long logStartOffset) {
+        static Read failed(Errors error, long highWatermark, long logStartOffset) {
+            return new Read(error, MemoryRecords.EMPTY, highWatermark, logStartOffset);
+        }
+    }
+
+    /** An offset (and its record's timestamp) found for a ListOffsets query; -1 when there is none. */
+    public record Found(Errors error, long offset, long timestampMs) {
+        static final Found NONE = new Found(Errors.NONE, UNKNOWN, UNKNOWN);
+    }
+
+    /** The new log start offset after a DeleteRecords, or -1 on error. */
+    public record Deleted(Errors error, long lowWatermark) {}
+
+    /** True if this broker has the partition. */
+    public boolean exists(TopicPartition tp) {
+        return partitions.get(tp) != null;
+    }
+
+    /**
+     * Appends one batch; completes once it is durable ({@code durable} mode: after the shard's
+     * group-commit flush), and wakes the long polls parked on the partition.
+     */
+    public CompletableFuture<Appended> append(TopicPartition tp, MemoryRecords records) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return CompletableFuture.completedFuture(Appended.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
+        }
+        CompletableFuture<Appended> result = new CompletableFuture<>();
+        Shard shard = partition.shard();
+        try {
+            shard.execute(() -> appendOnShard(partition, records, result));
+        } catch (RuntimeException e) {
+            result.complete(Appended.failed(Errors.NOT_LEADER_OR_FOLLOWER, e.getMessage()));
+        }
+        return result;
+    }
+
+    private static void appendOnShard(Partition partition, MemoryRecords records, CompletableFuture<Appended> result) {
+        if (partition.isDeleted()) {
+            result.complete(Appended.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
+            return;
+        }
+        AppendResult appended;
+        try {
+            appended = partition.log().append(records);
+        } catch (ApiException e) {
+            result.complete(Appended.failed(Errors.forException(e), e.getMessage()));
+            return;
+        } catch (Exception e) {
+            LOG.error("Append to {} failed", partition.topicPartition(), e);
+            result.complete(Appended.failed(Errors.KAFKA_STORAGE_ERROR, e.getMessage()));
+            return;
+        }
+        partition.shard().afterFlush(partition.log(), () -> {
+            partition.fireDataListeners();
+            result.complete(new Appended(Errors.NONE, null, appended.baseOffset(), appended.logAppendTimeMs(),
+                    appended.logStartOffset()));
+        });
+    }
+
+    /**
+     * Reads whole batches from {@code offset}, at most {@code maxBytes} (at least one batch). If
+     * nothing was there and {@code wake} is given, it is called the next time data may have come.
+     */
+    public CompletableFuture<Read> read(TopicPartition tp, long offset, int maxBytes, Partition.DataListener wake) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return CompletableFuture.completedFuture(Read.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN, UNKNOWN));
+        }
+        return p.shard().call(() -> {
+            if (p.isDeleted()) {
+                return Read.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN, UNKNOWN);
+            }
+            PartitionLog log = p.log();
+            try {
+                LogReadResult r = log.read(offset, maxBytes, true);
+                if (wake != null && r.records().sizeInBytes() == 0) {
+                    p.onNextDataChange(wake);
+                }
+                return new Read(Errors.NONE, r.records(), r.highWatermark(), r.logStartOffset());
+            } catch (ApiException e) {
+                return Read.failed(Errors.forException(e), log.highWatermark(), log.logStartOffset());
+            }
+        });
+    }
+
+    /**
+     * ListOffsets' question for one partition: earliest, latest (the high watermark), the record
+     * with the largest timestamp, or the first offset at or after a timestamp.
+     */
+    public CompletableFuture<Found> offsetFor(TopicPartition tp, long timestamp) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return CompletableFuture.completedFuture(new Found(Errors.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN, UNKNOWN));
+        }
+        return partition.shard().call(() -> {
+            PartitionLog log = partition.log();
+            if (timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP
+                    || timestamp == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+                return new Found(Errors.NONE, log.logStartOffset(), UNKNOWN);
+            }
+            if (timestamp == ListOffsetsRequest.LATEST_TIMESTAMP) {
+                return new Found(Errors.NONE, log.highWatermark(), UNKNOWN);
+            }
+            if (timestamp == ListOffsetsRequest.MAX_TIMESTAMP) {
+                return found(log.maxTimestamp());
+            }
+            if (timestamp < 0) {
+                // Tiered-storage lookups: nothing is tiered, so there is no such offset.
+                return Found.NONE;
+            }
+            return found(log.offsetForTimestamp(timestamp));
+        });
+    }
+
+    private static Found found(OffsetAndTimestamp at) {
+        return at == null ? Found.NONE : new Found(Errors.NONE, at.offset(), at.timestampMs());
+    }
+
+    /** DeleteRecords for one partition: moves the log start to {@code offset} (-1: the high watermark). */
+    public CompletableFuture<Deleted> deleteRecordsBefore(TopicPartition tp, long offset) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return CompletableFuture.completedFuture(new Deleted(Errors.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN));
+        }
+        return partition.shard().call(() -> {
+            PartitionLog log = partition.log();
+            long target = offset == DeleteRecordsRequest.HIGH_WATERMARK ? log.highWatermark() : offset;
+            if (target < 0) {
+                return new Deleted(Errors.OFFSET_OUT_OF_RANGE, UNKNOWN);
+            }
+            try {
+                long low = log.deleteRecordsBefore(target);
+                partition.fireDataListeners();
+                return new Deleted(Errors.NONE, low);
+            } catch (ApiException e) {
+                return new Deleted(Errors.forException(e), UNKNOWN);
+            }
+        });
+    }
+}

@@ -1,0 +1,231 @@
+package io.pier.service;
+
+import io.pier.group.AlterConfigResult;
+import io.pier.group.GroupConfig;
+import io.pier.group.GroupDescription;
+import io.pier.group.GroupListing;
+import io.pier.group.HeartbeatRequest;
+import io.pier.group.HeartbeatResponse;
+import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.group.ShareGroupCoordinator;
+import io.pier.group.ShareGroupsSnapshot;
+import io.pier.group.TopicInfo;
+import io.pier.group.TopicLookup;
+import io.pier.share.ShareConfig;
+import io.pier.state.DurableSharePersister;
+import io.pier.state.TopicMetadata;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * The share-group coordinators: one per shard, each owning the groups whose ids hash to that shard
+ * (as Kafka spreads groups over the partitions of {@code __consumer_offsets}), run only there.
+ * Each coordinator publishes its groups' effective configuration as an immutable snapshot, so
+ * share-partitions on other shards read it without a lock.
+ */
+public final class ShareGroups {
+    private final PartitionRegistry partitions;
+    private final TopicService topics;
+    private final GroupConfig defaults;
+    private final DurableSharePersister existence;
+    private final Slot[] slots;
+
+    /** One shard's coordinator and what it last published. */
+    private static final class Slot {
+        final Shard shard;
+        final ShareGroupCoordinator coordinator;
+        volatile Map<String, GroupConfig> configs = Map.of();
+
+        Slot(Shard shard, ShareGroupCoordinator coordinator) {
+            this.shard = shard;
+            this.coordinator = coordinator;
+        }
+
+        /** Shard thread only. */
+        void publishConfigs() {
+            Map<String, GroupConfig> next = new HashMap<>();
+            for (String id : coordinator.configuredGroupIds()) {
+                next.put(id, coordinator.groupConfig(id));
+            }
+            configs = Map.copyOf(next);
+        }
+    }
+
+    /**
+     * @param existence where group existence is made durable (created on first heartbeat, gone on
+     *     delete)
+     */
+    ShareGroups(PartitionRegistry partitions, TopicService topics, ShareGroupBrokerConfig brokerConfig,
+            DurableSharePersister existence) {
+        this.partitions = partitions;
+        this.existence = existence;
+        this.topics = topics;
+        this.defaults = GroupConfig.defaults(brokerConfig);
+        TopicLookup lookup = new TopicLookup() {
+            @Override
+            public Optional<TopicInfo> byName(String name) {
+                return Optional.ofNullable(topics.topic(name)).map(ShareGroups::info);
+            }
+
+            @Override
+            public Optional<TopicInfo> byId(Uuid id) {
+                return Optional.ofNullable(topics.topic(id)).map(ShareGroups::info);
+            }
+        };
+        Shard[] shards = partitions.shards();
+        List<List<ShareGroupsSnapshot.Group>> known = new ArrayList<>();
+        List<Map<String, Map<String, String>>> configs = new ArrayList<>();
+        for (int i = 0; i < shards.length; i++) {
+            known.add(new ArrayList<>());
+            configs.add(new HashMap<>());
+        }
+        existence.groups().forEach(id -> known.get(partitions.shardForKey(id).id())
+                .add(new ShareGroupsSnapshot.Group(id, 0)));
+        topics.allGroupConfigs().forEach((id, c) -> configs.get(partitions.shardForKey(id).id()).put(id, c));
+        slots = new Slot[shards.length];
+        for (int i = 0; i < shards.length; i++) {
+            ShareGroupCoordinator coordinator = new ShareGroupCoordinator(brokerConfig, lookup,
+                    new ShareGroupsSnapshot(known.get(i), configs.get(i)));
+            slots[i] = new Slot(shards[i], coordinator);
+            slots[i].publishConfigs();
+        }
+        topics.addTopicListener(() -> {
+            for (Slot s : slots) {
+                s.shard.execute(() -> s.coordinator.onTopicsChanged(s.shard.nowMs()));
+            }
+        });
+    }
+
+    private static TopicInfo info(TopicMetadata t) {
+        return new TopicInfo(t.name(), t.id(), t.partitionCount());
+    }
+
+    private Slot slot(String groupId) {
+        return slots[partitions.shardForKey(groupId).id()];
+    }
+
+    /** The duty step that expires member sessions of the groups {@code shard} coordinates. */
+    DutyStep sessionExpiry(Shard shard) {
+        ShareGroupCoordinator coordinator = slots[shard.id()].coordinator;
+        return new DutyStep() {
+            @Override
+            public int onCycle(long nowMs) {
+                if (nowMs < coordinator.nextDeadlineMs()) {
+                    return 0;
+                }
+                // Kafka does not release a member's records when its group session times out, only
+                // when its share session ends; the locks expire on their own.
+                return coordinator.expireSessions(nowMs).size();
+            }
+
+            @Override
+            public long nextDeadlineMs() {
+                return coordinator.nextDeadlineMs();
+            }
+
+            @Override
+            public String toString() {
+                return "share-group session expiry";
+            }
+        };
+    }
+
+    /** A heartbeat that created a group answers only once the group's existence is durable. */
+    public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
+        Slot s = slot(request.groupId());
+        return s.shard.call(() -> s.coordinator.heartbeat(request, s.shard.nowMs()))
+                .thenCompose(r -> r.error() != Errors.NONE || existence.groups().contains(request.groupId())
+                        ? CompletableFuture.completedFuture(r)
+                        : existence.recordGroup(request.groupId()).thenApply(v -> r));
+    }
+
+    public CompletableFuture<Optional<GroupDescription>> describe(String groupId) {
+        Slot s = slot(groupId);
+        return s.shard.call(() -> s.coordinator.describe(groupId));
+    }
+
+    /** Every group of every coordinator. */
+    public CompletableFuture<List<GroupListing>> list() {
+        List<CompletableFuture<List<GroupListing>>> each = new ArrayList<>();
+        for (Slot s : slots) {
+            each.add(s.shard.call(s.coordinator::listGroups));
+        }
+        return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<GroupListing> all = new ArrayList<>();
+            each.forEach(f -> all.addAll(f.join()));
+            return all;
+        });
+    }
+
+    /**
+     * Deletes an empty group. The coordinator changes on its shard; the durable records go after,
+     * off the shard, so a metadata or state fsync never stalls the partitions it owns.
+     */
+    public CompletableFuture<Errors> delete(String groupId) {
+        Slot s = slot(groupId);
+        return s.shard.call(() -> s.coordinator.deleteGroup(groupId)).thenCompose(result -> {
+            if (result != Errors.NONE) {
+                return CompletableFuture.completedFuture(result);
+            }
+            return topics.putGroupConfigs(groupId, Map.of())
+                    .thenCompose(v -> existence.deleteGroup(groupId))
+                    .thenCompose(v -> s.shard.call(() -> {
+                        s.publishConfigs();
+                        return result;
+                    }));
+        });
+    }
+
+    /**
+     * NONE if the group's offsets may be altered or deleted now (it is Empty), else
+     * NON_EMPTY_GROUP or GROUP_ID_NOT_FOUND; {@code createIfMissing} creates an Empty group first.
+     */
+    public CompletableFuture<Errors> offsetsChangeable(String groupId, boolean createIfMissing) {
+        Slot s = slot(groupId);
+        return s.shard.call(() -> s.coordinator.checkOffsetsChangeable(groupId, createIfMissing))
+                .thenCompose(result -> result != Errors.NONE || existence.groups().contains(groupId)
+                        ? CompletableFuture.completedFuture(result)
+                        // A group created by AlterShareGroupOffsets must outlive a restart too.
+                        : existence.recordGroup(groupId).thenApply(v -> result));
+    }
+
+    /** The group's effective configuration; broker defaults for a group never configured. */
+    public GroupConfig config(String groupId) {
+        return slot(groupId).configs.getOrDefault(groupId, defaults);
+    }
+
+    public ShareConfig shareConfig(String groupId) {
+        GroupConfig c = config(groupId);
+        return new ShareConfig(c.effectiveRecordLockDurationMs(), c.effectiveDeliveryCountLimit(),
+                c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable());
+    }
+
+    /**
+     * Validates and applies config changes (null value = delete); the caller hears of them once
+     * they are durable, written off the coordinator's shard.
+     */
+    public CompletableFuture<AlterConfigResult> alterConfig(String groupId, Map<String, String> changes,
+            boolean validateOnly) {
+        Slot s = slot(groupId);
+        return s.shard.call(() -> {
+            AlterConfigResult result = s.coordinator.alterGroupConfig(groupId, changes, validateOnly);
+            boolean changed = result.error() == Errors.NONE && !validateOnly;
+            return Map.entry(result, changed ? s.coordinator.groupConfig(groupId).overrides() : Map.<String, String>of());
+        }).thenCompose(outcome -> {
+            AlterConfigResult result = outcome.getKey();
+            if (result.error() != Errors.NONE || validateOnly) {
+                return CompletableFuture.completedFuture(result);
+            }
+            return topics.putGroupConfigs(groupId, outcome.getValue()).thenCompose(v -> s.shard.call(() -> {
+                s.publishConfigs();
+                return result;
+            }));
+        });
+    }
+}

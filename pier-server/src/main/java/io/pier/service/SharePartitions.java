@@ -1,0 +1,258 @@
+package io.pier.service;
+
+import io.pier.common.Clock;
+import io.pier.group.AutoOffsetReset;
+import io.pier.log.OffsetAndTimestamp;
+import io.pier.log.PartitionLog;
+import io.pier.share.SharePartition;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.SharePersister;
+import io.pier.state.ShareState;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The live share-partitions of every share group, each owned by the shard of its topic-partition:
+ * found or created (from persisted state, or at the start offset {@code share.auto.offset.reset}
+ * picks, made durable first) and forgotten there. Every map here is one shard's own; nothing is
+ * shared between threads.
+ *
+ * <pre>
+ *   LOADING --(state read, or first start offset durable)--&gt; READY
+ *      \--(persister failed)--&gt; FAILED (dropped; the next use tries again)
+ * </pre>
+ */
+final class SharePartitions {
+    private static final Logger LOG = LoggerFactory.getLogger(SharePartitions.class);
+
+    private final ShareGroups groups;
+    private final SharePersister persister;
+    private final Clock clock;
+    private final ShareEventsFactory events;
+    /** Per shard id: the share-partitions that shard owns. Each map is touched only on its shard. */
+    private final List<Map<SharePartitionKey, Holder>> byShard = new ArrayList<>();
+    /**
+     * Every key with state in the persister, live or not, for the admin APIs. An index read from
+     * any thread, not shard state: it only says which keys exist.
+     */
+    private final Set<SharePartitionKey> stateKeys = ConcurrentHashMap.newKeySet();
+
+    /** One share-partition of one shard, loading or ready. */
+    static final class Holder {
+        final Partition partition;
+        private SharePartition ready;
+        private Throwable failed;
+        private List<Consumer<SharePartition>> waiting = new ArrayList<>();
+        private List<Consumer<Throwable>> failing = new ArrayList<>();
+
+        Holder(Partition partition) {
+            this.partition = partition;
+        }
+
+        /** The share-partition once loaded; null while loading or if loading failed. */
+        SharePartition loaded() {
+            return ready;
+        }
+
+        /** Shard thread only: runs {@code then} (on the shard) once loaded, or {@code orElse} if that failed. */
+        void whenReady(Consumer<SharePartition> then, Consumer<Throwable> orElse) {
+            if (ready != null) {
+                then.accept(ready);
+            } else if (failed != null) {
+                orElse.accept(failed);
+            } else {
+                waiting.add(then);
+                failing.add(orElse);
+            }
+        }
+
+        private void become(SharePartition sp, Throwable failure) {
+            List<Consumer<SharePartition>> thens = waiting;
+            List<Consumer<Throwable>> elses = failing;
+            waiting = List.of();
+            failing = List.of();
+            if (failure == null) {
+                ready = sp;
+                thens.forEach(c -> c.accept(sp));
+            } else {
+                failed = failure;
+                elses.forEach(c -> c.accept(failure));
+            }
+        }
+    }
+
+    SharePartitions(ShareGroups groups, SharePersister persister, Clock clock, int shardCount,
+            ShareEventsFactory events) {
+        this.groups = groups;
+        this.persister = persister;
+        this.clock = clock;
+        this.events = events;
+        for (int i = 0; i < shardCount; i++) {
+            byShard.add(new HashMap<>());
+        }
+        stateKeys.addAll(persister.keys());
+    }
+
+    /** The share-partitions of a group that have state, by topic id then partition. */
+    List<SharePartitionKey> stateKeys(String groupId) {
+        List<SharePartitionKey> keys = new ArrayList<>();
+        for (SharePartitionKey key : stateKeys) {
+            if (key.groupId().equals(groupId)) {
+                keys.add(key);
+            }
+        }
+        keys.sort(Comparator.comparing(SharePartitionKey::topicId).thenComparingInt(SharePartitionKey::partition));
+        return keys;
+    }
+
+    void addStateKey(SharePartitionKey key) {
+        stateKeys.add(key);
+    }
+
+    void removeStateKey(SharePartitionKey key) {
+        stateKeys.remove(key);
+    }
+
+    private Map<SharePartitionKey, Holder> owned(Shard shard) {
+        return byShard.get(shard.id());
+    }
+
+    /** Shard thread only: the holder of {@code key}, or null when not live and {@code create} is false. */
+    Holder holder(Partition partition, SharePartitionKey key, boolean create) {
+        Map<SharePartitionKey, Holder> owned = owned(partition.shard());
+        Holder h = owned.get(key);
+        if (h != null || !create) {
+            return h;
+        }
+        Holder created = new Holder(partition);
+        owned.put(key, created);
+        stateKeys.add(key);
+        load(partition, key, created);
+        return created;
+    }
+
+    /**
+     * Runs {@code work} on the partition's shard with its share-partition, loading it first;
+     * completes with {@code absent} when {@code create} is false and it is not live.
+     */
+    <T> CompletableFuture<T> with(Partition partition, SharePartitionKey key, boolean create, T absent,
+            ShareWork<T> work) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        try {
+            partition.shard().execute(() -> {
+                Holder h = holder(partition, key, create);
+                if (h == null) {
+                    out.complete(absent);
+                    return;
+                }
+                h.whenReady(sp -> {
+                    try {
+                        Futures.forward(work.run(h, sp), out);
+                    } catch (Exception e) {
+                        out.completeExceptionally(e);
+                    }
+                }, out::completeExceptionally);
+            });
+        } catch (RuntimeException e) {
+            out.completeExceptionally(e);
+        }
+        return out;
+    }
+
+    /** Work on a loaded share-partition, on its shard. */
+    @FunctionalInterface
+    interface ShareWork<T> {
+        CompletableFuture<T> run(Holder holder, SharePartition sp) throws Exception;
+    }
+
+    private void load(Partition partition, SharePartitionKey key, Holder holder) {
+        Shard shard = partition.shard();
+        try {
+            ShareState stored = persister.read(key);
+            if (stored != null && stored.startOffset() >= 0) {
+                holder.become(SharePartition.load(key, stored, () -> groups.shareConfig(key.groupId()),
+                        events.create(key, partition), shard.nowMs()), null);
+                return;
+            }
+            long start = initialStartOffset(partition.log(), key.groupId());
+            // The first start offset must be durable before any record is handed out, or a
+            // restart would pick a new one and silently skip or repeat the backlog. The
+            // share-partition is built back on its shard, never on the persister's thread.
+            persister.initialize(key, start).whenComplete((v, t) -> shard.execute(() -> {
+                if (t != null) {
+                    fail(partition, key, holder, t);
+                    return;
+                }
+                ShareState created = persister.read(key);
+                int epoch = created == null ? 0 : created.stateEpoch();
+                holder.become(SharePartition.fresh(key, epoch, start, () -> groups.shareConfig(key.groupId()),
+                        events.create(key, partition)), null);
+            })).exceptionally(t -> {
+                // The shard stopped before the share-partition could be built: the broker is closing.
+                LOG.warn("Share-partition {} not built: {}", key, t.toString());
+                return null;
+            });
+        } catch (Exception e) {
+            fail(partition, key, holder, e);
+        }
+    }
+
+    private void fail(Partition partition, SharePartitionKey key, Holder holder, Throwable t) {
+        LOG.warn("Loading share state of {} failed", key, t);
+        owned(partition.shard()).remove(key, holder);
+        holder.become(null, t);
+    }
+
+    private long initialStartOffset(PartitionLog log, String groupId) throws IOException {
+        AutoOffsetReset reset = groups.config(groupId).effectiveAutoOffsetReset();
+        switch (reset.strategy()) {
+            case EARLIEST:
+                return log.logStartOffset();
+            case BY_DURATION:
+                OffsetAndTimestamp found = log.offsetForTimestamp(clock.wallMs() - reset.duration().toMillis());
+                return found == null ? log.highWatermark() : found.offset();
+            case LATEST:
+            default:
+                return log.highWatermark();
+        }
+    }
+
+    /**
+     * Removes the live share-partition, whichever shard has it, so the next use loads or creates it
+     * again; {@code onForgotten} runs for it on that shard.
+     */
+    CompletableFuture<Void> forget(Shard[] shards, SharePartitionKey key, Consumer<Holder> onForgotten) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (Shard shard : shards) {
+            all.add(shard.call(() -> {
+                Holder h = owned(shard).remove(key);
+                if (h != null) {
+                    onForgotten.accept(h);
+                }
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
+    /** Shard thread only: each loaded share-partition {@code shard} owns, with its partition. */
+    void forEachLoaded(Shard shard, BiConsumer<Partition, SharePartition> action) {
+        for (Holder h : owned(shard).values()) {
+            SharePartition sp = h.loaded();
+            if (sp != null) {
+                action.accept(h.partition, sp);
+            }
+        }
+    }
+}

@@ -1,0 +1,299 @@
+package io.pier.service;
+
+import io.pier.log.LogReadResult;
+import io.pier.log.PartitionLog;
+import io.pier.share.AckBatch;
+import io.pier.share.AckResult;
+import io.pier.share.AcquireLimits;
+import io.pier.share.AcquiredRange;
+import io.pier.share.LogBatch;
+import io.pier.share.PendingChange;
+import io.pier.share.SharePartition;
+import io.pier.state.PersistedBatch;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.SharePersister;
+import io.pier.state.ShareStateWrite;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What share consumers do to share-partitions: acquire records, acknowledge them, release what a
+ * member holds. Each call runs on the shard that owns the topic-partition.
+ *
+ * <p>Acknowledgements and releases are two-phase: the engine settles them tentatively, the
+ * persister writes them, and only then (back on the shard) are they committed or rolled back, so
+ * a client never hears of a change that is not durable.
+ */
+public final class ShareService {
+    private static final Logger LOG = LoggerFactory.getLogger(ShareService.class);
+
+    private final ShareGroups groups;
+    private final SharePersister persister;
+    private final PartitionRegistry partitions;
+    private final SharePartitions live;
+    private final boolean durableDeliveryCounts;
+
+    /** What one partition gave to one fetch. */
+    public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges) {
+        public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of());
+
+        /** Nothing given, for {@code error}. */
+        public static Acquired failed(Errors error) {
+            return new Acquired(error, MemoryRecords.EMPTY, List.of());
+        }
+
+        public long recordCount() {
+            long n = 0;
+            for (AcquiredRange r : ranges) {
+                n += r.recordCount();
+            }
+            return n;
+        }
+    }
+
+    /**
+     * @param durableDeliveryCounts persist every acquisition (AVAILABLE with its new delivery
+     *     count) before the fetch response carries it, so a crash never under-counts deliveries
+     */
+    ShareService(ShareGroups groups, SharePersister persister, PartitionRegistry partitions, SharePartitions live,
+            boolean durableDeliveryCounts) {
+        this.groups = groups;
+        this.persister = persister;
+        this.partitions = partitions;
+        this.live = live;
+        this.durableDeliveryCounts = durableDeliveryCounts;
+    }
+
+    /**
+     * Acquires records of {@code tp} for a member. If nothing could be acquired and {@code wake}
+     * is given, it is registered to run when that may have changed.
+     */
+    public CompletableFuture<Acquired> acquire(TopicPartition tp, SharePartitionKey key, String memberId,
+            AcquireLimits limits, int maxBytes, Partition.DataListener wake) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
+        }
+        return live.with(partition, key, true, Acquired.NONE, (holder, sp) -> {
+            if (partition.isDeleted()) {
+                return CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
+            }
+            Acquired acquired = acquireOnShard(partition, sp, memberId, limits, maxBytes);
+            if (acquired.ranges().isEmpty()) {
+                if (wake != null) {
+                    partition.onNextDataChange(wake);
+                }
+                return CompletableFuture.completedFuture(acquired);
+            }
+            return durableDeliveryCounts ? persistAcquisition(sp, acquired) : CompletableFuture.completedFuture(acquired);
+        });
+    }
+
+    /**
+     * Makes the new delivery counts durable (as AVAILABLE with that count, which a crash turns
+     * back into exactly that) before the records are handed out. If that fails the records are
+     * not sent; their locks expire and they come back with the count already spent, which
+     * over-counts but never exceeds the limit.
+     */
+    private CompletableFuture<Acquired> persistAcquisition(SharePartition sp, Acquired acquired) {
+        List<PersistedBatch> batches = new ArrayList<>(acquired.ranges().size());
+        for (AcquiredRange r : acquired.ranges()) {
+            batches.add(new PersistedBatch(r.firstOffset(), r.lastOffset(), PersistedBatch.AVAILABLE,
+                    r.deliveryCount()));
+        }
+        SharePartitionKey key = sp.key();
+        return persister.write(new ShareStateWrite(key, sp.stateEpoch(), -1, batches))
+                .handle((v, failure) -> {
+                    if (failure == null) {
+                        return acquired;
+                    }
+                    LOG.warn("Persisting acquisitions of {} failed; not delivering them", key, failure);
+                    // A storage error is one the client takes in its stride (it refreshes metadata
+                    // and fetches again); most other codes would make its poll() throw.
+                    return Acquired.failed(Errors.KAFKA_STORAGE_ERROR);
+                });
+    }
+
+    private Acquired acquireOnShard(Partition partition, SharePartition sp, String memberId, AcquireLimits limits,
+            int maxBytes) throws IOException {
+        PartitionLog log = partition.log();
+        if (sp.nextFetchOffset() < log.logStartOffset()) {
+            sp.onLogStartOffsetMoved(log.logStartOffset());
+        }
+        long hw = log.highWatermark();
+        if (limits.maxRecords() <= 0 || !sp.hasAcquirableWork(hw)) {
+            return Acquired.NONE;
+        }
+        long fetchOffset = sp.nextFetchOffset();
+        if (fetchOffset >= hw) {
+            return Acquired.NONE;
+        }
+        LogReadResult read = log.read(fetchOffset, readBudget(partition, limits, maxBytes), true);
+        List<LogBatch> batches = new ArrayList<>();
+        long recordsRead = 0;
+        for (RecordBatch b : read.records().batches()) {
+            batches.add(new LogBatch(b.baseOffset(), b.lastOffset()));
+            recordsRead += b.lastOffset() - b.baseOffset() + 1;
+        }
+        partition.observeRecordSize(read.records().sizeInBytes(), recordsRead);
+        if (batches.isEmpty()) {
+            return Acquired.NONE;
+        }
+        List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, batches, limits, partition.shard().nowMs());
+        if (ranges.isEmpty()) {
+            return Acquired.NONE;
+        }
+        return new Acquired(Errors.NONE, slice(read.records(), ranges), ranges);
+    }
+
+    /**
+     * How much of the log to read for one acquisition: about twice what MaxRecords needs at the
+     * partition's usual record size, never more than the fetch's byte budget. Reading the whole
+     * budget (50 MB by default) to hand out a few hundred records made every fetch copy and walk
+     * the backlog, so throughput fell as the backlog grew.
+     */
+    private static int readBudget(Partition partition, AcquireLimits limits, int maxBytes) {
+        long wanted = (long) (2.0 * limits.maxRecords() * partition.bytesPerRecord());
+        long floor = 16 * 1024;
+        return (int) Math.max(1, Math.min(maxBytes, Math.max(floor, wanted)));
+    }
+
+    /** The whole log batches spanning the first to the last acquired offset. */
+    private static MemoryRecords slice(MemoryRecords records, List<AcquiredRange> ranges) {
+        long first = ranges.get(0).firstOffset();
+        long last = ranges.get(ranges.size() - 1).lastOffset();
+        int start = -1;
+        int end = 0;
+        int position = 0;
+        for (RecordBatch b : records.batches()) {
+            int size = b.sizeInBytes();
+            if (b.lastOffset() >= first && b.baseOffset() <= last) {
+                if (start < 0) {
+                    start = position;
+                }
+                end = position + size;
+            }
+            position += size;
+        }
+        if (start < 0) {
+            return MemoryRecords.EMPTY;
+        }
+        ByteBuffer buf = records.buffer().duplicate();
+        buf.position(buf.position() + start);
+        buf.limit(buf.position() + (end - start));
+        return MemoryRecords.readableRecords(buf.slice());
+    }
+
+    /**
+     * Applies a member's acknowledgements; completes once they are durable (or rolled back). A
+     * share-partition that is not live (nothing was fetched here, or the broker restarted) answers
+     * UNKNOWN_TOPIC_OR_PARTITION: the client drops these acks and the records come back through
+     * redelivery.
+     */
+    public CompletableFuture<Errors> acknowledge(TopicPartition tp, SharePartitionKey key, String memberId,
+            List<AckBatch> batches) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        return live.with(partition, key, false, Errors.UNKNOWN_TOPIC_OR_PARTITION, (holder, sp) -> {
+            AckResult result = sp.acknowledge(memberId, batches, partition.shard().nowMs());
+            if (result.isError()) {
+                return CompletableFuture.completedFuture(result.error());
+            }
+            return persistThenResolve(partition, sp, result.pending());
+        });
+    }
+
+    /** Shard thread only: makes {@code change} durable, then commits it (or rolls it back) on the shard. */
+    private CompletableFuture<Errors> persistThenResolve(Partition partition, SharePartition sp, PendingChange change) {
+        Optional<ShareStateWrite> write = change.write();
+        CompletableFuture<Void> durable = write.isPresent()
+                ? persister.write(write.get())
+                : CompletableFuture.completedFuture(null);
+        CompletableFuture<Errors> outcome = new CompletableFuture<>();
+        durable.whenComplete((v, failure) -> partition.shard().execute(() -> {
+            if (failure == null) {
+                sp.commit(change);
+            } else {
+                LOG.warn("Persisting share state of {} failed; rolling back", sp.key(), failure);
+                sp.rollback(change);
+            }
+            if (sp.consumeStateChanged()) {
+                partition.fireDataListeners();
+            }
+            outcome.complete(failure == null ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE);
+        })).exceptionally(Futures.failing(outcome));
+        return outcome;
+    }
+
+    /** Releases everything a member holds on a share-partition (its share session ended). */
+    public void releaseMember(TopicPartition tp, SharePartitionKey key, String memberId) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return;
+        }
+        live.with(partition, key, false, Errors.NONE, (holder, sp) -> sp.releaseMember(memberId,
+                        partition.shard().nowMs())
+                .map(change -> persistThenResolve(partition, sp, change))
+                .orElse(CompletableFuture.completedFuture(Errors.NONE)))
+                .exceptionally(t -> {
+                    // Not released now, the records come back when their locks expire.
+                    LOG.warn("Releasing the records of member {} on {} failed", memberId, key, t);
+                    return null;
+                });
+    }
+
+    /** The duty step that expires acquisition locks of the share-partitions {@code shard} owns. */
+    DutyStep lockExpiry(Shard shard) {
+        return new DutyStep() {
+            private long nextMs = Long.MAX_VALUE;
+
+            @Override
+            public int onCycle(long nowMs) {
+                int[] expired = {0};
+                long[] next = {Long.MAX_VALUE};
+                live.forEachLoaded(shard, (partition, sp) -> {
+                    if (nowMs >= sp.nextDeadlineMs()) {
+                        expired[0]++;
+                        sp.expireLocks(nowMs).ifPresent(write -> persister.write(write).exceptionally(t -> {
+                            LOG.warn("Persisting lock expiry of {} failed; the expiry stands", sp.key(), t);
+                            return null;
+                        }));
+                        if (sp.consumeStateChanged()) {
+                            partition.fireDataListeners();
+                        }
+                    }
+                    next[0] = Math.min(next[0], sp.nextDeadlineMs());
+                });
+                nextMs = next[0];
+                return expired[0];
+            }
+
+            @Override
+            public long nextDeadlineMs() {
+                return nextMs;
+            }
+
+            @Override
+            public String toString() {
+                return "lock expiry";
+            }
+        };
+    }
+
+    /** Lock duration the group's consumers are told about. */
+    public int lockDurationMs(String groupId) {
+        return (int) groups.shareConfig(groupId).lockDurationMs();
+    }
+}

@@ -1,0 +1,12 @@
+package io.pier.log;
+
+import io.pier.service.Logs;
+
+/** Test-only fixture for LayeringTest: engine code that reaches a service. */
+public final class EngineLayeringViolation {
+    private EngineLayeringViolation() {}
+
+    public static boolean reaches(Logs logs) {
+        return logs.exists(null);
+    }
+}

@@ -1,0 +1,169 @@
+package io.pier.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.pier.common.ManualClock;
+import io.pier.protocol.ApiRouter;
+import io.pier.runtime.ManualAgents;
+import io.pier.server.Apis;
+import io.pier.server.BrokerConfig;
+import io.pier.service.BrokerServices;
+import io.pier.service.HandDrivenServices;
+import io.pier.service.NodeInfo;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Request handling end to end with no thread and no socket: Netty's EmbeddedChannel in front of the
+ * real frame decoder, request handler and API handlers, over broker services driven by hand on a
+ * manual clock. A long poll waits exactly until the clock passes its MaxWaitMs.
+ */
+class RequestHandlingTest {
+    @TempDir
+    Path dir;
+    private HandDrivenServices broker;
+    private ManualAgents agents;
+    private ManualClock clock;
+    private EmbeddedChannel channel;
+    private int correlationId;
+
+    @BeforeEach
+    void start() throws Exception {
+        broker = new HandDrivenServices(dir, 2);
+        agents = broker.agents;
+        clock = broker.clock;
+        BrokerServices services = broker.services;
+        ApiRouter router = new ApiRouter();
+        Apis.register(router, services, new BrokerConfig(broker.config),
+                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()));
+        channel = new EmbeddedChannel(new FrameDecoder(1 << 20), new RequestChannelHandler(router)) {
+            @Override
+            protected SocketAddress remoteAddress0() {
+                return new InetSocketAddress("127.0.0.1", 40_000);
+            }
+        };
+    }
+
+    @AfterEach
+    void stop() {
+        channel.finishAndReleaseAll();
+        broker.close();
+    }
+
+    private RequestHeader send(AbstractRequest request) {
+        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "embedded", ++correlationId);
+        ByteBuffer payload = request.serializeWithHeader(header);
+        ByteBuf frame = Unpooled.buffer(4 + payload.remaining());
+        frame.writeInt(payload.remaining()).writeBytes(payload);
+        channel.writeInbound(frame);
+        return header;
+    }
+
+    /** Runs the agents and the channel's tasks until nothing moves, then the next response, or null. */
+    private AbstractResponse next(RequestHeader header) {
+        agents.runUntilIdle();
+        channel.runPendingTasks();
+        ByteBuf out = channel.readOutbound();
+        if (out == null) {
+            return null;
+        }
+        try {
+            int size = out.readInt();
+            assertThat(out.readableBytes()).isEqualTo(size);
+            ByteBuffer bytes = ByteBuffer.allocate(size);
+            out.readBytes(bytes);
+            bytes.flip();
+            return AbstractResponse.parseResponse(bytes, header);
+        } finally {
+            out.release();
+        }
+    }
+
+    private void createTopic(String name) {
+        CreateTopicsRequestData create = new CreateTopicsRequestData().setTimeoutMs(1_000);
+        create.topics().add(new CreateTopicsRequestData.CreatableTopic().setName(name).setNumPartitions(1)
+                .setReplicationFactor((short) 1));
+        RequestHeader header = send(new CreateTopicsRequest.Builder(create).build((short) 7));
+        CreateTopicsResponse created = (CreateTopicsResponse) next(header);
+        assertThat(created.data().topics().find(name).errorCode()).isEqualTo(Errors.NONE.code());
+    }
+
+    private static FetchRequest fetch(String topic, long offset, int maxWaitMs) {
+        FetchRequestData data = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(maxWaitMs).setMinBytes(1)
+                .setMaxBytes(1 << 20);
+        data.topics().add(new FetchRequestData.FetchTopic().setTopic(topic).setPartitions(List.of(
+                new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(offset)
+                        .setPartitionMaxBytes(1 << 20))));
+        return new FetchRequest(data, (short) 12);
+    }
+
+    @Test
+    void shouldProduceAndFetchThroughTheWholeStackWithNoThreads() {
+        ApiVersionsResponse versions = (ApiVersionsResponse) next(send(new ApiVersionsRequest(
+                new ApiVersionsRequestData().setClientSoftwareName("t").setClientSoftwareVersion("1"), (short) 3)));
+        assertThat(versions.data().apiKeys().find(ApiKeys.FETCH.id)).isNotNull();
+        createTopic("embedded");
+
+        ProduceRequestData produce = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(1_000);
+        produce.topicData().add(new ProduceRequestData.TopicProduceData().setName("embedded").setPartitionData(
+                List.of(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(
+                        MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(clock.wallMs(), null,
+                                "a".getBytes()), new SimpleRecord(clock.wallMs(), null, "b".getBytes()))))));
+        ProduceResponse produced = (ProduceResponse) next(send(new ProduceRequest(produce, (short) 12)));
+        assertThat(produced.data().responses().iterator().next().partitionResponses().get(0).baseOffset()).isZero();
+
+        FetchResponse fetched = (FetchResponse) next(send(fetch("embedded", 0, 500)));
+        FetchResponseData.PartitionData partition = fetched.data().responses().get(0).partitions().get(0);
+        assertThat(partition.highWatermark()).isEqualTo(2);
+        assertThat(((MemoryRecords) partition.records()).records()).hasSize(2);
+    }
+
+    @Test
+    void shouldParkAFetchUntilMaxWaitPassesAndKeepLaterResponsesBehindIt() {
+        createTopic("parked");
+
+        RequestHeader fetchHeader = send(fetch("parked", 0, 60_000));
+        RequestHeader versionsHeader = send(new ApiVersionsRequest(new ApiVersionsRequestData()
+                .setClientSoftwareName("t").setClientSoftwareVersion("1"), (short) 3));
+        assertThat(next(fetchHeader)).as("parked, and the ApiVersions answer waits behind it").isNull();
+
+        clock.advance(59_999);
+        assertThat(next(fetchHeader)).isNull();
+        clock.advance(1);
+
+        FetchResponse fetched = (FetchResponse) next(fetchHeader);
+        assertThat(fetched.data().responses().get(0).partitions().get(0).errorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(next(versionsHeader)).isInstanceOf(ApiVersionsResponse.class);
+    }
+}

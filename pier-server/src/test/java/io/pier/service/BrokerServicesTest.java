@@ -1,0 +1,197 @@
+package io.pier.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pier.common.ManualClock;
+import io.pier.group.HeartbeatRequest;
+import io.pier.group.HeartbeatResponse;
+import io.pier.runtime.ManualAgents;
+import io.pier.share.AckBatch;
+import io.pier.share.AcknowledgeType;
+import io.pier.share.AcquireLimits;
+import io.pier.share.AcquireMode;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.TopicMetadata;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A whole broker's services, three shards plus the metadata and share-state agents, driven by hand
+ * on a manual clock: no threads, the same order of events on every run. Share groups whose ids
+ * hash to different shards, and a stand-in for the next coordinator, run side by side.
+ */
+class BrokerServicesTest {
+    private static final int SHARDS = 3;
+    private static final long LOCK_MS = 30_000;
+    private static final long SESSION_MS = 45_000;
+
+    @TempDir
+    Path dir;
+    private HandDrivenServices broker;
+    private ManualAgents agents;
+    private ManualClock clock;
+    private BrokerServices services;
+
+    @BeforeEach
+    void start() throws Exception {
+        broker = new HandDrivenServices(dir, SHARDS);
+        agents = broker.agents;
+        clock = broker.clock;
+        services = broker.services;
+    }
+
+    @AfterEach
+    void stop() {
+        broker.close();
+    }
+
+    /** Group ids whose coordinators sit on different shards. */
+    private List<String> groupsOnDifferentShards(PartitionRegistry partitions) {
+        Map<Integer, String> byShard = new HashMap<>();
+        for (int i = 0; byShard.size() < 2 && i < 1_000; i++) {
+            byShard.putIfAbsent(partitions.shardForKey("group-" + i).id(), "group-" + i);
+        }
+        return List.copyOf(byShard.values());
+    }
+
+    private HeartbeatResponse join(String group, String member, String topic) throws Exception {
+        return agents.await(services.shareGroups().heartbeat(new HeartbeatRequest(group, member,
+                HeartbeatRequest.JOIN_EPOCH, null, List.of(topic), "test", "/127.0.0.1")));
+    }
+
+    private void produce(TopicPartition tp, int count) throws Exception {
+        for (int i = 0; i < count; i++) {
+            MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE,
+                    new SimpleRecord(clock.wallMs(), null, ("v" + i).getBytes()));
+            assertThat(agents.await(services.logs().append(tp, batch)).error()).isEqualTo(Errors.NONE);
+        }
+    }
+
+    private ShareService.Acquired acquire(TopicPartition tp, SharePartitionKey key, String member) throws Exception {
+        return agents.await(services.shares().acquire(tp, key, member,
+                new AcquireLimits(100, 100, AcquireMode.BATCH_OPTIMIZED), 1 << 20, null));
+    }
+
+    @Test
+    void shouldRunShareGroupsOnDifferentShardsAndExpireTheirLocksAndSessionsOnTheClock() throws Exception {
+        TopicMetadata topic = agents.await(services.topics().create("orders", SHARDS, Map.of(), false));
+        List<String> groups = groupsOnDifferentShards(services.partitions());
+        assertThat(groups).hasSize(2);
+        TopicPartition tp = new TopicPartition("orders", 0);
+        produce(tp, 3);
+
+        for (String group : groups) {
+            assertThat(agents.await(services.shareGroups().alterConfig(group,
+                    Map.of("share.auto.offset.reset", "earliest"), false)).error()).isEqualTo(Errors.NONE);
+            HeartbeatResponse joined = join(group, group + "-a", "orders");
+            assertThat(joined.error()).isEqualTo(Errors.NONE);
+            assertThat(joined.assignment()).containsKey(topic.id());
+
+            SharePartitionKey key = new SharePartitionKey(group, topic.id(), 0);
+            ShareService.Acquired first = acquire(tp, key, group + "-a");
+            assertThat(first.recordCount()).isEqualTo(3);
+            assertThat(first.ranges()).allSatisfy(r -> assertThat((int) r.deliveryCount()).isEqualTo(1));
+            assertThat(acquire(tp, key, group + "-b").recordCount()).as("locked by a").isZero();
+        }
+
+        // Broker time passes the record lock: both groups' records come back, delivered twice.
+        agents.advance(LOCK_MS + 1);
+        for (String group : groups) {
+            SharePartitionKey key = new SharePartitionKey(group, topic.id(), 0);
+            ShareService.Acquired again = acquire(tp, key, group + "-b");
+            assertThat(again.recordCount()).isEqualTo(3);
+            assertThat(again.ranges()).allSatisfy(r -> assertThat((int) r.deliveryCount()).isEqualTo(2));
+            assertThat(agents.await(services.shares().acknowledge(tp, key, group + "-b",
+                    List.of(AckBatch.of(0, 2, AcknowledgeType.ACCEPT))))).isEqualTo(Errors.NONE);
+        }
+
+        // ...and the session of each group's member a ends on the shard of its group.
+        agents.advance(SESSION_MS);
+        for (String group : groups) {
+            HeartbeatResponse late = agents.await(services.shareGroups().heartbeat(new HeartbeatRequest(group,
+                    group + "-a", 1, null, null, "test", "/127.0.0.1")));
+            assertThat(late.error()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+            assertThat(agents.await(services.shareOffsets().summary(tp,
+                    new SharePartitionKey(group, topic.id(), 0))).startOffset()).isEqualTo(3);
+        }
+    }
+
+    /**
+     * A stand-in for the next coordinator (consumer groups, transactions): state per key, kept on
+     * the shard the key hashes to, changed only by commands there and expired by a duty step.
+     */
+    private static final class PlaceholderCoordinator {
+        private final Map<Shard, Map<String, Long>> deadlines = new HashMap<>();
+        private final List<String> expired = new ArrayList<>();
+
+        CompletableFuture<Integer> join(Shard shard, String key, long sessionMs) {
+            return shard.call(() -> {
+                Map<String, Long> owned = deadlines.computeIfAbsent(shard, s -> new HashMap<>());
+                owned.put(key, shard.nowMs() + sessionMs);
+                return shard.id();
+            });
+        }
+
+        DutyStep expiry(Shard shard) {
+            return new DutyStep() {
+                @Override
+                public int onCycle(long nowMs) {
+                    Map<String, Long> owned = deadlines.getOrDefault(shard, Map.of());
+                    List<String> due = new ArrayList<>();
+                    owned.forEach((k, d) -> {
+                        if (d <= nowMs) {
+                            due.add(k);
+                        }
+                    });
+                    due.forEach(k -> {
+                        owned.remove(k);
+                        expired.add(k + "@" + shard.id());
+                    });
+                    return due.size();
+                }
+
+                @Override
+                public long nextDeadlineMs() {
+                    return deadlines.getOrDefault(shard, Map.of()).values().stream().min(Long::compare)
+                            .orElse(Long.MAX_VALUE);
+                }
+            };
+        }
+    }
+
+    @Test
+    void shouldPlaceANewCoordinatorsKeysOnTheShardOfTheirShareGroupAndExpireThemThere() throws Exception {
+        PartitionRegistry partitions = services.partitions();
+        PlaceholderCoordinator coordinator = new PlaceholderCoordinator();
+        Shard[] shards = partitions.shards();
+        for (Shard shard : shards) {
+            shard.addStep(coordinator.expiry(shard));
+        }
+        List<String> groups = groupsOnDifferentShards(partitions);
+
+        List<Integer> placed = new ArrayList<>();
+        for (String group : groups) {
+            placed.add(agents.await(coordinator.join(partitions.shardForKey(group), group, 10_000)));
+        }
+        agents.advance(9_999);
+        assertThat(coordinator.expired).isEmpty();
+        agents.advance(1);
+
+        assertThat(placed).doesNotHaveDuplicates();
+        assertThat(coordinator.expired).containsExactlyInAnyOrder(
+                groups.get(0) + "@" + placed.get(0), groups.get(1) + "@" + placed.get(1));
+    }
+}

@@ -1,0 +1,49 @@
+package io.pier.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pier.common.ManualClock;
+import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.log.FileIO;
+import io.pier.runtime.AgentSlot;
+import io.pier.runtime.ManualAgents;
+import io.pier.state.DurableSharePersister;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A broker's services with every agent (shards, metadata, share state) run by hand on a manual
+ * clock, for tests: no thread, the same order of events on every run.
+ */
+public final class HandDrivenServices implements AutoCloseable {
+    public final ManualClock clock = new ManualClock(1_700_000_000_000L);
+    public final ManualAgents agents = new ManualAgents(clock);
+    public final BrokerServices services;
+    public final Map<String, String> config;
+    private final AgentSlot stateSlot;
+    private final List<String> fatal = new ArrayList<>();
+
+    /** Opens the services on {@code dir} with {@code shards} shards, every log open. */
+    public HandDrivenServices(Path dir, int shards) throws Exception {
+        config = Map.of("log.dirs", dir.toString());
+        stateSlot = agents.slot();
+        DurableSharePersister state = DurableSharePersister.open(dir.resolve("share-state"),
+                DurableSharePersister.Options.DEFAULTS, clock, FileIO.REAL, stateSlot.wakeup(),
+                (what, cause) -> fatal.add(what));
+        stateSlot.start(state);
+        services = new BrokerServices(new BrokerServices.Settings(dir, shards, config, 300_000,
+                ShareGroupBrokerConfig.fromProperties(config), true, 1_000), clock, agents, state, null,
+                (what, cause) -> fatal.add(what));
+        agents.await(services.open());
+    }
+
+    /** Stops every agent; nothing may have been fatal meanwhile. */
+    @Override
+    public void close() {
+        services.close();
+        stateSlot.close();
+        assertThat(fatal).as("fatal errors").isEmpty();
+    }
+}
