@@ -95,16 +95,13 @@ final class Kcat {
     }
 
     /**
-     * {@code kcat -C -e -o 0 -q} of partition 0 until its end; records per second over the whole
-     * process run, counted from the lines kcat printed. Offset 0 rather than {@code -o beginning}
-     * (the same records: the topic is new): {@code beginning} makes librdkafka 2.0 ask ListOffsets
-     * v2 first, which Pier does not answer yet (its response sets a leader epoch that v2 cannot
-     * carry, so it fails to serialise), and kcat would wait out the time cap.
+     * {@code kcat -C -e -o beginning -q} of partition 0 until its end; records per second over the
+     * whole process run (librdkafka's ListOffsets v2 included), counted from the lines kcat printed.
      */
     Workloads.Throughput consume(String bootstrap, String topic, Path log) throws Exception {
         long t0 = System.nanoTime();
         long[] lines = new long[1];
-        run(List.of(executable, "-C", "-b", bootstrap, "-t", topic, "-p", "0", "-o", "0", "-e", "-q"),
+        run(List.of(executable, "-C", "-b", bootstrap, "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q"),
                 log, lines);
         long elapsed = System.nanoTime() - t0;
         return new Workloads.Throughput(lines[0] * 1e9 / elapsed, lines[0]);

@@ -119,11 +119,9 @@ final class Report {
         sb.append(String.format(Locale.ROOT, "- librdkafka rows: %s\n", kcat.startsWith("kcat ")
                 ? "`" + kcat + "`: `kcat -P -l FILE -p 0 -X acks=all -X enable.idempotence=true` of "
                         + String.format(Locale.ROOT, "%,d", p.produceSmall()) + " 100 B lines into a fresh 1-partition "
-                        + "topic, then `kcat -C -p 0 -o 0 -e -q` of them; each timed as the whole process "
+                        + "topic, then `kcat -C -p 0 -o beginning -e -q` of them; each timed as the whole process "
                         + "run (start-up and metadata included), with librdkafka's default batching (up to 10,000 "
-                        + "records or 1 MB per batch, against kafka-clients' 16 KB). Offset 0, not `-o beginning`: librdkafka then "
-                        + "asks ListOffsets v2, which Pier leaves unanswered for now (its answer cannot be "
-                        + "serialised at v2)."
+                        + "records or 1 MB per batch, against kafka-clients' 16 KB)."
                 : kcat));
         sb.append("- Ratios are Pier / Kafka medians. ↑: higher is better, ↓: lower is better.\n\n");
 
