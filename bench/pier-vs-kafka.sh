@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
 # Pier vs Apache Kafka 4.4, side by side on this machine (see docs/benchmarks.md).
-#   bench/pier-vs-kafka.sh            full run (3 rounds, ~15-20 min on 2 cores), writes docs/benchmarks.md
-#   bench/pier-vs-kafka.sh --quick    1 round, small counts (~3 min), writes pier-bench/target/bench-run/benchmarks-quick.md
-# Other options: --rounds N, --only KEY-SUBSTRING (e.g. share-implicit-16c-1p), --brokers pier-none,kafka, --records N (share records per run), --jfr (record the Pier JVMs of the last round with JFR and add the hottest
-# frames to the page), --no-jmh, --heap 1g, --out FILE.
+#   bench/pier-vs-kafka.sh            full run (3 rounds, 4 brokers), writes docs/benchmarks.md
+#   bench/pier-vs-kafka.sh --quick    1 round, small counts, writes pier-bench/target/bench-run/benchmarks-quick.md
+# Options:
+#   --rounds N            rounds (brokers alternate; the order rotates every round)
+#   --only KEY-SUBSTRING  only the rows whose key contains it, e.g. share-implicit-16c-1p, produce-100,
+#                         kcat, lat-5000, linger0 (keys are in the "Every round" table)
+#   --brokers LIST        comma-separated subset of pier-durable,pier-none,kafka,kafka-fsync
+#                         (kafka: defaults, no fsync; kafka-fsync: log.flush.interval.messages=1)
+#   --records N           share records per run
+#   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
+#   --jfr                 record the Pier JVMs of the last round with JFR, add the hottest frames to the page
+#   --no-jmh, --heap 1g, --out FILE, --help
+# The librdkafka rows need kcat on the PATH (Debian: apt-get install kcat); without it they are skipped.
 # Builds Pier with -Pbench and fetches the Kafka broker jars from Maven Central (once) into
 # ${PIER_BENCH_CACHE:-~/.cache/pier-bench}. Client JVM options: BENCH_JAVA_OPTS (default -Xmx1g).
 set -euo pipefail
+if [[ " $* " == *" --help "* || " $* " == *" -h "* ]]; then
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 KAFKA_VERSION=4.4.0
@@ -23,6 +36,10 @@ if [[ ! -f "$KAFKA_LIB/kafka_2.13-$KAFKA_VERSION.jar" ]]; then
   mkdir -p "$KAFKA_LIB"
   mvn_quiet -f pier-bench/kafka-ref/pom.xml -Dkafka.version="$KAFKA_VERSION" \
     dependency:copy-dependencies -DoutputDirectory="$KAFKA_LIB"
+fi
+
+if ! command -v kcat >/dev/null 2>&1 && ! command -v kafkacat >/dev/null 2>&1; then
+  echo "[pier-vs-kafka] kcat not found: the librdkafka rows will be skipped (Debian: apt-get install kcat)" >&2
 fi
 
 PIER_JAR=$(ls -t "$ROOT"/pier-server/target/pier-server-*.jar | grep -v -e sources -e javadoc | head -1)

@@ -69,6 +69,51 @@ abstract class BrokerProcess implements AutoCloseable {
         return rssMiB(process.pid());
     }
 
+    /**
+     * CPU time the broker process has used so far (user + system, all its threads, living and
+     * exited), in nanoseconds, from {@code /proc/<pid>/stat}; -1 if unreadable. Resolution is one
+     * clock tick ({@code getconf CLK_TCK}, usually 10 ms).
+     */
+    long cpuNanos() {
+        return cpuNanos(process.pid());
+    }
+
+    static long cpuNanos(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            // Fields after the command name in parentheses (which may hold spaces) start at field 3.
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
+            long ticks = Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
+            return ticks * 1_000_000_000L / clockTicksPerSecond();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static volatile long clockTicks;
+
+    /** {@code getconf CLK_TCK}, read once; 100 if it cannot be run. */
+    static long clockTicksPerSecond() {
+        long t = clockTicks;
+        if (t > 0) {
+            return t;
+        }
+        t = 100;
+        try {
+            Process p = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+            if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+                t = Long.parseLong(out);
+            }
+        } catch (IOException | RuntimeException e) {
+            t = 100;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        clockTicks = t;
+        return t;
+    }
+
     static double rssMiB(long pid) {
         try {
             for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {

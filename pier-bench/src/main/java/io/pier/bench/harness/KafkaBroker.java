@@ -11,17 +11,27 @@ import org.apache.kafka.common.Uuid;
 /**
  * Apache Kafka as a single-node KRaft broker and controller in one JVM, its settings left at their
  * defaults except what one node needs (replication factor 1 for the internal topics) and the
- * loopback listeners. Formatted before the start-up clock starts.
+ * loopback listeners, and optionally an fsync of every appended batch. Formatted before the
+ * start-up clock starts.
  */
 final class KafkaBroker extends BrokerProcess {
     private final Path libDir;
     private final int controllerPort;
     private final Path props;
     private final Path log4j;
+    private final boolean fsync;
 
-    KafkaBroker(String name, List<String> jvmFlags, Path workDir, Path libDir) throws IOException {
+    /**
+     * @param fsync flush every append to disk before answering: {@code log.flush.interval.messages=1}
+     *     makes the log fsync after each appended batch (on the request path, so acks=all waits for
+     *     it), which covers data topics and the internal offsets and share-state topics alike.
+     *     {@code log.flush.interval.ms=0} is set too, though it only acts through the periodic
+     *     flusher, which {@code log.flush.scheduler.interval.ms} (default: never) leaves off.
+     */
+    KafkaBroker(String name, List<String> jvmFlags, Path workDir, Path libDir, boolean fsync) throws IOException {
         super(name, jvmFlags, workDir);
         this.libDir = libDir;
+        this.fsync = fsync;
         this.controllerPort = freePort();
         this.props = workDir.resolve("server.properties");
         this.log4j = workDir.resolve("log4j2.properties");
@@ -45,6 +55,7 @@ final class KafkaBroker extends BrokerProcess {
                 "transaction.state.log.min.isr=1",
                 "share.coordinator.state.topic.replication.factor=1",
                 "share.coordinator.state.topic.min.isr=1",
+                fsync ? "log.flush.interval.messages=1\nlog.flush.interval.ms=0" : "",
                 ""));
         // Like the binary distribution: INFO to a file (here the process output file).
         Files.writeString(log4j, String.join("\n",

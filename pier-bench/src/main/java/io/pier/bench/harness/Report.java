@@ -1,5 +1,6 @@
 package io.pier.bench.harness;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -13,8 +14,19 @@ final class Report {
     private final long seconds;
     private final String jmh;
     private final String jfr;
+    private final String warmup;
+    private final String kcat;
 
-    Report(Results r, SideBySide.Params p, List<String> flags, String command, long seconds, String jmh, String jfr) {
+    /** A Pier / Kafka ratio column. */
+    private record Pair(String pier, String kafka, String header) {}
+
+    private static final List<Pair> PAIRS = List.of(
+            new Pair(SideBySide.DURABLE, SideBySide.KAFKA, "durable / Kafka"),
+            new Pair(SideBySide.NONE, SideBySide.KAFKA, "none / Kafka"),
+            new Pair(SideBySide.DURABLE, SideBySide.KAFKA_FSYNC, "durable / Kafka fsync"));
+
+    Report(Results r, SideBySide.Params p, List<String> flags, String command, long seconds, String jmh, String jfr,
+            String warmup, String kcat) {
         this.r = r;
         this.p = p;
         this.flags = flags;
@@ -22,6 +34,43 @@ final class Report {
         this.seconds = seconds;
         this.jmh = jmh;
         this.jfr = jfr;
+        this.warmup = warmup;
+        this.kcat = kcat;
+    }
+
+    static String header(String broker) {
+        return switch (broker) {
+            case SideBySide.DURABLE -> "Pier durable";
+            case SideBySide.NONE -> "Pier none";
+            case SideBySide.KAFKA -> "Kafka (defaults, no fsync)";
+            case SideBySide.KAFKA_FSYNC -> "Kafka (fsync every batch)";
+            default -> broker;
+        };
+    }
+
+    /** The brokers that ran, in the page's fixed order. */
+    private List<String> brokers() {
+        List<String> out = new ArrayList<>();
+        for (String b : SideBySide.ALL_BROKERS) {
+            if (r.ran(b)) {
+                out.add(b);
+            }
+        }
+        return out;
+    }
+
+    private List<Pair> pairs() {
+        List<String> ran = brokers();
+        return PAIRS.stream().filter(x -> ran.contains(x.pier()) && ran.contains(x.kafka())).toList();
+    }
+
+    /** A CPU row's label names its throughput row, for use outside the table. */
+    private String fullLabel(Results.Metric m) {
+        if (m.key().endsWith("-cpu")) {
+            Results.Metric parent = r.metric(m.key().substring(0, m.key().length() - 4));
+            return "broker CPU per record of \"" + (parent == null ? m.key() : parent.label()) + "\"";
+        }
+        return m.label();
     }
 
     String markdown() {
@@ -34,11 +83,17 @@ final class Report {
         sb.append("- Brokers: Pier with `pier.log.durability=durable` (fsync before acknowledging a produce, "
                 + "consumers see only fsynced data) and `none` (page cache only); Apache Kafka 4.4.0, single-node "
                 + "KRaft (broker + controller in one JVM), **Kafka: defaults, no fsync** (only replication factor 1 "
-                + "for its internal topics and loopback listeners are set).\n");
+                + "for its internal topics and loopback listeners are set), and the same Kafka with "
+                + "**fsync of every appended batch** (`log.flush.interval.messages=1`, `log.flush.interval.ms=0`: "
+                + "each append to a partition, data and internal offsets and share-state topics alike, is flushed "
+                + "before the produce is answered), to compare with Pier durable.\n");
         sb.append("- Each broker runs in its own JVM with the same flags: `").append(String.join(" ", flags))
                 .append("`, on 127.0.0.1, with a fresh data folder for each round.\n");
         sb.append("- Rounds: ").append(p.rounds()).append(", brokers alternate (the order rotates every round); "
                 + "figures are medians over the rounds.\n");
+        sb.append("- Client JVM warm-up: ").append(warmup.isEmpty()
+                ? "none (`--no-warmup`): the first broker of round 1 ran on a cold client JVM and measures low"
+                : warmup).append(".\n");
         sb.append(String.format(Locale.ROOT, "- Workloads, with stock kafka-clients 4.4.0 from one client JVM: "
                         + "produce %,d × 100 B and %,d × 1 KB records to one partition (acks=all, idempotent, "
                         + "client defaults otherwise); share consumption of %,d pre-produced 100 B records per run, "
@@ -46,44 +101,73 @@ final class Report {
                         + "from the first record received (Kafka assigns partitions on a later heartbeat, ~5 s: see "
                         + "the \"subscribe to first record\" row); produce-to-ACCEPT latency measured from just "
                         + "before `send()` to the acknowledgement commit callback, one explicit consumer, "
-                        + "%,d rec/s for %d s.\n",
-                p.produceSmall(), p.produceLarge(), p.shareRecords(), p.latencyRate(), p.latencySeconds()));
+                        + "at %s rec/s for %d s each, once with the producer's defaults (kafka-clients 4.x: "
+                        + "`linger.ms=5`) and once with `linger.ms=0`.\n",
+                p.produceSmall(), p.produceLarge(), p.shareRecords(),
+                p.latencyRates().stream().map(x -> String.format(Locale.ROOT, "%,d", x)).collect(Collectors.joining(" and ")),
+                p.latencySeconds()));
+        sb.append("- **Broker CPU per record** (the `↳` row under each throughput row): the broker process's CPU "
+                + "time (user + system, all threads, from `utime` + `stime` in `/proc/<pid>/stat`, in clock ticks of "
+                + "`getconf CLK_TCK`) over the same window as the row's rate (share and plain-fetch runs: from the "
+                + "first record received to the last, so the share group join and consumer close are left out; "
+                + "produce and kcat runs: the whole run, topic creation excluded), divided by the records moved, "
+                + "in µs. It counts the broker's work rather than its waiting, so it moves less than throughput "
+                + "when other processes take the cores; it "
+                + "includes the broker's background threads over that window. Resolution: one clock tick "
+                + "(10 ms at 100 Hz) per reading; a workload that used fewer than " + SideBySide.MIN_CPU_TICKS
+                + " ticks shows `–` (quick mode's small counts make that likely for plain fetch).\n");
+        sb.append(String.format(Locale.ROOT, "- librdkafka rows: %s\n", kcat.startsWith("kcat ")
+                ? "`" + kcat + "`: `kcat -P -l FILE -p 0 -X acks=all -X enable.idempotence=true` of "
+                        + String.format(Locale.ROOT, "%,d", p.produceSmall()) + " 100 B lines into a fresh 1-partition "
+                        + "topic, then `kcat -C -p 0 -o beginning -e -q` of them; each timed as the whole process "
+                        + "run (start-up and metadata included), with librdkafka's default batching (up to 10,000 "
+                        + "records or 1 MB per batch, against kafka-clients' 16 KB)."
+                : kcat));
         sb.append("- Ratios are Pier / Kafka medians. ↑: higher is better, ↓: lower is better.\n\n");
 
-        sb.append("| Figure | Unit | Pier durable | Pier none | Kafka (defaults, no fsync) | durable / Kafka | none / Kafka |\n");
-        sb.append("|---|---|---:|---:|---:|---:|---:|\n");
+        List<String> brokers = brokers();
+        List<Pair> pairs = pairs();
+        sb.append("| Figure | Unit |");
+        brokers.forEach(x -> sb.append(' ').append(header(x)).append(" |"));
+        pairs.forEach(x -> sb.append(' ').append(x.header()).append(" |"));
+        sb.append("\n|---|---|").append("---:|".repeat(brokers.size() + pairs.size())).append('\n');
         for (Results.Metric m : r.metrics()) {
-            double d = r.median(m.key(), SideBySide.DURABLE);
-            double n = r.median(m.key(), SideBySide.NONE);
-            double k = r.median(m.key(), SideBySide.KAFKA);
             sb.append("| ").append(m.label()).append(" | ").append(m.unit()).append(m.higherIsBetter() ? " ↑" : " ↓")
-                    .append(" | ").append(fmt(d)).append(" | ").append(fmt(n)).append(" | ").append(fmt(k))
-                    .append(" | ").append(ratio(d, k)).append(" | ").append(ratio(n, k)).append(" |\n");
+                    .append(" |");
+            for (String x : brokers) {
+                sb.append(' ').append(fmt(r.median(m.key(), x))).append(" |");
+            }
+            for (Pair x : pairs) {
+                sb.append(' ').append(ratio(r.median(m.key(), x.pier()), r.median(m.key(), x.kafka()))).append(" |");
+            }
+            sb.append('\n');
         }
         sb.append('\n');
 
         sb.append("## Largest gaps\n\n");
-        for (String pier : List.of(SideBySide.DURABLE, SideBySide.NONE)) {
+        for (Pair pair : pairs) {
+            String pier = pair.pier();
+            String kafka = pair.kafka();
             Results.Metric worst = null;
             Results.Metric best = null;
             for (Results.Metric m : r.metrics()) {
-                double a = r.advantage(m.key(), pier, SideBySide.KAFKA);
+                double a = r.advantage(m.key(), pier, kafka);
                 if (Double.isNaN(a) || Double.isInfinite(a)) {
                     continue;
                 }
-                if (worst == null || a < r.advantage(worst.key(), pier, SideBySide.KAFKA)) {
+                if (worst == null || a < r.advantage(worst.key(), pier, kafka)) {
                     worst = m;
                 }
-                if (best == null || a > r.advantage(best.key(), pier, SideBySide.KAFKA)) {
+                if (best == null || a > r.advantage(best.key(), pier, kafka)) {
                     best = m;
                 }
             }
             if (worst != null) {
-                sb.append(String.format(Locale.ROOT, "- %s, furthest behind Kafka: **%s** (%s vs %s %s, Kafka %.2f× better); "
+                sb.append(String.format(Locale.ROOT, "- %s vs %s, furthest behind: **%s** (%s vs %s %s, Kafka %.2f× better); "
                                 + "furthest ahead: **%s** (Pier %.2f× better).\n",
-                        pier, worst.label(), fmt(r.median(worst.key(), pier)), fmt(r.median(worst.key(), SideBySide.KAFKA)),
-                        worst.unit(), 1 / r.advantage(worst.key(), pier, SideBySide.KAFKA),
-                        best.label(), r.advantage(best.key(), pier, SideBySide.KAFKA)));
+                        pier, kafka, fullLabel(worst), fmt(r.median(worst.key(), pier)), fmt(r.median(worst.key(), kafka)),
+                        worst.unit(), 1 / r.advantage(worst.key(), pier, kafka),
+                        fullLabel(best), r.advantage(best.key(), pier, kafka)));
             }
         }
         sb.append('\n');
@@ -103,16 +187,19 @@ final class Report {
             sb.append(jfr).append('\n');
         }
 
-        sb.append("## Every round\n\n| Figure | Pier durable | Pier none | Kafka |\n|---|---|---|---|\n");
+        sb.append("## Every round\n\n| Figure |");
+        brokers.forEach(x -> sb.append(' ').append(header(x)).append(" |"));
+        sb.append("\n|---|").append("---|".repeat(brokers.size())).append('\n');
         for (Results.Metric m : r.metrics()) {
             sb.append("| ").append(m.key());
-            for (String b : List.of(SideBySide.DURABLE, SideBySide.NONE, SideBySide.KAFKA)) {
+            for (String b : brokers) {
                 sb.append(" | ").append(r.values(m.key(), b).stream().map(Report::fmt).collect(Collectors.joining(", ")));
             }
             sb.append(" |\n");
         }
         sb.append("\nReproduce: `bench/pier-vs-kafka.sh` (full, writes this page) or `bench/pier-vs-kafka.sh --quick` "
-                + "(about 3 minutes, writes `pier-bench/target/bench-run/benchmarks-quick.md`). "
+                + "(one round, small counts, writes `pier-bench/target/bench-run/benchmarks-quick.md`); "
+                + "`--only KEY-SUBSTRING` and `--brokers` for single rows (see `bench/pier-vs-kafka.sh --help`). "
                 + "Needs only a JDK 17+: the script builds Pier with `-Pbench` and fetches Apache Kafka 4.4.0 "
                 + "from Maven Central into a cache folder.\n");
         return sb.toString();

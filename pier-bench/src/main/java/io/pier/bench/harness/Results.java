@@ -23,6 +23,15 @@ final class Results {
         return List.copyOf(metrics.values());
     }
 
+    Metric metric(String key) {
+        return metrics.get(key);
+    }
+
+    /** Whether any figure was recorded for this broker. */
+    boolean ran(String broker) {
+        return values.values().stream().anyMatch(m -> m.containsKey(broker));
+    }
+
     List<Double> values(String key, String broker) {
         return values.getOrDefault(key, Map.of()).getOrDefault(broker, List.of());
     }

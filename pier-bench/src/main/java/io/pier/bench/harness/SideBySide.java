@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
@@ -27,18 +28,43 @@ public final class SideBySide {
     static final String DURABLE = "pier-durable";
     static final String NONE = "pier-none";
     static final String KAFKA = "kafka";
+    static final String KAFKA_FSYNC = "kafka-fsync";
+    static final List<String> ALL_BROKERS = List.of(DURABLE, NONE, KAFKA, KAFKA_FSYNC);
+    /** The throwaway broker the client JVM warms up against before round 1: the quickest to start and serve. */
+    static final String WARMUP_BROKER = NONE;
 
-    /** Counts and durations of one run; {@code --quick} shrinks them. */
-    record Params(int rounds, int produceSmall, int produceLarge, int shareRecords, int latencyRate,
+    /**
+     * Counts and durations of one run; {@code --quick} shrinks them. {@code latencyRates}: the
+     * produce rates of the latency rows, each run with the producer's default linger.ms and with 0.
+     */
+    record Params(int rounds, int produceSmall, int produceLarge, int shareRecords, List<Integer> latencyRates,
             int latencySeconds, Duration cap, boolean quick) {
         static Params fullRun() {
-            return new Params(3, 200_000, 50_000, 100_000, 1_000, 8, Duration.ofSeconds(60), false);
+            return new Params(3, 200_000, 50_000, 100_000, List.of(1_000, 5_000), 8, Duration.ofSeconds(60), false);
         }
 
         static Params quickRun() {
-            return new Params(1, 40_000, 10_000, 10_000, 500, 3, Duration.ofSeconds(30), true);
+            return new Params(1, 40_000, 10_000, 10_000, List.of(1_000, 5_000), 3, Duration.ofSeconds(30), true);
+        }
+
+        /** The unmeasured warm-up pass of the client JVM: every workload once, small. */
+        static Params warmupRun() {
+            return new Params(1, 20_000, 5_000, 2_000, List.of(1_000), 1, Duration.ofSeconds(30), true);
+        }
+
+        Params withRounds(int r) {
+            return new Params(r, produceSmall, produceLarge, shareRecords, latencyRates, latencySeconds, cap, quick);
+        }
+
+        Params withShareRecords(int n) {
+            return new Params(rounds, produceSmall, produceLarge, n, latencyRates, latencySeconds, cap, quick);
         }
     }
+
+    /** What the warm-up pass did, for the page; empty when it was skipped. */
+    String warmupNote = "";
+    /** The kcat version used, or why the librdkafka rows are missing. */
+    String kcatNote = "";
 
     private final Params params;
     private final String pierClasspath;
@@ -49,8 +75,10 @@ public final class SideBySide {
     private final Results results = new Results();
     private final List<Path> jfrFiles = new ArrayList<>();
     private volatile BrokerProcess current;
+    private Kcat kcat;
     String only = "";
-    List<String> brokers = List.of(DURABLE, NONE, KAFKA);
+    List<String> brokers = ALL_BROKERS;
+    boolean warmup = true;
 
     SideBySide(Params params, String pierClasspath, Path kafkaLib, Path work, List<String> jvmFlags, boolean jfr) {
         this.params = params;
@@ -65,8 +93,9 @@ public final class SideBySide {
         boolean quick = false;
         boolean jmh = true;
         boolean jfr = false;
+        boolean warmup = true;
         String only = "";
-        List<String> brokers = List.of(DURABLE, NONE, KAFKA);
+        List<String> brokers = ALL_BROKERS;
         Integer rounds = null;
         Integer records = null;
         String pierCp = null;
@@ -80,6 +109,7 @@ public final class SideBySide {
                 case "--quick" -> quick = true;
                 case "--no-jmh" -> jmh = false;
                 case "--jfr" -> jfr = true;
+                case "--no-warmup" -> warmup = false;
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--pier-cp" -> pierCp = args[++i];
@@ -96,10 +126,17 @@ public final class SideBySide {
         if (pierCp == null || kafkaLib == null) {
             throw new IllegalArgumentException("--pier-cp and --kafka-lib are required");
         }
+        for (String b : brokers) {
+            if (!ALL_BROKERS.contains(b)) {
+                throw new IllegalArgumentException("unknown broker " + b + "; known: " + String.join(",", ALL_BROKERS));
+            }
+        }
         Params p = quick ? Params.quickRun() : Params.fullRun();
-        if (rounds != null || records != null) {
-            p = new Params(rounds != null ? rounds : p.rounds, p.produceSmall, p.produceLarge,
-                    records != null ? records : p.shareRecords, p.latencyRate, p.latencySeconds, p.cap, p.quick);
+        if (rounds != null) {
+            p = p.withRounds(rounds);
+        }
+        if (records != null) {
+            p = p.withShareRecords(records);
         }
         if (out == null) {
             out = quick ? work.resolve("benchmarks-quick.md") : Path.of("docs/benchmarks.md");
@@ -111,11 +148,13 @@ public final class SideBySide {
         SideBySide bench = new SideBySide(p, pierCp, kafkaLib, work, flags, jfr);
         bench.only = only;
         bench.brokers = brokers;
+        bench.warmup = warmup;
         bench.run();
         String jmhSection = jmh ? runJmh(quick) : "";
         String jfrSection = bench.jfrSection();
         long minutes = Duration.ofNanos(System.nanoTime() - t0).toSeconds();
-        String md = new Report(bench.results, p, flags, command, minutes, jmhSection, jfrSection).markdown();
+        String md = new Report(bench.results, p, flags, command, minutes, jmhSection, jfrSection,
+                bench.warmupNote, bench.kcatNote).markdown();
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.writeString(out, md);
         System.out.println(md);
@@ -131,6 +170,19 @@ public final class SideBySide {
         }, "stop-broker"));
         deleteTree(work);
         Files.createDirectories(work);
+        kcat = Kcat.find(params.cap);
+        if (kcat == null) {
+            kcatNote = "kcat not found on the PATH: the librdkafka rows were skipped (Debian: `apt-get install kcat`).";
+            log(kcatNote);
+        } else {
+            kcatNote = kcat.version();
+        }
+        if (warmup) {
+            warmUp();
+        } else {
+            warmupNote = "";
+            log("no warm-up pass (--no-warmup): the first broker of round 1 runs on a cold client JVM");
+        }
         for (int r = 0; r < params.rounds; r++) {
             for (int i = 0; i < brokers.size(); i++) {
                 String b = brokers.get((i + r) % brokers.size());
@@ -144,9 +196,43 @@ public final class SideBySide {
         return switch (broker) {
             case DURABLE -> new PierBroker(broker, jvmFlags, dir, pierClasspath, "durable");
             case NONE -> new PierBroker(broker, jvmFlags, dir, pierClasspath, "none");
-            default -> new KafkaBroker(broker, jvmFlags, dir, kafkaLib);
+            case KAFKA -> new KafkaBroker(broker, jvmFlags, dir, kafkaLib, false);
+            case KAFKA_FSYNC -> new KafkaBroker(broker, jvmFlags, dir, kafkaLib, true);
+            default -> throw new IllegalArgumentException("unknown broker " + broker);
         };
     }
+
+    /**
+     * Before round 1: every selected workload once, unmeasured and small, against a throwaway
+     * broker, so that the first measured broker does not pay for the client JVM's class loading
+     * and JIT compilation. Its figures go to a results table that is thrown away.
+     */
+    private void warmUp() throws Exception {
+        Params w = Params.warmupRun();
+        Path dir = work.resolve("warmup-" + WARMUP_BROKER);
+        log("warm-up of the client JVM (unmeasured): every workload once against a throwaway " + WARMUP_BROKER);
+        long t0 = System.nanoTime();
+        try (BrokerProcess broker = create(WARMUP_BROKER, dir)) {
+            current = broker;
+            broker.start(List.of());
+            try (Workloads wl = new Workloads(broker.bootstrap(), w.cap, broker::cpuNanos)) {
+                workloads(new Pass(w, new Results(), true), wl, broker, WARMUP_BROKER);
+            }
+        }
+        current = null;
+        long seconds = Duration.ofNanos(System.nanoTime() - t0).toSeconds();
+        deleteTree(dir);
+        warmupNote = String.format(Locale.ROOT, "before round 1, every workload%s ran once, unmeasured, against a "
+                        + "throwaway Pier (`none`) broker that was then stopped (produce %,d × 100 B and %,d × 1 KB, "
+                        + "%,d records per share run, %d s of latency at %,d rec/s; %d s in all), so the first "
+                        + "measured broker does not pay for the client JVM's class loading and JIT compilation",
+                only.isEmpty() ? "" : " matching `--only " + only + "`", w.produceSmall, w.produceLarge,
+                w.shareRecords, w.latencySeconds, w.latencyRates.get(0), seconds);
+        log("warm-up done in " + seconds + " s");
+    }
+
+    /** One pass of the workloads: its counts, where its figures go, and whether it is the warm-up. */
+    record Pass(Params p, Results results, boolean warmup) {}
 
     private void runBroker(String b, int round, boolean recordJfr) throws Exception {
         Path dir = work.resolve("round" + (round + 1) + "-" + b);
@@ -165,26 +251,31 @@ public final class SideBySide {
             Thread.sleep(params.quick ? 1000 : 2000);
             results.add("rss-idle", "Resident memory, idle after start-up", "MiB", false, b, broker.rssMiB());
             try (RssSampler rss = new RssSampler(broker.pid());
-                    Workloads w = new Workloads(broker.bootstrap(), params.cap)) {
-                workloads(w, b);
+                    Workloads w = new Workloads(broker.bootstrap(), params.cap, broker::cpuNanos)) {
+                workloads(new Pass(params, results, false), w, broker, b);
                 results.add("rss-load", "Resident memory, peak under load", "MiB", false, b, rss.peakMiB());
             }
         }
     }
 
-    private void workloads(Workloads w, String b) throws Exception {
-        measure(b, "produce-100", "Produce 100 B records, acks=all, idempotent", "rec/s", () -> {
-            w.createTopic("produce-100", 1);
-            return w.produce("produce-100", 1, params.produceSmall, 100);
-        });
-        measure(b, "produce-1k", "Produce 1 KB records, acks=all, idempotent", "rec/s", () -> {
-            w.createTopic("produce-1k", 1);
-            return w.produce("produce-1k", 1, params.produceLarge, 1024);
-        });
-        w.createTopic("src-1p", 1);
-        w.produce("src-1p", 1, params.shareRecords, 100);
-        w.createTopic("src-10p", 10);
-        w.produce("src-10p", 10, params.shareRecords, 100);
+    private void workloads(Pass pass, Workloads w, BrokerProcess broker, String b) throws Exception {
+        Params p = pass.p();
+        measure(pass, broker, b, "produce-100", "Produce 100 B records, acks=all, idempotent",
+                () -> w.createTopic("produce-100", 1), () -> w.produce("produce-100", 1, p.produceSmall, 100));
+        measure(pass, broker, b, "produce-1k", "Produce 1 KB records, acks=all, idempotent",
+                () -> w.createTopic("produce-1k", 1), () -> w.produce("produce-1k", 1, p.produceLarge, 1024));
+        // Share runs read what the fill got acknowledged, so a failed send does not leave them waiting out the cap.
+        long[] filled = {p.shareRecords, p.shareRecords};
+        if (wantsShareSource()) {
+            w.createTopic("src-1p", 1);
+            filled[0] = w.produce("src-1p", 1, p.shareRecords, 100).records();
+            w.createTopic("src-10p", 10);
+            filled[1] = w.produce("src-10p", 10, p.shareRecords, 100).records();
+            if (filled[0] < p.shareRecords || filled[1] < p.shareRecords) {
+                log(String.format(Locale.ROOT, "  share source topics hold %,d and %,d of %,d records; share runs read those",
+                        filled[0], filled[1], p.shareRecords));
+            }
+        }
         List<Double> firstRecord = new ArrayList<>();
         for (int partitions : new int[] {1, 10}) {
             for (int consumers : new int[] {1, 4, 16}) {
@@ -193,56 +284,152 @@ public final class SideBySide {
                     String label = "Share consume, " + consumers + " consumer" + (consumers > 1 ? "s" : "") + ", "
                             + partitions + " partition" + (partitions > 1 ? "s" : "") + ", "
                             + (explicit ? "explicit ACCEPT per record" : "implicit acks");
-                    measure(b, key, label, "rec/s", () -> {
-                        Workloads.ShareRun run = w.share("src-" + partitions + "p", consumers, explicit, params.shareRecords, 0);
+                    measure(pass, broker, b, key, label, null, () -> {
+                        Workloads.ShareRun run = w.share("src-" + partitions + "p", consumers, explicit,
+                                (int) filled[partitions == 1 ? 0 : 1], 0);
                         firstRecord.add(run.firstRecordMs());
-                        return run.recordsPerSec();
+                        return run.throughput();
                     });
                 }
             }
         }
         firstRecord.sort(Comparator.naturalOrder());
         if (!firstRecord.isEmpty()) {
-            results.add("share-first", "Share consumer: subscribe to first record (median of the runs above)",
+            pass.results().add("share-first", "Share consumer: subscribe to first record (median of the runs above)",
                     "ms", false, b, firstRecord.get(firstRecord.size() / 2));
         }
-        measure(b, "share-redeliver", "Share consume, 4 consumers, 1 partition, 10% RELEASEd once then ACCEPTed",
-                "rec/s", () -> w.share("src-1p", 4, true, params.shareRecords, 10).recordsPerSec());
-        measure(b, "plain-fetch", "Plain consumer fetch (assign, no group), 10 partitions", "rec/s",
-                () -> w.plainFetch("src-10p", 10, params.shareRecords));
-        if (!"lat".contains(only)) {
+        measure(pass, broker, b, "share-redeliver", "Share consume, 4 consumers, 1 partition, 10% RELEASEd once then ACCEPTed",
+                null, () -> {
+                    return w.share("src-1p", 4, true, (int) filled[0], 10).throughput();
+                });
+        measure(pass, broker, b, "plain-fetch", "Plain consumer fetch (assign, no group), 10 partitions", null,
+                () -> w.plainFetch("src-10p", 10, (int) filled[1]));
+        if (!pass.warmup() && kcat != null) {
+            kcatRows(pass, w, broker, b);
+        }
+        for (int rate : p.latencyRates()) {
+            for (Integer linger : pass.warmup() ? Arrays.asList((Integer) null) : Arrays.asList(null, 0)) {
+                latencyRow(pass, w, b, rate, linger);
+            }
+        }
+    }
+
+    /** The share and plain-fetch rows read topics that are filled first; skip the filling when none of them runs. */
+    private boolean wantsShareSource() {
+        List<String> readers = new ArrayList<>(List.of("share-redeliver", "plain-fetch"));
+        for (String mode : List.of("explicit", "implicit")) {
+            for (int c : new int[] {1, 4, 16}) {
+                for (int partitions : new int[] {1, 10}) {
+                    readers.add("share-" + mode + "-" + c + "c-" + partitions + "p");
+                }
+            }
+        }
+        return readers.stream().anyMatch(k -> k.contains(only));
+    }
+
+    /** librdkafka through kcat: produce N 100 B records from a file, then consume them from the beginning. */
+    private void kcatRows(Pass pass, Workloads w, BrokerProcess broker, String b) throws Exception {
+        Params p = pass.p();
+        if (!"kcat-produce".contains(only) && !"kcat-consume".contains(only)) {
             return;
         }
-        try {
-            Workloads.Latency lat = w.latency("latency", params.latencyRate, params.latencySeconds);
-            String what = "Produce to confirmed ACCEPT at " + params.latencyRate + " rec/s, ";
-            results.add("lat-p50", what + "p50", "ms", false, b, lat.p50());
-            results.add("lat-p99", what + "p99", "ms", false, b, lat.p99());
-            results.add("lat-p999", what + "p99.9", "ms", false, b, lat.p999());
-            log(String.format(Locale.ROOT, "  latency p50 %.1f p99 %.1f p99.9 %.1f ms (%d samples)",
-                    lat.p50(), lat.p99(), lat.p999(), lat.samples()));
-        } catch (Exception e) {
-            log("  latency FAILED: " + e);
-        }
+        Path file = Kcat.recordsFile(work, p.produceSmall, 100);
+        Path dir = broker.workDir;
+        String topic = "kcat-100";
+        w.createTopic(topic, 1);
+        // Runs even with --only kcat-consume, which needs its records (then it is not recorded).
+        measure(pass, broker, b, "kcat-produce", "kcat (librdkafka) produce 100 B records from a file, acks=all, idempotent",
+                null, () -> kcat.produce(broker.bootstrap(), topic, file, p.produceSmall,
+                        dir.resolve(b + "-kcat-produce.err")), true);
+        measure(pass, broker, b, "kcat-consume", "kcat (librdkafka) consume them from the beginning to the end",
+                null, () -> {
+                    Workloads.Throughput t = kcat.consume(broker.bootstrap(), topic, dir.resolve(b + "-kcat-consume.err"));
+                    if (t.records() != p.produceSmall) {
+                        log("  kcat consumed " + t.records() + " of " + p.produceSmall + " records");
+                    }
+                    return t;
+                });
     }
 
-    interface Measured {
-        double run() throws Exception;
-    }
-
-    private void measure(String b, String key, String label, String unit, Measured m) {
+    private void latencyRow(Pass pass, Workloads w, String b, int rate, Integer linger) {
+        String key = "lat-" + rate + (linger == null ? "" : "-linger" + linger);
         if (!key.contains(only)) {
             return;
         }
-        double v;
         try {
-            v = m.run();
+            Workloads.Latency lat = w.latency(key, rate, pass.p().latencySeconds(), linger);
+            String what = String.format(Locale.ROOT, "Produce to confirmed ACCEPT at %,d rec/s, %s, ", rate,
+                    linger == null ? "client defaults" : "linger.ms=" + linger);
+            if (!pass.warmup()) {
+                pass.results().add(key + "-p50", what + "p50", "ms", false, b, lat.p50());
+                pass.results().add(key + "-p99", what + "p99", "ms", false, b, lat.p99());
+                pass.results().add(key + "-p999", what + "p99.9", "ms", false, b, lat.p999());
+            }
+            log(String.format(Locale.ROOT, "  %s%-22s p50 %.1f p99 %.1f p99.9 %.1f ms (%d samples)",
+                    pass.warmup() ? "(warm-up) " : "", key, lat.p50(), lat.p99(), lat.p999(), lat.samples()));
+        } catch (Exception e) {
+            log("  " + key + " FAILED: " + e);
+        }
+    }
+
+    /** Below this many clock ticks of broker CPU a workload's per-record figure is left out (±20% at 5). */
+    static final int MIN_CPU_TICKS = 5;
+
+    interface Setup {
+        void run() throws Exception;
+    }
+
+    interface Measured {
+        Workloads.Throughput run() throws Exception;
+    }
+
+    private void measure(Pass pass, BrokerProcess broker, String b, String key, String label, Setup setup, Measured m) {
+        measure(pass, broker, b, key, label, setup, m, false);
+    }
+
+    /**
+     * One throughput row and its broker-CPU-per-record row: the broker's CPU time (all threads,
+     * user + system) over the records the workload moved, taken over the same window as its rate:
+     * from the first record received to the last for share and plain-fetch runs (which read it
+     * themselves), and from just before to just after the run otherwise. {@code setup} (creating
+     * the topic) runs before the CPU clock starts.
+     */
+    private void measure(Pass pass, BrokerProcess broker, String b, String key, String label, Setup setup, Measured m,
+            boolean always) {
+        if (!key.contains(only) && !always) {
+            return;
+        }
+        double v;
+        double cpuPerRecordMicros = Double.NaN;
+        try {
+            if (setup != null) {
+                setup.run();
+            }
+            long cpu0 = broker.cpuNanos();
+            Workloads.Throughput t = m.run();
+            long cpu1 = broker.cpuNanos();
+            v = t.recordsPerSec();
+            long cpu = t.brokerCpuNanos() >= 0 ? t.brokerCpuNanos() : cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1;
+            long tick = 1_000_000_000L / BrokerProcess.clockTicksPerSecond();
+            if (cpu >= MIN_CPU_TICKS * tick && t.records() > 0) {
+                cpuPerRecordMicros = cpu / 1e3 / t.records();
+            } else if (cpu >= 0) {
+                log(String.format(Locale.ROOT, "  %s: %d ms of broker CPU, under %d clock ticks: too coarse to report",
+                        key, cpu / 1_000_000, MIN_CPU_TICKS));
+            }
         } catch (Exception e) {
             log("  " + key + " FAILED: " + e);
             v = Double.NaN;
         }
-        results.add(key, label, unit, true, b, v);
-        log(String.format(Locale.ROOT, "  %-28s %,12.0f %s", key, v, unit));
+        if (!key.contains(only)) {
+            return; // ran only to fill a topic another selected row reads
+        }
+        if (!pass.warmup()) {
+            pass.results().add(key, label, "rec/s", true, b, v);
+            pass.results().add(key + "-cpu", "↳ broker CPU per record", "µs", false, b, cpuPerRecordMicros);
+        }
+        log(String.format(Locale.ROOT, "  %s%-28s %,12.0f rec/s  %8.2f µs broker CPU/rec",
+                pass.warmup() ? "(warm-up) " : "", key, v, cpuPerRecordMicros));
     }
 
     private String jfrSection() throws IOException {

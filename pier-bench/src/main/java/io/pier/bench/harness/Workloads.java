@@ -13,8 +13,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -40,7 +42,22 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 final class Workloads implements AutoCloseable {
     /** Result of a share consumption run: records/s from the first record, and the wait for it. */
-    record ShareRun(double recordsPerSec, double firstRecordMs, long records, boolean complete) {}
+    record ShareRun(double recordsPerSec, double firstRecordMs, long records, boolean complete, long brokerCpuNanos) {
+        Throughput throughput() {
+            return new Throughput(recordsPerSec, records, brokerCpuNanos);
+        }
+    }
+
+    /**
+     * Result of a throughput run: records per second, how many records it moved, and the broker
+     * CPU time over the same window as the rate when the run measured it itself (-1: the caller
+     * measures it around the whole run).
+     */
+    record Throughput(double recordsPerSec, long records, long brokerCpuNanos) {
+        Throughput(double recordsPerSec, long records) {
+            this(recordsPerSec, records, -1);
+        }
+    }
 
     /** Produce-to-ACCEPT latency percentiles in milliseconds. */
     record Latency(double p50, double p99, double p999, int samples) {}
@@ -48,10 +65,13 @@ final class Workloads implements AutoCloseable {
     private final String bootstrap;
     private final long capNanos;
     private final Admin admin;
+    private final LongSupplier brokerCpuNanos;
     private int groupSeq;
 
-    Workloads(String bootstrap, Duration cap) {
+    /** {@code brokerCpuNanos}: the broker's CPU time so far, read where a run's rate window opens and closes. */
+    Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos) {
         this.bootstrap = bootstrap;
+        this.brokerCpuNanos = brokerCpuNanos;
         this.capNanos = cap.toNanos();
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
@@ -93,10 +113,18 @@ final class Workloads implements AutoCloseable {
     }
 
     private KafkaProducer<byte[], byte[]> producer() {
+        return producer(null);
+    }
+
+    /** acks=all, idempotent, client defaults otherwise; {@code lingerMs} null keeps the client's default. */
+    private KafkaProducer<byte[], byte[]> producer(Integer lingerMs) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("acks", "all");
         p.put("enable.idempotence", "true");
+        if (lingerMs != null) {
+            p.put("linger.ms", lingerMs.toString());
+        }
         return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
@@ -104,11 +132,12 @@ final class Workloads implements AutoCloseable {
      * Produces {@code count} records of {@code size} bytes (acks=all, idempotent, client defaults
      * otherwise), round-robin over the partitions; returns acknowledged records per second.
      */
-    double produce(String topic, int partitions, int count, int size) {
+    Throughput produce(String topic, int partitions, int count, int size) {
         byte[] value = new byte[size];
         Arrays.fill(value, (byte) 'x');
         LongAdder acked = new LongAdder();
         AtomicLong failures = new AtomicLong();
+        AtomicReference<Exception> firstFailure = new AtomicReference<>();
         long t0 = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int i = 0; i < count; i++) {
@@ -117,6 +146,7 @@ final class Workloads implements AutoCloseable {
                         acked.increment();
                     } else {
                         failures.incrementAndGet();
+                        firstFailure.compareAndSet(null, e);
                     }
                 });
                 if ((i & 1023) == 0 && System.nanoTime() - t0 > capNanos) {
@@ -128,9 +158,9 @@ final class Workloads implements AutoCloseable {
         }
         long elapsed = System.nanoTime() - t0;
         if (failures.get() > 0) {
-            System.err.println("[bench]   " + failures.get() + " produce failures");
+            System.err.println("[bench]   " + failures.get() + " produce failures, the first: " + firstFailure.get());
         }
-        return acked.sum() * 1e9 / elapsed;
+        return new Throughput(acked.sum() * 1e9 / elapsed, acked.sum());
     }
 
     /**
@@ -144,6 +174,8 @@ final class Workloads implements AutoCloseable {
         LongAdder accepted = new LongAdder();
         AtomicLong firstNanos = new AtomicLong();
         AtomicLong doneNanos = new AtomicLong();
+        AtomicLong firstCpu = new AtomicLong(-1);
+        AtomicLong doneCpu = new AtomicLong(-1);
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> threads = new ArrayList<>();
         long start = System.nanoTime();
@@ -163,7 +195,9 @@ final class Workloads implements AutoCloseable {
                         if (records.isEmpty()) {
                             continue;
                         }
-                        firstNanos.compareAndSet(0, System.nanoTime());
+                        if (firstNanos.compareAndSet(0, System.nanoTime())) {
+                            firstCpu.set(brokerCpuNanos.getAsLong());
+                        }
                         int ok = 0;
                         for (ConsumerRecord<byte[], byte[]> r : records) {
                             if (!explicit) {
@@ -178,7 +212,9 @@ final class Workloads implements AutoCloseable {
                         }
                         accepted.add(ok);
                         if (accepted.sum() >= target) {
-                            doneNanos.compareAndSet(0, System.nanoTime());
+                            if (doneNanos.compareAndSet(0, System.nanoTime())) {
+                                doneCpu.set(brokerCpuNanos.getAsLong());
+                            }
                             stop.set(true);
                         }
                     }
@@ -199,14 +235,16 @@ final class Workloads implements AutoCloseable {
         if (!complete) {
             System.err.println("[bench]   share run stopped at the time cap: " + accepted.sum() + "/" + target);
             done = System.nanoTime();
+            doneCpu.set(brokerCpuNanos.getAsLong());
         }
         double rate = first == 0 ? 0 : accepted.sum() * 1e9 / Math.max(1, done - first);
         double ttfr = first == 0 ? Double.NaN : (first - start) / 1e6;
-        return new ShareRun(rate, ttfr, accepted.sum(), complete);
+        long cpu = firstCpu.get() >= 0 && doneCpu.get() >= 0 ? doneCpu.get() - firstCpu.get() : -1;
+        return new ShareRun(rate, ttfr, accepted.sum(), complete, cpu);
     }
 
     /** A plain consumer (assign, no group) reading {@code target} records from the start; records/s. */
-    double plainFetch(String topic, int partitions, int target) {
+    Throughput plainFetch(String topic, int partitions, int target) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("client.id", "bench-fetch");
@@ -222,15 +260,19 @@ final class Workloads implements AutoCloseable {
             consumer.seekToBeginning(tps);
             long deadline = System.nanoTime() + capNanos;
             long first = 0;
+            long firstCpu = -1;
             long got = 0;
             while (got < target && System.nanoTime() < deadline) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
                 if (!records.isEmpty() && first == 0) {
                     first = System.nanoTime();
+                    firstCpu = brokerCpuNanos.getAsLong();
                 }
                 got += records.count();
             }
-            return first == 0 ? 0 : got * 1e9 / Math.max(1, System.nanoTime() - first);
+            long end = System.nanoTime();
+            long cpu = firstCpu >= 0 ? brokerCpuNanos.getAsLong() - firstCpu : -1;
+            return new Throughput(first == 0 ? 0 : got * 1e9 / Math.max(1, end - first), got, cpu);
         }
     }
 
@@ -238,9 +280,10 @@ final class Workloads implements AutoCloseable {
      * One explicit share consumer; records produced at {@code rate}/s for {@code seconds}. Latency
      * of a record: from just before {@code send()} to the consumer's acknowledgement commit
      * callback confirming its ACCEPT. Warm-up records are sent until the consumer gets one (Kafka
-     * assigns partitions on a later heartbeat), and are not counted.
+     * assigns partitions on a later heartbeat), and are not counted. {@code lingerMs} null leaves the
+     * producer's {@code linger.ms} at the client default.
      */
-    Latency latency(String topic, int rate, int seconds) throws Exception {
+    Latency latency(String topic, int rate, int seconds, Integer lingerMs) throws Exception {
         createTopic(topic, 1);
         String group = newShareGroup("latency");
         int total = rate * seconds;
@@ -291,7 +334,7 @@ final class Workloads implements AutoCloseable {
             }
         }, "latency-consumer");
         consumerThread.start();
-        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+        try (KafkaProducer<byte[], byte[]> producer = producer(lingerMs)) {
             long warmDeadline = System.nanoTime() + capNanos;
             while (!gotAny.get() && System.nanoTime() < warmDeadline) {
                 var unused = producer.send(new ProducerRecord<>(topic, 0, null, payload(0, 0))); // repeated until one arrives
