@@ -1,6 +1,7 @@
 package io.pier.log;
 
 import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.List;
 import org.apache.kafka.common.network.TransferableChannel;
 import org.apache.kafka.common.record.internal.BaseRecords;
@@ -72,7 +73,15 @@ public final class SegmentRecords implements BaseRecords {
             for (FileRecords slice : records().slices) {
                 int size = slice.sizeInBytes();
                 if (skip < size) {
-                    return slice.writeTo(channel, skip, Math.min(remaining, size - skip));
+                    try {
+                        return slice.writeTo(channel, skip, Math.min(remaining, size - skip));
+                    } catch (ClosedChannelException e) {
+                        if (slice.channel().isOpen()) {
+                            throw e; // the socket's, not the segment's
+                        }
+                        throw new IOException("segment " + slice.file().getName() + " was closed (deleted) with "
+                                + (size - skip) + " of its bytes still to send", e);
+                    }
                 }
                 skip -= size;
             }

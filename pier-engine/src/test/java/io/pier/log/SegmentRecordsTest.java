@@ -97,7 +97,8 @@ class SegmentRecordsTest {
             log.deleteRecordsBefore(3);
 
             // Then the rest of the send fails with an I/O error instead of sending other bytes
-            assertThatThrownBy(() -> send.writeTo(out)).isInstanceOf(IOException.class);
+            assertThatThrownBy(() -> send.writeTo(out)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("was closed (deleted)");
         }
     }
 
