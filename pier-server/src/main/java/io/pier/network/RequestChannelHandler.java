@@ -45,7 +45,12 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private static final AtomicLong CONNECTION_IDS = new AtomicLong();
     /** Requests parsed but not yet answered; past this the socket stops being read. */
     private static final int MAX_IN_FLIGHT = 32;
-    /** Frames up to this size are copied into a buffer; larger ones are transferred. */
+    /**
+     * Frames up to this size are copied into a buffer; larger ones are transferred. For responses
+     * without records both ways measured the same (pipelined ApiVersions, the produce benchmark);
+     * the copy keeps a small fetch from the files (a consumer at the tail) to one socket write
+     * instead of a header write plus a sendfile per segment.
+     */
     static final int COPY_MAX_BYTES = 64 * 1024;
 
     private final ApiRouter router;

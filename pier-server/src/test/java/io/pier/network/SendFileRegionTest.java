@@ -6,13 +6,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.GatheringByteChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
@@ -29,12 +39,14 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The region Netty writes a response through, on a channel that, like a socket with a full buffer,
- * takes fewer bytes than it is offered, and sometimes none.
+ * The region Netty writes a response through: on channels that, like a socket with a full buffer,
+ * take fewer bytes than they are offered, and sometimes none; and on a real loopback socket.
  */
+@Timeout(60)
 class SendFileRegionTest {
     private static final short FETCH_V12 = 12;
     private static final RequestHeader HEADER = new RequestHeader(ApiKeys.FETCH, FETCH_V12, "test", 42);
@@ -88,6 +100,64 @@ class SendFileRegionTest {
         assertThat(bytesOf(partitions.get(0).records())).isEqualTo(bytesOf(heap));
         assertThat(bytesOf(partitions.get(1).records())).isEqualTo(Files.readAllBytes(file.file().toPath()));
         assertThat(region.release()).isTrue();
+    }
+
+    @Test
+    void shouldSendEveryByteOverARealSocketWhoseBufferFillsUp() throws Exception {
+        // Given 2 MB of file records behind a heap header, and a loopback socket with small buffers
+        MemoryRecords heap = records("heap", 50);
+        FileRecords file = fileRecords(records("file", 100_000));
+        SendFileRegion region = new SendFileRegion(send(heap, file));
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try (SocketChannel reader = SocketChannel.open()) {
+                reader.setOption(StandardSocketOptions.SO_RCVBUF, 8192);
+                reader.connect(server.getLocalAddress());
+                try (SocketChannel writer = server.accept(); Selector selector = Selector.open()) {
+                    writer.setOption(StandardSocketOptions.SO_SNDBUF, 8192);
+                    writer.configureBlocking(false);
+                    writer.register(selector, SelectionKey.OP_WRITE);
+                    CompletableFuture<byte[]> received = CompletableFuture.supplyAsync(() -> readAll(reader,
+                            region.count()));
+
+                    // When the region is transferred as Netty does, waiting for writability on a zero
+                    int shortTransfers = 0;
+                    while (region.transferred() < region.count()) {
+                        long left = region.count() - region.transferred();
+                        long n = region.transferTo(writer, region.transferred());
+                        if (n < left) {
+                            shortTransfers++;
+                        }
+                        if (n == 0) {
+                            selector.select(5_000);
+                            selector.selectedKeys().clear();
+                        }
+                    }
+
+                    // Then transfers came up short, and the reader got exactly the frame
+                    assertThat(shortTransfers).isPositive();
+                    ByteBuffer frame = ByteBuffer.wrap(received.get(30, TimeUnit.SECONDS));
+                    assertThat(frame.getInt()).isEqualTo(frame.remaining());
+                    FetchResponse parsed = (FetchResponse) AbstractResponse.parseResponse(frame, HEADER);
+                    List<PartitionData> partitions = parsed.data().responses().get(0).partitions();
+                    assertThat(bytesOf(partitions.get(0).records())).isEqualTo(bytesOf(heap));
+                    assertThat(bytesOf(partitions.get(1).records()))
+                            .isEqualTo(Files.readAllBytes(file.file().toPath()));
+                }
+            }
+        }
+    }
+
+    private static byte[] readAll(SocketChannel channel, long count) {
+        ByteBuffer all = ByteBuffer.allocate((int) count);
+        try {
+            while (all.hasRemaining() && channel.read(all) >= 0) {
+                // reads until the whole frame is in
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return all.array();
     }
 
     @Test
