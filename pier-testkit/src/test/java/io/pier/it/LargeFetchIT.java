@@ -17,7 +17,10 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -25,6 +28,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchRequestData.FetchPartition;
 import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
@@ -33,6 +37,7 @@ import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -40,16 +45,19 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Fetch responses far larger than a socket write, sent from the segment files: every byte must
  * arrive, across segments, through a consumer with a small receive buffer; and a segment deleted
- * while its bytes are on the way must close only the connection that was reading it.
+ * (by DeleteRecords or by retention) while its bytes are on the way must close only the
+ * connection that was reading it.
  */
 @Timeout(180)
 class LargeFetchIT {
     private static final int RECORD_BYTES = 4096;
     private static final int SEGMENT_BYTES = 1024 * 1024;
     private static final int SMALL_RECEIVE_BUFFER = 4096;
+    /** 16 MB of records: far more than the socket buffers between broker and client hold. */
+    private static final int STALLED_RECORDS = 4096;
 
     @RegisterExtension
-    static final PierExtension PIER = new PierExtension();
+    static final PierExtension PIER = PierExtension.withConfig("log.retention.check.interval.ms", "100");
 
     @Test
     void shouldDeliverEveryByteOfFetchesLargerThanOneSocketWrite() throws Exception {
@@ -80,12 +88,43 @@ class LargeFetchIT {
     }
 
     @Test
-    void shouldCloseOnlyTheReadingConnectionWhenItsSegmentIsDeletedMidFetch() throws Exception {
-        // Given 16 MB over 1 MB segments, and one raw fetch of all of it to a client that does not read
+    void shouldCloseOnlyTheReadingConnectionWhenDeleteRecordsRemovesItsSegmentMidFetch() throws Exception {
         String topic = "deleted-mid-fetch";
-        int records = 4096;
+        assertStalledFetchEndsWhenSegmentsGo(topic, () -> {
+            try (Admin admin = Admin.create(clientProps())) {
+                TopicPartition tp = new TopicPartition(topic, 0);
+                long low = admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(STALLED_RECORDS)))
+                        .lowWatermarks().get(tp).get().lowWatermark();
+                assertThat(low).isEqualTo(STALLED_RECORDS);
+            }
+        });
+    }
+
+    @Test
+    void shouldCloseOnlyTheReadingConnectionWhenRetentionRemovesItsSegmentMidFetch() throws Exception {
+        String topic = "retained-mid-fetch";
+        assertStalledFetchEndsWhenSegmentsGo(topic, () -> {
+            try (Admin admin = Admin.create(clientProps())) {
+                ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+                admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
+                        new ConfigEntry("retention.bytes", "1"), AlterConfigOp.OpType.SET)))).all().get();
+                // The next retention pass (every 100 ms here) deletes every closed segment.
+                TopicPartition tp = new TopicPartition(topic, 0);
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> admin.listOffsets(
+                        Map.of(tp, OffsetSpec.earliest())).partitionResult(tp).get().offset() > 0);
+            }
+        });
+    }
+
+    /**
+     * Given 16 MB over 1 MB segments and one raw fetch of all of it to a client that stops reading
+     * after the size prefix, when {@code deleteSegments} removes the closed segments the stalled
+     * transfer is in, then that connection ends before the announced size, and a new consumer
+     * reads records produced afterwards.
+     */
+    private void assertStalledFetchEndsWhenSegmentsGo(String topic, Step deleteSegments) throws Exception {
         createTopic(topic);
-        produce(topic, 0, records);
+        produce(topic, 0, STALLED_RECORDS);
         try (Socket socket = new Socket()) {
             socket.setReceiveBufferSize(SMALL_RECEIVE_BUFFER);
             socket.connect(address(), 5_000);
@@ -94,37 +133,33 @@ class LargeFetchIT {
             socket.getOutputStream().write(RawKafkaClient.frame(fetchAll(topic).serializeWithHeader(header)));
             DataInputStream in = new DataInputStream(socket.getInputStream());
             int size = in.readInt();
-            assertThat(size).isGreaterThan(records * RECORD_BYTES);
+            assertThat(size).isGreaterThan(STALLED_RECORDS * RECORD_BYTES);
 
-            // When DeleteRecords removes every closed segment while the response is stalled in them
-            long low;
-            try (Admin admin = Admin.create(clientProps())) {
-                TopicPartition tp = new TopicPartition(topic, 0);
-                low = admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(records))).lowWatermarks()
-                        .get(tp).get().lowWatermark();
-            }
-            assertThat(low).isEqualTo(records);
+            deleteSegments.run();
 
-            // Then that connection ends before the announced size
             assertThat(drain(in)).isLessThan(size);
         }
 
-        // And the broker serves everyone else: a new consumer reads records produced afterwards
-        produce(topic, records, 10);
+        produce(topic, STALLED_RECORDS, 10);
         TopicPartition tp = new TopicPartition(topic, 0);
         List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
             consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
+            consumer.seek(tp, STALLED_RECORDS);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (read.size() < 10 && System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(read::add);
             }
         }
-        assertThat(read).extracting(ConsumerRecord::offset).startsWith((long) records).hasSize(10);
+        assertThat(read).extracting(ConsumerRecord::offset).startsWith((long) STALLED_RECORDS).hasSize(10);
         for (ConsumerRecord<byte[], byte[]> r : read) {
             assertThat(r.value()).isEqualTo(value((int) r.offset()));
         }
+    }
+
+    /** A test step that may throw. */
+    private interface Step {
+        void run() throws Exception;
     }
 
     /** Reads until the broker closes the connection; the bytes read after the size prefix. */
