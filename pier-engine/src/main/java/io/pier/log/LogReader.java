@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.NavigableMap;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 
@@ -30,6 +31,32 @@ final class LogReader {
 
     /** See {@link PartitionLog#read}; {@code fetchOffset} is below the high watermark. */
     MemoryRecords read(long fetchOffset, long hw, int maxBytes, boolean minOneBatch) throws IOException {
+        Span span = span(fetchOffset, hw, maxBytes, minOneBatch);
+        if (span.bytes() == 0) {
+            return MemoryRecords.EMPTY;
+        }
+        ByteBuffer buf = ByteBuffer.allocate(span.bytes());
+        for (Range r : span.ranges()) {
+            r.segment().readInto(buf, r.start(), r.end() - r.start());
+        }
+        return MemoryRecords.readableRecords(buf.flip());
+    }
+
+    /** See {@link PartitionLog#readInPlace}; {@code fetchOffset} is below the high watermark. */
+    SegmentRecords readInPlace(long fetchOffset, long hw, int maxBytes, boolean minOneBatch) throws IOException {
+        Span span = span(fetchOffset, hw, maxBytes, minOneBatch);
+        if (span.bytes() == 0) {
+            return SegmentRecords.EMPTY;
+        }
+        List<FileRecords> slices = new ArrayList<>(span.ranges().size());
+        for (Range r : span.ranges()) {
+            slices.add(r.segment().slice(r.start(), r.end() - r.start()));
+        }
+        return new SegmentRecords(slices);
+    }
+
+    /** The byte ranges of the whole batches a read returns, one per segment, oldest first. */
+    private Span span(long fetchOffset, long hw, int maxBytes, boolean minOneBatch) {
         List<Range> ranges = new ArrayList<>();
         int total = 0;
         boolean done = false;
@@ -59,17 +86,12 @@ final class LogReader {
                 ranges.add(new Range(seg, start, end));
             }
         }
-        if (total == 0) {
-            return MemoryRecords.EMPTY;
-        }
-        ByteBuffer buf = ByteBuffer.allocate(total);
-        for (Range r : ranges) {
-            r.segment.readInto(buf, r.start, r.end - r.start);
-        }
-        return MemoryRecords.readableRecords(buf.flip());
+        return new Span(ranges, total);
     }
 
     private record Range(LogSegment segment, int start, int end) {}
+
+    private record Span(List<Range> ranges, int bytes) {}
 
     /** See {@link PartitionLog#offsetForTimestamp}. */
     OffsetAndTimestamp offsetForTimestamp(long timestampMs, long logStartOffset, long hw) throws IOException {

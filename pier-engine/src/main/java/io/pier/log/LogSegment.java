@@ -192,6 +192,14 @@ final class LogSegment {
         return timeIndex.firstCandidateOffset(timestampMs);
     }
 
+    /**
+     * A view of {@code size} bytes from {@code position} that shares this segment's channel: it
+     * stops working when the segment is closed.
+     */
+    FileRecords slice(int position, int size) throws IOException {
+        return records.slice(position, size);
+    }
+
     /** Copies {@code length} bytes starting at {@code position} into {@code dst}. */
     void readInto(ByteBuffer dst, int position, int length) throws IOException {
         FileChannel ch = records.channel();

@@ -290,16 +290,37 @@ public final class PartitionLog implements AutoCloseable {
      * @throws OffsetOutOfRangeException if {@code fetchOffset} is below the log start offset or
      *     above the high watermark
      */
-    public LogReadResult read(long fetchOffset, int maxBytes, boolean minOneBatch) throws IOException {
+    public LogReadResult<MemoryRecords> read(long fetchOffset, int maxBytes, boolean minOneBatch) throws IOException {
+        long hw = checkFetchOffset(fetchOffset);
+        MemoryRecords records = fetchOffset == hw ? MemoryRecords.EMPTY
+                : reader.read(fetchOffset, hw, maxBytes, minOneBatch);
+        return new LogReadResult<>(records, highWatermark(), logStartOffset, logEndOffset());
+    }
+
+    /**
+     * The same batches as {@link #read}, left on the segment files: for a caller that only sends
+     * them on (a plain Fetch), not one that parses them. The result shares the segments'
+     * channels, so it fails to write once a segment it spans is deleted; see {@link SegmentRecords}.
+     *
+     * @throws OffsetOutOfRangeException as for {@link #read}
+     */
+    public LogReadResult<SegmentRecords> readInPlace(long fetchOffset, int maxBytes, boolean minOneBatch)
+            throws IOException {
+        long hw = checkFetchOffset(fetchOffset);
+        SegmentRecords records = fetchOffset == hw ? SegmentRecords.EMPTY
+                : reader.readInPlace(fetchOffset, hw, maxBytes, minOneBatch);
+        return new LogReadResult<>(records, highWatermark(), logStartOffset, logEndOffset());
+    }
+
+    /** The high watermark, once {@code fetchOffset} is known to be readable. */
+    private long checkFetchOffset(long fetchOffset) {
         ensureOpen();
         long hw = highWatermark();
         if (fetchOffset < logStartOffset || fetchOffset > hw) {
             throw new OffsetOutOfRangeException("fetch offset " + fetchOffset + " is outside [" + logStartOffset + ", "
                     + hw + "] of " + dir);
         }
-        MemoryRecords records = fetchOffset == hw ? MemoryRecords.EMPTY
-                : reader.read(fetchOffset, hw, maxBytes, minOneBatch);
-        return new LogReadResult(records, highWatermark(), logStartOffset, logEndOffset());
+        return hw;
     }
 
     /**

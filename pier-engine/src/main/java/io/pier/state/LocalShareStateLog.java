@@ -119,7 +119,7 @@ public final class LocalShareStateLog implements ShareStateLog {
         long offset = log.logStartOffset();
         long end = log.highWatermark();
         while (offset < end) {
-            LogReadResult read = log.read(offset, READ_BYTES, true);
+            LogReadResult<MemoryRecords> read = log.read(offset, READ_BYTES, true);
             long before = offset;
             for (RecordBatch batch : read.records().batches()) {
                 for (Record r : batch) {

@@ -74,7 +74,7 @@ class PartitionLogTest {
         assertThat(c).isEqualTo(new AppendResult(5, 5, -1, 0, false));
         assertThat(log.logEndOffset()).isEqualTo(6);
 
-        LogReadResult all = log.read(0, Integer.MAX_VALUE, false);
+        LogReadResult<MemoryRecords> all = log.read(0, Integer.MAX_VALUE, false);
         assertThat(batchBaseOffsets(all.records())).containsExactly(0L, 2L, 5L);
         assertThat(offsetsOf(all.records())).containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
         assertThat(valuesOf(all.records())).containsExactly("a", "b", "v" + T0, "v" + (T0 + 1), "v" + (T0 + 2), "f");

@@ -1,6 +1,7 @@
 package io.pier.network;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -8,11 +9,14 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
 import io.pier.service.Futures;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
@@ -27,6 +31,11 @@ import org.slf4j.LoggerFactory;
  * hands the request to the {@link ApiRouter}, and writes responses strictly in request order
  * (the client matches them FIFO), whatever order the handlers finish in.
  *
+ * <p>Each response becomes a kafka-clients {@code Send} that refers to its records where they are
+ * (see {@link ResponseEncoder}). A small one is copied into a pooled buffer; a larger one, such
+ * as a fetch of segment slices, is handed to Netty as a {@link SendFileRegion} and sent from the
+ * files with sendfile. A response whose write fails part-way closes the connection.
+ *
  * <p>A frame that cannot be parsed, or a version outside the advertised range, closes this
  * connection only. ApiVersions of an unsupported version is answered with a v0 body carrying
  * UNSUPPORTED_VERSION and the supported ranges, so newer clients can fall back (KIP-511).
@@ -36,9 +45,18 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private static final AtomicLong CONNECTION_IDS = new AtomicLong();
     /** Requests parsed but not yet answered; past this the socket stops being read. */
     private static final int MAX_IN_FLIGHT = 32;
+    /**
+     * Frames up to this size are copied into a buffer; larger ones are transferred. Measured with
+     * 32 pipelined fetches on one connection: a 1 KB fetch from the files is answered about 2.5
+     * times as fast copied (one socket write) as transferred (a header write plus a sendfile per
+     * segment); at 32 KB the two are about even; at 120 KB the transfer is ahead. Responses
+     * without records measured the same either way.
+     */
+    static final int COPY_MAX_BYTES = 64 * 1024;
 
     private final ApiRouter router;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final ChannelFutureListener closeOnFailedWrite = this::onWriteDone;
     private Connection connection;
     private ChannelHandlerContext ctx;
 
@@ -176,15 +194,20 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             if (!ctx.channel().isActive()) {
                 continue;
             }
-            ByteBuf frame;
+            Object frame;
             try {
                 frame = frame(ResponseEncoder.encode(p.header(), p.body(), response, connection.id()));
             } catch (ResponseEncoder.UnencodableResponseException e) {
                 LOG.error("Closing connection {}: {}", connection.id(), e.getMessage(), e);
                 closeAfterFlush(wrote);
                 return;
+            } catch (IOException e) {
+                LOG.info("Closing connection {}: the response to {} v{} could not be read ({})", connection.id(),
+                        p.header().apiKey(), p.header().apiVersion(), e.toString());
+                closeAfterFlush(wrote);
+                return;
             }
-            ctx.write(frame).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ctx.write(frame).addListener(closeOnFailedWrite);
             wrote = true;
         }
         if (wrote) {
@@ -203,10 +226,43 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
-    private ByteBuf frame(ByteBuffer bytes) {
-        ByteBuf out = ctx.alloc().buffer(4 + bytes.remaining());
-        out.writeInt(bytes.remaining());
-        out.writeBytes(bytes);
+    /**
+     * A small frame is copied into one pooled buffer, which Netty writes together with the frames
+     * next to it; a larger one goes as a {@link SendFileRegion}, its records (a fetch's segment
+     * slices) transferred from where they are.
+     */
+    private Object frame(Send send) throws IOException {
+        if (send.size() > COPY_MAX_BYTES) {
+            return new SendFileRegion(send);
+        }
+        ByteBuf out = ctx.alloc().buffer((int) send.size());
+        try {
+            ByteBufTarget.copy(send, out);
+        } catch (IOException e) {
+            out.release();
+            throw e;
+        } catch (RuntimeException e) {
+            out.release();
+            throw new IOException(e);
+        }
         return out;
+    }
+
+    /**
+     * A frame that fails half-written (its segment deleted under it, say) leaves the stream
+     * unusable: close the connection, and the client sends its request again.
+     */
+    private void onWriteDone(ChannelFuture future) {
+        if (future.isSuccess()) {
+            return;
+        }
+        Throwable cause = future.cause();
+        if (cause instanceof ClosedChannelException) {
+            // The frames queued behind the one that failed, or behind a close: nothing to report.
+            LOG.debug("Connection {} closed before a response was written", connection.id());
+        } else {
+            LOG.info("Closing connection {}: a response could not be written ({})", connection.id(), cause.toString());
+        }
+        future.channel().close();
     }
 }

@@ -1,20 +1,21 @@
 package io.pier.network;
 
-import java.nio.ByteBuffer;
 import org.apache.kafka.common.errors.UnknownServerException;
+import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.SendBuilder;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.RequestHeader;
-import org.apache.kafka.common.requests.RequestUtils;
-import org.apache.kafka.common.requests.ResponseHeader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Turns a handler's response into the bytes of one response frame (header and body, without the
- * size prefix) at the request's version. Stateless; called on the connection's event loop.
+ * Turns a handler's response into one response frame (size prefix, header and body) at the
+ * request's version, as a kafka-clients {@link Send}: the header and fields are serialised to the
+ * heap, while records are referenced where they are (a {@code MemoryRecords} buffer, a segment
+ * file) and only read when the send is written. Stateless; called on the connection's event loop.
  *
  * <p>kafka-clients refuses to write a field the negotiated version lacks (a non-default value in
  * it throws), so a handler that sets one would otherwise leave its request unanswered and the
@@ -44,7 +45,7 @@ final class ResponseEncoder {
      * @param request the parsed request body; null only for the KIP-511 ApiVersions fallback,
      *     whose v0 answer has no version-dependent field
      */
-    static ByteBuffer encode(RequestHeader header, AbstractRequest request, AbstractResponse response,
+    static Send encode(RequestHeader header, AbstractRequest request, AbstractResponse response,
             String connectionId) {
         try {
             return serialize(header, response);
@@ -54,7 +55,7 @@ final class ResponseEncoder {
             if (request == null) {
                 throw new UnencodableResponseException("cannot serialise the response to " + what, e);
             }
-            ByteBuffer fallback;
+            Send fallback;
             try {
                 fallback = serialize(header, request.getErrorResponse(0,
                         new UnknownServerException("the broker could not serialise its response")));
@@ -69,13 +70,13 @@ final class ResponseEncoder {
         }
     }
 
-    private static ByteBuffer serialize(RequestHeader requestHeader, AbstractResponse response) {
+    private static Send serialize(RequestHeader requestHeader, AbstractResponse response) {
         short version = requestHeader.apiVersion();
         if (response instanceof ApiVersionsResponse avr
                 && avr.data().errorCode() == Errors.UNSUPPORTED_VERSION.code()) {
             version = 0; // KIP-511: a body the client can always parse
         }
-        ResponseHeader header = requestHeader.toResponseHeader();
-        return RequestUtils.serialize(header.data(), header.headerVersion(), response.data(), version);
+        // Every field is checked against the version here, while building, not while writing.
+        return SendBuilder.buildResponseSend(requestHeader.toResponseHeader(), response.data(), version);
     }
 }

@@ -19,6 +19,7 @@ import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
 import org.apache.kafka.common.message.FetchResponseData.PartitionData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.BaseRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.FetchRequest;
@@ -91,7 +92,7 @@ public final class FetchHandler implements ApiHandler {
             long bytes = 0;
             boolean anyError = false;
             for (PartitionData d : results) {
-                bytes += ((MemoryRecords) d.records()).sizeInBytes();
+                bytes += d.records().sizeInBytes();
                 anyError |= d.errorCode() != Errors.NONE.code();
             }
             if (mustAnswer || anyError || bytes >= body.data().minBytes()) {
@@ -114,7 +115,7 @@ public final class FetchHandler implements ApiHandler {
         });
     }
 
-    private static PartitionData partitionData(Target t, Errors error, MemoryRecords records, long highWatermark,
+    private static PartitionData partitionData(Target t, Errors error, BaseRecords records, long highWatermark,
             long logStartOffset) {
         return new PartitionData()
                 .setPartitionIndex(t.request().partition())
@@ -133,12 +134,12 @@ public final class FetchHandler implements ApiHandler {
         for (int i = 0; i < results.size(); i++) {
             Target t = targets.get(i);
             PartitionData d = results.get(i);
-            MemoryRecords records = (MemoryRecords) d.records();
+            int size = d.records().sizeInBytes();
             // The whole response honours MaxBytes, except that the first data always goes out.
-            if (total > 0 && total + records.sizeInBytes() > maxBytes) {
+            if (total > 0 && total + size > maxBytes) {
                 d.setRecords(MemoryRecords.EMPTY);
             } else {
-                total += records.sizeInBytes();
+                total += size;
             }
             if (t.topicIndex() != previousTopic) {
                 current = new FetchableTopicResponse().setTopic(t.topicName()).setTopicId(t.topicId());

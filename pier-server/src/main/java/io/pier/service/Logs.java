@@ -4,6 +4,7 @@ import io.pier.log.AppendResult;
 import io.pier.log.LogReadResult;
 import io.pier.log.OffsetAndTimestamp;
 import io.pier.log.PartitionLog;
+import io.pier.log.SegmentRecords;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
@@ -36,10 +37,13 @@ public final class Logs {
         }
     }
 
-    /** Outcome of a read; -1 offsets when the partition is unknown. */
-    public record Read(Errors error, MemoryRecords records, long highWatermark, long logStartOffset) {
+    /**
+     * Outcome of a read; -1 offsets when the partition is unknown. The records are still on the
+     * segment files ({@link SegmentRecords}): send them, do not parse them.
+     */
+    public record Read(Errors error, SegmentRecords records, long highWatermark, long logStartOffset) {
         static Read failed(Errors error, long highWatermark, long logStartOffset) {
-            return new Read(error, MemoryRecords.EMPTY, highWatermark, logStartOffset);
+            return new Read(error, SegmentRecords.EMPTY, highWatermark, logStartOffset);
         }
     }
 
@@ -99,7 +103,9 @@ public final class Logs {
     }
 
     /**
-     * Reads whole batches from {@code offset}, at most {@code maxBytes} (at least one batch). If
+     * Reads whole batches from {@code offset}, at most {@code maxBytes} (at least one batch),
+     * without copying them: the result refers to their place on the segment files, to be sent
+     * as they are (Fetch). Callers that parse or slice records read the log on its shard. If
      * nothing was there and {@code wake} is given, it is called the next time data may have come.
      */
     public CompletableFuture<Read> read(TopicPartition tp, long offset, int maxBytes, Partition.DataListener wake) {
@@ -113,7 +119,7 @@ public final class Logs {
             }
             PartitionLog log = p.log();
             try {
-                LogReadResult r = log.read(offset, maxBytes, true);
+                LogReadResult<SegmentRecords> r = log.readInPlace(offset, maxBytes, true);
                 if (wake != null && r.records().sizeInBytes() == 0) {
                     p.onNextDataChange(wake);
                 }

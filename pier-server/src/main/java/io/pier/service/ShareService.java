@@ -138,7 +138,7 @@ public final class ShareService {
         if (fetchOffset >= hw) {
             return Acquired.NONE;
         }
-        LogReadResult read = log.read(fetchOffset, readBudget(partition, limits, maxBytes), true);
+        LogReadResult<MemoryRecords> read = log.read(fetchOffset, readBudget(partition, limits, maxBytes), true);
         List<LogBatch> batches = new ArrayList<>();
         long recordsRead = 0;
         for (RecordBatch b : read.records().batches()) {

@@ -3,11 +3,15 @@ package io.pier.network;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsPartitionResponse;
 import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsTopicResponse;
+import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -22,10 +26,10 @@ class ResponseEncoderTest {
     private static final RequestHeader HEADER = new RequestHeader(ApiKeys.LIST_OFFSETS, V2, "test", 9);
 
     @Test
-    void shouldEncodeTheErrorResponseWhenTheResponseHasAFieldTheVersionLacks() {
+    void shouldEncodeTheErrorResponseWhenTheResponseHasAFieldTheVersionLacks() throws IOException {
         AbstractRequest request = new StubListOffsetsRequest(false);
 
-        ByteBuffer frame = ResponseEncoder.encode(HEADER, request, unwritableAtV2(), "conn-test");
+        ByteBuffer frame = body(ResponseEncoder.encode(HEADER, request, unwritableAtV2(), "conn-test"));
 
         ListOffsetsResponse parsed = (ListOffsetsResponse) AbstractResponse.parseResponse(frame, HEADER);
         assertThat(parsed.errorCounts()).containsOnlyKeys(Errors.UNKNOWN_SERVER_ERROR);
@@ -38,6 +42,15 @@ class ResponseEncoderTest {
         assertThatThrownBy(() -> ResponseEncoder.encode(HEADER, request, unwritableAtV2(), "conn-test"))
                 .isInstanceOf(ResponseEncoder.UnencodableResponseException.class)
                 .hasMessageContaining("LIST_OFFSETS v2");
+    }
+
+    /** The frame's bytes after its size prefix, which must count them. */
+    private static ByteBuffer body(Send send) throws IOException {
+        ByteBuf buf = Unpooled.buffer((int) send.size());
+        ByteBufTarget.copy(send, buf);
+        ByteBuffer frame = buf.nioBuffer();
+        assertThat(frame.getInt()).isEqualTo(frame.remaining());
+        return frame;
     }
 
     private static AbstractResponse unwritableAtV2() {
