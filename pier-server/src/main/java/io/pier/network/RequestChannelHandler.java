@@ -263,6 +263,6 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } else {
             LOG.info("Closing connection {}: a response could not be written ({})", connection.id(), cause.toString());
         }
-        future.channel().close();
+        future.channel().close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 }
