@@ -72,16 +72,7 @@ def main():
     bootstrap, prefix, count, codecs = common.args()
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin_round(admin, prefix)
-    for codec in codecs:
-        topic = "%s-%s" % (prefix, codec)
-        create(admin, topic)
-        produce(bootstrap, topic, count, codec)
-        records, watermarks = consume(bootstrap, topic, count)
-        common.check(records, count, codec)
-        if watermarks != (0, count):
-            raise AssertionError("%s: watermarks %s" % (codec, watermarks))
-        common.report(CLIENT, step="roundtrip", codec=codec, topic=topic, produced=count, consumed=len(records),
-                      watermarks=list(watermarks))
+    common.roundtrip_each_codec(CLIENT, admin, prefix, count, codecs, create, produce, consume, bootstrap)
 
 
 if __name__ == "__main__":

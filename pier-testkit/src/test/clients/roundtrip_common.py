@@ -50,3 +50,17 @@ def args():
     if len(sys.argv) < 5:
         sys.exit("usage: %s BOOTSTRAP TOPIC_PREFIX COUNT CODEC..." % sys.argv[0])
     return sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+
+
+def roundtrip_each_codec(client, admin, prefix, count, codecs, create, produce, consume, bootstrap):
+    """For each codec: a fresh topic, count records produced, read back from the beginning, checked."""
+    for codec in codecs:
+        topic = "%s-%s" % (prefix, codec)
+        create(admin, topic)
+        produce(bootstrap, topic, count, codec)
+        records, watermarks = consume(bootstrap, topic, count)
+        check(records, count, codec)
+        if watermarks != (0, count):
+            raise AssertionError("%s: watermarks %s" % (codec, watermarks))
+        report(client, step="roundtrip", codec=codec, topic=topic, produced=count, consumed=len(records),
+               watermarks=list(watermarks))
