@@ -61,15 +61,11 @@ public final class FetchHandler implements ApiHandler {
             FetchTopic t = requested.get(i);
             TopicMetadata topic = byId ? topics.topic(t.topicId()) : topics.topic(t.topic());
             for (FetchPartition p : t.partitions()) {
+                // A partition the topic does not have is Logs.read's to report, like any read.
                 TopicPartition tp = topic == null ? null : new TopicPartition(topic.name(), p.partition());
-                Errors error = Errors.NONE;
-                if (topic == null) {
-                    error = byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
-                } else if (!logs.exists(tp)) {
-                    error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
-                }
-                targets.add(new Target(i, topic == null ? t.topic() : topic.name(), t.topicId(), p,
-                        error == Errors.NONE ? tp : null, error));
+                Errors error = topic != null ? Errors.NONE
+                        : byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                targets.add(new Target(i, topic == null ? t.topic() : topic.name(), t.topicId(), p, tp, error));
             }
         }
         LongPoll.Attempt<AbstractResponse> attempt = (last, wake) -> attempt(body, targets, last, wake);

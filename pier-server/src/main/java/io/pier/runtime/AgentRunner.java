@@ -74,11 +74,6 @@ public final class AgentRunner implements AgentSlot {
         return Thread.currentThread() instanceof AgentThread;
     }
 
-    /** True on this runner's thread: code that must not block it (or must not be called off it) checks. */
-    public boolean onAgentThread() {
-        return Thread.currentThread() == thread;
-    }
-
     private void unpark() {
         Thread t = thread;
         if (t != null) {

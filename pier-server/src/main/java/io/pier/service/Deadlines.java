@@ -28,10 +28,6 @@ public final class Deadlines {
             cancelled = true;
         }
 
-        public long deadlineMs() {
-            return deadlineMs;
-        }
-
         @Override
         public int compareTo(Timer o) {
             int c = Long.compare(deadlineMs, o.deadlineMs);

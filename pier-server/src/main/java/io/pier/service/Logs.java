@@ -55,11 +55,6 @@ public final class Logs {
     /** The new log start offset after a DeleteRecords, or -1 on error. */
     public record Deleted(Errors error, long lowWatermark) {}
 
-    /** True if this broker has the partition. */
-    public boolean exists(TopicPartition tp) {
-        return partitions.get(tp) != null;
-    }
-
     /**
      * Appends one batch; completes once it is durable ({@code durable} mode: after the shard's
      * group-commit flush), and wakes the long polls parked on the partition.

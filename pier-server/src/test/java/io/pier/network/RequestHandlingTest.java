@@ -120,10 +120,14 @@ class RequestHandlingTest {
     }
 
     private static FetchRequest fetch(String topic, long offset, int maxWaitMs) {
+        return fetch(topic, 0, offset, maxWaitMs);
+    }
+
+    private static FetchRequest fetch(String topic, int partition, long offset, int maxWaitMs) {
         FetchRequestData data = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(maxWaitMs).setMinBytes(1)
                 .setMaxBytes(1 << 20);
         data.topics().add(new FetchRequestData.FetchTopic().setTopic(topic).setPartitions(List.of(
-                new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(offset)
+                new FetchRequestData.FetchPartition().setPartition(partition).setFetchOffset(offset)
                         .setPartitionMaxBytes(1 << 20))));
         return new FetchRequest(data, (short) 12);
     }
@@ -165,5 +169,17 @@ class RequestHandlingTest {
         FetchResponse fetched = (FetchResponse) next(fetchHeader);
         assertThat(fetched.data().responses().get(0).partitions().get(0).errorCode()).isEqualTo(Errors.NONE.code());
         assertThat(next(versionsHeader)).isInstanceOf(ApiVersionsResponse.class);
+    }
+
+    @Test
+    void shouldAnswerAFetchOfAPartitionTheTopicLacksAtOnceWithUnknownTopicOrPartition() {
+        createTopic("one-partition");
+
+        FetchResponse fetched = (FetchResponse) next(send(fetch("one-partition", 5, 0, 60_000)));
+
+        FetchResponseData.PartitionData partition = fetched.data().responses().get(0).partitions().get(0);
+        assertThat(partition.partitionIndex()).isEqualTo(5);
+        assertThat(partition.errorCode()).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+        assertThat(partition.highWatermark()).isEqualTo(-1);
     }
 }
