@@ -17,13 +17,18 @@ import org.apache.kafka.common.config.ConfigException;
 /**
  * Command line: {@code pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value]}
  * runs a broker until Ctrl-C or SIGTERM, then stops it cleanly; {@code pier share-group ...}
- * prints one share group at a glance ({@link ShareGroupCommand}).
+ * prints one share group at a glance ({@link ShareGroupCommand}); {@code pier cds-training} is the
+ * launcher's one-off run that records the classes a broker loads ({@link CdsTraining}).
  */
 public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
-        if (args.length > 0 && args[0].equals("share-group")) {
+        // Netty's allocator reports chunk allocations as JFR events when JFR is present; registering
+        // them costs the first connection about 80 ms of class loading, for telemetry Pier never reads.
+        // -Dio.netty.jfr.enabled=true turns it back on.
+        System.setProperty("io.netty.jfr.enabled", System.getProperty("io.netty.jfr.enabled", "false"));
+        if (args.length > 0 && (args[0].equals("share-group") || args[0].equals("cds-training"))) {
             // The Admin client logs its whole configuration at INFO; a one-shot command wants its table only.
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
                     System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
@@ -42,6 +47,9 @@ public final class Main {
         }
         if (args[0].equals("share-group")) {
             return ShareGroupCommand.run(args, out, err);
+        }
+        if (args[0].equals("cds-training")) {
+            return CdsTraining.run(args, out, err);
         }
         if (!args[0].equals("start")) {
             err.println("unknown command: " + args[0]);

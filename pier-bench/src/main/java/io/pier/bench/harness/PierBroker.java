@@ -1,29 +1,66 @@
 package io.pier.bench.harness;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
-/** Pier started from its CLI entry point, with one durability mode. */
+/**
+ * Pier started from its CLI entry point, with one durability mode, the way {@code ./pier start}
+ * starts it: with the class-data archive that the launcher records once per build ({@code pier
+ * cds-training} under {@code -XX:ArchiveClassesAtExit}). The harness records its own archive, for its
+ * own JVM binary and class path, before the first Pier broker's clock starts.
+ */
 final class PierBroker extends BrokerProcess {
+    private static final long TRAINING_TIMEOUT_SECONDS = 180;
+    /** Whether this harness run has recorded the archive: one left by an earlier run may fit an older build. */
+    private static boolean trained;
+
     private final String classpath;
     private final String durability;
+    private final Path archive;
+    private final int metricsPort;
 
     PierBroker(String name, List<String> jvmFlags, Path workDir, String classpath, String durability)
             throws IOException {
         super(name, jvmFlags, workDir);
         this.classpath = classpath;
         this.durability = durability;
+        this.archive = workDir.getParent().resolve("pier-cds.jsa");
+        this.metricsPort = freePort();
     }
 
     @Override
-    void prepare() {}
+    void prepare() throws Exception {
+        if (trained && Files.exists(archive)) {
+            return;
+        }
+        Files.deleteIfExists(archive);
+        Files.createDirectories(archive.getParent());
+        Path log = archive.resolveSibling("pier-cds-training.out");
+        Process training = new ProcessBuilder(javaExecutable(), "-XX:ArchiveClassesAtExit=" + archive,
+                "-cp", classpath, "io.pier.cli.Main", "cds-training")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!training.waitFor(TRAINING_TIMEOUT_SECONDS, TimeUnit.SECONDS) || training.exitValue() != 0) {
+            training.destroyForcibly();
+            Files.deleteIfExists(archive);
+            throw new IOException("pier cds-training failed; see " + log);
+        }
+        trained = true;
+    }
 
     @Override
     List<String> command() {
-        return List.of("-cp", classpath, "io.pier.cli.Main", "start",
+        // Unlike the launcher, warnings stay on: an archive the JVM refused shows in the broker's .out file.
+        List<String> cmd = new ArrayList<>(List.of("-XX:SharedArchiveFile=" + archive));
+        cmd.addAll(List.of("-cp", classpath, "io.pier.cli.Main", "start",
                 "--port", Integer.toString(port),
                 "--data-dir", workDir.resolve("data").toString(),
-                "--set", "pier.log.durability=" + durability);
+                "--set", "pier.log.durability=" + durability,
+                // Metrics stay on, as by default, on a port of their own so two harness runs never collide.
+                "--set", "pier.metrics.port=" + metricsPort));
+        return cmd;
     }
 }
