@@ -88,7 +88,10 @@ final class Report {
                 + "each append to a partition, data and internal offsets and share-state topics alike, is flushed "
                 + "before the produce is answered), to compare with Pier durable.\n");
         sb.append("- Each broker runs in its own JVM with the same flags: `").append(String.join(" ", flags))
-                .append("`, on 127.0.0.1, with a fresh data folder for each round.\n");
+                .append("`, on 127.0.0.1, with a fresh data folder for each round. Pier starts as `./pier start` "
+                        + "starts it, from the class-data archive its launcher records once per build (`pier "
+                        + "cds-training`, run by the harness before the first Pier broker, outside every "
+                        + "measurement); Kafka starts from its jars (`kafka.Kafka server.properties`), as its scripts start it.\n");
         sb.append("- Rounds: ").append(p.rounds()).append(", brokers alternate (the order rotates every round); "
                 + "figures are medians over the rounds.\n");
         sb.append("- Client JVM warm-up: ").append(warmup.isEmpty()
@@ -99,7 +102,8 @@ final class Report {
                         + "client defaults otherwise); share consumption of %,d pre-produced 100 B records per run, "
                         + "each run a new share group with `share.auto.offset.reset=earliest`, throughput counted "
                         + "from the first record received (Kafka assigns partitions on a later heartbeat, ~5 s: see "
-                        + "the \"subscribe to first record\" row); produce-to-ACCEPT latency measured from just "
+                        + "the \"subscribe to first record\" row); plain fetch reads the 10-partition share source "
+                + SideBySide.PLAIN_FETCH_PASSES + " times over with one assigned consumer; produce-to-ACCEPT latency measured from just "
                         + "before `send()` to the acknowledgement commit callback, one explicit consumer, "
                         + "at %s rec/s for %d s each, once with the producer's defaults (kafka-clients 4.x: "
                         + "`linger.ms=5`) and once with `linger.ms=0`.\n",
@@ -115,7 +119,7 @@ final class Report {
                 + "when other processes take the cores; it "
                 + "includes the broker's background threads over that window. Resolution: one clock tick "
                 + "(10 ms at 100 Hz) per reading; a workload that used fewer than " + SideBySide.MIN_CPU_TICKS
-                + " ticks shows `–` (quick mode's small counts make that likely for plain fetch).\n");
+                + " ticks shows `–`.\n");
         sb.append(String.format(Locale.ROOT, "- librdkafka rows: %s\n", kcat.startsWith("kcat ")
                 ? "`" + kcat + "`: `kcat -P -l FILE -p 0 -X acks=all -X enable.idempotence=true` of "
                         + String.format(Locale.ROOT, "%,d", p.produceSmall()) + " 100 B lines into a fresh 1-partition "
