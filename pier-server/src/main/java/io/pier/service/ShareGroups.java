@@ -140,9 +140,18 @@ public final class ShareGroups {
     public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
         Slot s = slot(request.groupId());
         return s.shard.call(() -> s.coordinator.heartbeat(request, s.shard.nowMs()))
-                .thenCompose(r -> r.error() != Errors.NONE || existence.groups().contains(request.groupId())
-                        ? CompletableFuture.completedFuture(r)
-                        : existence.recordGroup(request.groupId()).thenApply(v -> r));
+                .thenCompose(r -> durableIfCreated(request.groupId(), r.error(), r));
+    }
+
+    /**
+     * {@code answer} once the group is known to outlive a restart: at once when {@code error} says
+     * nothing was created or the group is already recorded, else after recording it.
+     */
+    private <T> CompletableFuture<T> durableIfCreated(String groupId, Errors error, T answer) {
+        if (error != Errors.NONE || existence.groups().contains(groupId)) {
+            return CompletableFuture.completedFuture(answer);
+        }
+        return existence.recordGroup(groupId).thenApply(v -> answer);
     }
 
     public CompletableFuture<Optional<GroupDescription>> describe(String groupId) {
@@ -188,11 +197,9 @@ public final class ShareGroups {
      */
     public CompletableFuture<Errors> offsetsChangeable(String groupId, boolean createIfMissing) {
         Slot s = slot(groupId);
+        // A group created by AlterShareGroupOffsets must outlive a restart too.
         return s.shard.call(() -> s.coordinator.checkOffsetsChangeable(groupId, createIfMissing))
-                .thenCompose(result -> result != Errors.NONE || existence.groups().contains(groupId)
-                        ? CompletableFuture.completedFuture(result)
-                        // A group created by AlterShareGroupOffsets must outlive a restart too.
-                        : existence.recordGroup(groupId).thenApply(v -> result));
+                .thenCompose(result -> durableIfCreated(groupId, result, result));
     }
 
     /** The group's effective configuration; broker defaults for a group never configured. */

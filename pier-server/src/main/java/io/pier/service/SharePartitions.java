@@ -53,8 +53,10 @@ final class SharePartitions {
         final Partition partition;
         private SharePartition ready;
         private Throwable failed;
-        private List<Consumer<SharePartition>> waiting = new ArrayList<>();
-        private List<Consumer<Throwable>> failing = new ArrayList<>();
+        private List<Waiter> waiting = new ArrayList<>();
+
+        /** What to run when loading ends: one of the two, never both. */
+        private record Waiter(Consumer<SharePartition> then, Consumer<Throwable> orElse) {}
 
         Holder(Partition partition) {
             this.partition = partition;
@@ -72,22 +74,19 @@ final class SharePartitions {
             } else if (failed != null) {
                 orElse.accept(failed);
             } else {
-                waiting.add(then);
-                failing.add(orElse);
+                waiting.add(new Waiter(then, orElse));
             }
         }
 
         private void become(SharePartition sp, Throwable failure) {
-            List<Consumer<SharePartition>> thens = waiting;
-            List<Consumer<Throwable>> elses = failing;
+            List<Waiter> waiters = waiting;
             waiting = List.of();
-            failing = List.of();
             if (failure == null) {
                 ready = sp;
-                thens.forEach(c -> c.accept(sp));
+                waiters.forEach(w -> w.then().accept(sp));
             } else {
                 failed = failure;
-                elses.forEach(c -> c.accept(failure));
+                waiters.forEach(w -> w.orElse().accept(failure));
             }
         }
     }
