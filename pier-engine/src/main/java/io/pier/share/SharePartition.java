@@ -207,6 +207,29 @@ public final class SharePartition {
                 && window.size() < config.get().maxInFlightRecords();
     }
 
+    /**
+     * How long {@code memberId} has been holding this share-partition up, or -1 if it is not: the
+     * in-flight window is full and its first record is ACQUIRED by that member with no
+     * acknowledgement in flight, so nothing can be acquired here (by anyone) until that member
+     * acknowledges or releases it, or its lock expires. Measured from when the record's lock was
+     * armed (acquired or last renewed).
+     *
+     * <p>A long poll of that member must not wait for this partition to change: the change is the
+     * member's own acknowledgement, which its client may be holding back until the poll returns.
+     */
+    public long heldUpByMs(String memberId, long nowMs) {
+        if (window.size() == 0 || window.size() < config.get().maxInFlightRecords()) {
+            return -1;
+        }
+        long first = window.startOffset();
+        AcquisitionLock lock = window.lock(first);
+        if (window.state(first) != RecordState.ACQUIRED || window.pending(first) != null || lock == null
+                || !memberId.equals(window.owner(first))) {
+            return -1;
+        }
+        return Math.max(0, nowMs - lock.armedMs);
+    }
+
     /** Earliest acquisition-lock deadline, or {@link Long#MAX_VALUE} if nothing is locked. */
     public long nextDeadlineMs() {
         return deadlines.nextDeadlineMs();
@@ -433,7 +456,7 @@ public final class SharePartition {
         if (first < 0 || last < first) {
             return -1;
         }
-        AcquisitionLock lock = deadlines.arm(first, last, nowMs + cfg.lockDurationMs());
+        AcquisitionLock lock = deadlines.arm(first, last, nowMs, cfg.lockDurationMs());
         for (long o = first; o <= last; o++) {
             window.setLock(o, lock);
         }
