@@ -14,6 +14,10 @@ import java.util.concurrent.CompletableFuture;
  * other's records until their locks expire; and a dropped wake-up would let a parked fetch outlive
  * its MaxWaitMs.
  *
+ * <p>An attempt may also cut the wait short ({@link Wake#answerWithin}) when waiting cannot help:
+ * a share fetch whose partition only its own member can unblock, with an acknowledgement its
+ * client sends after this answer.
+ *
  * @param <R> the response
  */
 public final class LongPoll<R> {
@@ -25,14 +29,23 @@ public final class LongPoll<R> {
          * @param wake to register on each partition that had nothing to give; null when {@code last}
          * @return the answer, or a future of null to keep waiting (never null when {@code last})
          */
-        CompletableFuture<R> attempt(boolean last, Partition.DataListener wake);
+        CompletableFuture<R> attempt(boolean last, Wake wake);
+    }
+
+    /** A poll's wake-up, registered on partitions by its attempts. */
+    public interface Wake extends Partition.DataListener {
+        /**
+         * From any thread: the last attempt comes at the latest {@code ms} after the home shard
+         * sees this, instead of at MaxWaitMs; never later than MaxWaitMs.
+         */
+        void answerWithin(long ms);
     }
 
     private final Shard home;
     private final long maxWaitMs;
     private final Attempt<R> attempt;
     private final CompletableFuture<R> response = new CompletableFuture<>();
-    private final Partition.DataListener wake = new Partition.DataListener() {
+    private final Wake wake = new Wake() {
         @Override
         public boolean isDone() {
             return response.isDone();
@@ -41,6 +54,11 @@ public final class LongPoll<R> {
         @Override
         public void onDataChange() {
             home.execute(LongPoll.this::onWake);
+        }
+
+        @Override
+        public void answerWithin(long ms) {
+            home.execute(() -> shortenWait(ms));
         }
     };
     private long deadlineMs = -1;
@@ -92,6 +110,22 @@ public final class LongPoll<R> {
             }
             home.execute(() -> afterAttempt(last, answer, failure));
         }).exceptionally(Futures.failing(response)); // the home shard stopped: the broker is closing
+    }
+
+    /**
+     * Home shard only: moves the deadline earlier. If the attempt that asked is still running, its
+     * end arms the timer at the new deadline; a timer already armed is re-armed.
+     */
+    private void shortenWait(long ms) {
+        long deadline = home.nowMs() + Math.max(0, ms);
+        if (response.isDone() || deadline >= deadlineMs) {
+            return;
+        }
+        deadlineMs = deadline;
+        if (timeout != null) {
+            timeout.cancel();
+            timeout = home.schedule(deadlineMs, this::onWake);
+        }
     }
 
     private void afterAttempt(boolean last, R answer, Throwable failure) {

@@ -103,6 +103,43 @@ class LongPollTest {
     }
 
     @Test
+    void shouldCutTheWaitShortWhenAnAttemptAsksButNeverLengthenIt() {
+        List<Long> asks = new ArrayList<>(List.of(50L, 20L, 10_000L));
+        LongPoll.Attempt<String> impatient = (last, wake) -> {
+            attempts.add(last);
+            if (last) {
+                return CompletableFuture.completedFuture("cut short");
+            }
+            parked.add(wake);
+            wake.answerWithin(asks.remove(0));
+            return CompletableFuture.completedFuture(null);
+        };
+        CompletableFuture<String> response = LongPoll.start(home, 30_000, impatient);
+        cycle();
+        assertThat(home.nextDeadlineMs()).isEqualTo(clock.monoMs() + 50);
+
+        // A wake-up after 10 ms: that attempt asks for 20 more, so the armed timer moves to 30.
+        clock.advance(10);
+        other.execute(() -> parked.get(0).onDataChange());
+        cycle();
+        assertThat(home.nextDeadlineMs()).isEqualTo(clock.monoMs() + 20);
+
+        // The next asks for longer than is left: the deadline stays.
+        clock.advance(5);
+        other.execute(() -> parked.get(1).onDataChange());
+        cycle();
+        assertThat(home.nextDeadlineMs()).isEqualTo(clock.monoMs() + 15);
+        clock.advance(14);
+        cycle();
+        assertThat(response).isNotDone();
+
+        clock.advance(1);
+        cycle();
+        assertThat(response).isCompletedWithValue("cut short");
+        assertThat(attempts).containsExactly(false, false, false, true);
+    }
+
+    @Test
     void shouldAnswerAtOnceWithAZeroMaxWait() {
         CompletableFuture<String> response = LongPoll.start(home, 0, attempt(new boolean[] {false}));
         cycle();
