@@ -145,7 +145,7 @@ final class Acquirer {
             while (window.endExclusive() <= r.last) {
                 window.append(RecordState.AVAILABLE, (short) 0, nowMs);
             }
-            AcquisitionLock lock = deadlines.arm(r.first, r.last, nowMs, config.lockDurationMs());
+            AcquisitionLock lock = deadlines.arm(r.first, r.last, nowMs + config.lockDurationMs());
             for (long o = r.first; o <= r.last; o++) {
                 window.acquire(o, memberId, lock);
             }

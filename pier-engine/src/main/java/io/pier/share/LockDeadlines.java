@@ -14,9 +14,8 @@ final class LockDeadlines {
                     .thenComparingLong(l -> l.sequence));
     private long nextSequence;
 
-    /** A lock over {@code firstOffset..lastOffset}, armed at {@code nowMs} for {@code durationMs}. */
-    AcquisitionLock arm(long firstOffset, long lastOffset, long nowMs, long durationMs) {
-        AcquisitionLock lock = new AcquisitionLock(firstOffset, lastOffset, nowMs, nowMs + durationMs, nextSequence++);
+    AcquisitionLock arm(long firstOffset, long lastOffset, long deadlineMs) {
+        AcquisitionLock lock = new AcquisitionLock(firstOffset, lastOffset, deadlineMs, nextSequence++);
         queue.add(lock);
         return lock;
     }

@@ -208,14 +208,19 @@ public final class SharePartition {
     }
 
     /**
-     * How long {@code memberId} has been holding this share-partition up, or -1 if it is not: the
-     * in-flight window is full and its first record is ACQUIRED by that member with no
+     * Whether {@code memberId} holds this share-partition up, and since when its fetches have found
+     * it so: the in-flight window is full and its first record is ACQUIRED by that member with no
      * acknowledgement in flight, so nothing can be acquired here (by anyone) until that member
-     * acknowledges or releases it, or its lock expires. Measured from when the record's lock was
-     * armed (acquired or last renewed).
+     * acknowledges or releases it, or its lock expires.
      *
      * <p>A long poll of that member must not wait for this partition to change: the change is the
-     * member's own acknowledgement, which its client may be holding back until the poll returns.
+     * member's own acknowledgement, which its client may hold back until the poll returns. The
+     * first call that finds the hold (for the record's current lock, so a renewal starts again)
+     * notes the time; the answer is how long ago that was, so the holder's consecutive fetches
+     * can wait longer and longer instead of spinning.
+     *
+     * @return milliseconds since the holder's fetches first found the hold (0 on the first), or
+     *     -1 if {@code memberId} does not hold the partition up
      */
     public long heldUpByMs(String memberId, long nowMs) {
         if (window.size() == 0 || window.size() < config.get().maxInFlightRecords()) {
@@ -227,7 +232,10 @@ public final class SharePartition {
                 || !memberId.equals(window.owner(first))) {
             return -1;
         }
-        return Math.max(0, nowMs - lock.armedMs);
+        if (lock.heldUpSinceMs < 0) {
+            lock.heldUpSinceMs = nowMs;
+        }
+        return Math.max(0, nowMs - lock.heldUpSinceMs);
     }
 
     /** Earliest acquisition-lock deadline, or {@link Long#MAX_VALUE} if nothing is locked. */
@@ -456,7 +464,7 @@ public final class SharePartition {
         if (first < 0 || last < first) {
             return -1;
         }
-        AcquisitionLock lock = deadlines.arm(first, last, nowMs, cfg.lockDurationMs());
+        AcquisitionLock lock = deadlines.arm(first, last, nowMs + cfg.lockDurationMs());
         for (long o = first; o <= last; o++) {
             window.setLock(o, lock);
         }

@@ -164,26 +164,28 @@ class SharePartitionTest {
     }
 
     @Test
-    void shouldSayWhoHoldsAFullWindowUpAndForHowLong() {
+    void shouldSayWhoHoldsAFullWindowUpAndSinceWhenItsFetchesHaveFoundIt() {
         config = new ShareConfig(LOCK_MS, 5, 20, true);
         assertThat(fetch("m1", 10, 100)).containsExactly(range(0, 9, 1));
         assertThat(sp.heldUpByMs("m1", 105)).as("the window still has room").isEqualTo(-1);
         assertThat(fetch("m2", 10, 110)).containsExactly(range(10, 19, 1));
         assertThat(sp.hasAcquirableWork(log.endOffset())).isFalse();
 
-        assertThat(sp.heldUpByMs("m1", 130)).as("m1 holds the first record, since 100").isEqualTo(30);
-        assertThat(sp.heldUpByMs("m2", 130)).as("m2's acknowledgement would not make room").isEqualTo(-1);
+        assertThat(sp.heldUpByMs("m2", 120)).as("m2's acknowledgement would not make room").isEqualTo(-1);
+        assertThat(sp.heldUpByMs("m1", 130)).as("m1 holds the first record: found now").isZero();
+        assertThat(sp.heldUpByMs("m1", 134)).isEqualTo(4);
 
-        ack("m2", 10, 19, ACCEPT, 131);
-        assertThat(sp.heldUpByMs("m1", 140)).as("still full: 10..19 wait behind 0").isEqualTo(40);
+        ack("m2", 10, 19, ACCEPT, 135);
+        assertThat(sp.heldUpByMs("m1", 140)).as("still full: 10..19 wait behind 0").isEqualTo(10);
 
         AckResult inFlight = sp.acknowledge("m1", List.of(AckBatch.of(0, 0, ACCEPT)), 141);
         assertThat(sp.heldUpByMs("m1", 142)).as("its acknowledgement is on its way").isEqualTo(-1);
         sp.rollback(inFlight.pending());
-        assertThat(sp.heldUpByMs("m1", 143)).isEqualTo(43);
+        assertThat(sp.heldUpByMs("m1", 143)).isEqualTo(13);
 
         assertThat(ack("m1", 0, 0, RENEW, 150)).isEqualTo(Errors.NONE);
-        assertThat(sp.heldUpByMs("m1", 155)).as("counted from the renewal").isEqualTo(5);
+        assertThat(sp.heldUpByMs("m1", 155)).as("a renewed lock starts again").isZero();
+        assertThat(sp.heldUpByMs("m1", 157)).isEqualTo(2);
 
         ack("m1", 0, 4, ACCEPT, 160);
         assertThat(sp.startOffset()).isEqualTo(5);

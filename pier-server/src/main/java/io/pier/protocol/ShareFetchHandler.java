@@ -118,11 +118,11 @@ public final class ShareFetchHandler implements ApiHandler {
      * <p>A fetch that got nothing because its own member holds a partition up (the first record of
      * a full in-flight window is the member's, unacknowledged) is answered early: the Kafka client
      * keeps one ShareFetch in flight and sends its acknowledgements only with the next one, so
-     * waiting out MaxWaitMs would stall every consumer of the partition for nothing. It waits as
-     * long again as the member has held that record (the shortest such hold over the partitions,
-     * at least 1 ms, at most MaxWaitMs): a client that acknowledges promptly gets through at once,
-     * and one that holds its records for long is not made to spin, its empty answers coming more
-     * slowly as the hold grows.
+     * waiting out MaxWaitMs would stall every consumer of the partition for nothing. The first such
+     * fetch is answered within 1 ms, each next one after as long as the member's fetches have found
+     * the hold so far (the shortest over the partitions, at most MaxWaitMs): a client that
+     * acknowledges promptly gets through at once, and one that keeps its records for long is not
+     * made to spin, its empty answers coming twice as slowly each time.
      */
     private CompletableFuture<AbstractResponse> attempt(ShareFetchRequestData in, ShareSessions.Context context,
             Map<PartitionRef, Errors> ackResults, int lockMs, boolean last, LongPoll.Wake wake) {

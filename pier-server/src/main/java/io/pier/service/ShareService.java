@@ -46,8 +46,9 @@ public final class ShareService {
     /**
      * What one partition gave to one fetch.
      *
-     * @param heldUpByMs when nothing was given: how long the fetching member itself has been
-     *     holding this partition up (see {@link SharePartition#heldUpByMs}), else -1
+     * @param heldUpByMs when nothing was given because the fetching member itself holds this
+     *     partition up: how long its fetches have found it so (see {@link SharePartition#heldUpByMs});
+     *     else -1
      */
     public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges, long heldUpByMs) {
         public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of(), -1);
@@ -61,7 +62,7 @@ public final class ShareService {
             return new Acquired(error, MemoryRecords.EMPTY, List.of());
         }
 
-        /** Nothing given, because the fetching member has been holding the partition up for {@code ms}. */
+        /** Nothing given, because the fetching member holds the partition up (found so {@code ms} ago). */
         static Acquired heldUpBy(long ms) {
             return new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of(), ms);
         }

@@ -186,11 +186,9 @@ class ShareFetchHandlingTest {
         clock.advance(4);
         a.fetch(WINDOW, -1, -1);
         assertThat(a.answer()).isNull();
-        clock.advance(3);
-        assertThat(a.answer()).as("still within as long again as a has held record 0").isNull();
         clock.advance(1);
         ShareFetchResponseData.PartitionData early = a.answer();
-        assertThat(early).as("answered after 4 ms, not at MaxWaitMs").isNotNull();
+        assertThat(early).as("answered after 1 ms, not at MaxWaitMs").isNotNull();
         assertThat(early.acquiredRecords()).isEmpty();
         assertThat(b.answer()).as("b is not what holds the window up: it keeps waiting").isNull();
 
@@ -212,10 +210,9 @@ class ShareFetchHandlingTest {
         b.fetch(WINDOW, -1, -1);
         assertThat(b.answer()).isNull();
 
-        // a's application takes its time: each empty answer comes after as long again as a has
-        // held its records, so its client does not spin, and never later than MaxWaitMs.
+        // a's application takes its time: each empty answer comes after as long as a's fetches
+        // have found the window held up so far, so its client does not spin; never after MaxWaitMs.
         clock.advance(2);
-        long heldSince = clock.monoMs() - 2;
         List<Long> waits = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             a.fetch(WINDOW, -1, -1);
@@ -229,8 +226,7 @@ class ShareFetchHandlingTest {
             assertThat(answer.acquiredRecords()).isEmpty();
             waits.add(clock.monoMs() - sent);
         }
-        assertThat(waits).containsExactly(2L, 4L, 8L, 16L, 32L, 64L, 128L, 256L, 500L, 500L, 500L, 500L);
-        assertThat(clock.monoMs() - heldSince).isLessThan(3_000);
+        assertThat(waits).containsExactly(1L, 1L, 2L, 4L, 8L, 16L, 32L, 64L, 128L, 256L, 500L, 500L);
         assertThat(b.answer()).as("b's own MaxWaitMs passed long ago").isNotNull();
     }
 }
