@@ -269,8 +269,9 @@ public final class SharePartition {
      *
      * <p>INVALID_REQUEST: a malformed batch, batches out of order, or offsets past the window.
      * INVALID_RECORD_STATE: an offset not ACQUIRED, held by another member, already in
-     * transition, a RENEW while renewal is disabled, or nothing in flight. Offsets below the SPSO
-     * are skipped. RENEW re-arms the lock at once and is never persisted.
+     * transition, a RENEW while renewal is disabled, nothing in flight, or a batch wholly below
+     * the SPSO. The part of a batch below the SPSO is skipped. RENEW re-arms the lock at once and
+     * is never persisted.
      */
     public AckResult acknowledge(String memberId, List<AckBatch> batches, long nowMs) {
         ShareConfig cfg = config.get();
@@ -411,8 +412,9 @@ public final class SharePartition {
      * carries the new start offset.
      *
      * <p>Records below it are forgotten at once, ACQUIRED ones included: the holder's later
-     * acknowledgements of them are skipped as for any offset below the SPSO, which is what a
-     * client also sees when Kafka archives them at lock expiry.
+     * acknowledgements of them are refused (INVALID_RECORD_STATE) or, in a batch reaching past
+     * the new SPSO, skipped, as for any offset below the SPSO; Kafka, which archives such records,
+     * refuses them too.
      */
     public void onLogStartOffsetMoved(long logStartOffset) {
         if (logStartOffset <= window.startOffset()) {
@@ -434,7 +436,11 @@ public final class SharePartition {
         long lastChecked = -1;
         for (AckBatch b : batches) {
             if (b.lastOffset() < startOffset()) {
-                continue;
+                // Settled and forgotten, perhaps by another member after this one's lock expired or
+                // its session ended: this member no longer holds any of it, so it must not hear
+                // that its verdict counted (Kafka: batch not found). A batch that reaches into the
+                // window is checked on that part, which the member must still hold.
+                return Errors.INVALID_RECORD_STATE;
             }
             if (window.size() == 0) {
                 return Errors.INVALID_RECORD_STATE;

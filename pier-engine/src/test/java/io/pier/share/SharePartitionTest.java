@@ -326,13 +326,30 @@ class SharePartitionTest {
     }
 
     @Test
-    void shouldSkipAcksBelowStartOffset() {
+    void shouldSkipThePartOfAnAckBatchBelowStartOffsetAndRefuseABatchWhollyBelowIt() {
         fetch("m1", 20, 0);
         ack("m1", 0, 9, ACCEPT, 1);
 
         assertThat(ack("m1", 0, 12, ACCEPT, 2)).isEqualTo(Errors.NONE);
-        assertThat(ack("m1", 0, 9, REJECT, 3)).isEqualTo(Errors.NONE);
+        assertThat(ack("m1", 0, 9, REJECT, 3)).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(ackAll("m1", List.of(AckBatch.of(5, 9, ACCEPT), AckBatch.of(13, 14, ACCEPT)), 4))
+                .as("all or nothing").isEqualTo(Errors.INVALID_RECORD_STATE);
         assertThat(sp.startOffset()).isEqualTo(13);
+        assertThat(sp.stateOf(13)).isEqualTo(RecordState.ACQUIRED);
+    }
+
+    @Test
+    void shouldRefuseTheLateAckOfAMemberWhoseRecordsWereReleasedAndSettledByAnother() {
+        fetch("m1", 10, 0);
+        PendingChange released = sp.releaseMember("m1", 1).orElseThrow();
+        sp.commit(released);
+        assertThat(fetch("m2", 10, 2)).containsExactly(range(0, 9, 2));
+        assertThat(ack("m2", 0, 9, ACCEPT, 3)).isEqualTo(Errors.NONE);
+        assertThat(sp.startOffset()).isEqualTo(10);
+
+        // m1's acknowledgement of its first delivery arrives after all: it must not be told that
+        // it accepted records m2 accepted.
+        assertThat(ack("m1", 0, 9, ACCEPT, 4)).isEqualTo(Errors.INVALID_RECORD_STATE);
     }
 
     @Test
@@ -438,7 +455,8 @@ class SharePartitionTest {
         assertThat(sp.startOffset()).isEqualTo(50);
         assertThat(sp.endOffset()).isEqualTo(50);
         assertThat(sp.inFlightRecords()).isZero();
-        assertThat(ack("m1", 13, 19, ACCEPT, 3)).isEqualTo(Errors.NONE);
+        assertThat(ack("m1", 13, 19, ACCEPT, 3)).as("gone with the log, as in Kafka")
+                .isEqualTo(Errors.INVALID_RECORD_STATE);
     }
 
     @Test
