@@ -106,7 +106,7 @@ public final class ShareFetchHandler implements ApiHandler {
                         return CompletableFuture.completedFuture(respond(Map.of(), ackResults, false, lockMs));
                     }
                     // At home on the group's shard, where its coordinator and share sessions are.
-                    return polls.start(in.groupId(), in.maxWaitMs(),
+                    return polls.start(ApiKeys.SHARE_FETCH, in.groupId(), in.maxWaitMs(),
                             (last, wake) -> attempt(in, context, ackResults, lockMs, last, wake));
                 });
     }

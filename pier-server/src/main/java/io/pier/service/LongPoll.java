@@ -1,6 +1,7 @@
 package io.pier.service;
 
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.protocol.ApiKeys;
 
 /**
  * A request that may wait for data (Fetch below MinBytes, ShareFetch with nothing acquirable),
@@ -32,6 +33,37 @@ public final class LongPoll<R> {
         CompletableFuture<R> attempt(boolean last, Wake wake);
     }
 
+    /** How a poll came to be answered. */
+    public enum Outcome {
+        /** By its first attempt, without waiting. */
+        AT_ONCE("at_once"),
+        /** By an attempt after a partition changed. */
+        WOKEN("woken"),
+        /** By the last attempt, at MaxWaitMs. */
+        MAX_WAIT("max_wait"),
+        /** By the last attempt, at a deadline an attempt moved earlier ({@link Wake#answerWithin}). */
+        CUT_SHORT("cut_short");
+
+        private final String label;
+
+        Outcome(String label) {
+            this.label = label;
+        }
+
+        /** The metric label. */
+        public String label() {
+            return label;
+        }
+    }
+
+    /** Told, on the home shard, how each poll was answered (metrics); a failed poll is not told. */
+    @FunctionalInterface
+    public interface Answers {
+        Answers NONE = (api, outcome) -> { };
+
+        void onAnswer(ApiKeys api, Outcome outcome);
+    }
+
     /** A poll's wake-up, registered on partitions by its attempts. */
     public interface Wake extends Partition.DataListener {
         /**
@@ -42,7 +74,9 @@ public final class LongPoll<R> {
     }
 
     private final Shard home;
+    private final ApiKeys api;
     private final long maxWaitMs;
+    private final Answers answers;
     private final Attempt<R> attempt;
     private final CompletableFuture<R> response = new CompletableFuture<>();
     private final Wake wake = new Wake() {
@@ -62,19 +96,29 @@ public final class LongPoll<R> {
         }
     };
     private long deadlineMs = -1;
+    private boolean shortened;
     private boolean running;
+    private int attempts;
     private int wakeups;
     private Deadlines.Timer timeout;
 
-    private LongPoll(Shard home, long maxWaitMs, Attempt<R> attempt) {
+    private LongPoll(Shard home, ApiKeys api, long maxWaitMs, Answers answers, Attempt<R> attempt) {
         this.home = home;
+        this.api = api;
         this.maxWaitMs = Math.max(0, maxWaitMs);
+        this.answers = answers;
         this.attempt = attempt;
     }
 
     /** Starts a poll on {@code home}; the future completes with its answer. */
     static <R> CompletableFuture<R> start(Shard home, long maxWaitMs, Attempt<R> attempt) {
-        LongPoll<R> poll = new LongPoll<>(home, maxWaitMs, attempt);
+        return start(home, ApiKeys.FETCH, maxWaitMs, Answers.NONE, attempt);
+    }
+
+    /** As {@link #start(Shard, long, Attempt)}, telling {@code answers} how a poll of {@code api} was answered. */
+    static <R> CompletableFuture<R> start(Shard home, ApiKeys api, long maxWaitMs, Answers answers,
+            Attempt<R> attempt) {
+        LongPoll<R> poll = new LongPoll<>(home, api, maxWaitMs, answers, attempt);
         home.execute(poll::onWake);
         return poll.response;
     }
@@ -94,6 +138,7 @@ public final class LongPoll<R> {
         }
         boolean last = nowMs >= deadlineMs;
         running = true;
+        attempts++;
         wakeups = 0;
         CompletableFuture<R> tried;
         try {
@@ -122,6 +167,7 @@ public final class LongPoll<R> {
             return;
         }
         deadlineMs = deadline;
+        shortened = true;
         if (timeout != null) {
             timeout.cancel();
             timeout = home.schedule(deadlineMs, this::onWake);
@@ -134,6 +180,8 @@ public final class LongPoll<R> {
             response.completeExceptionally(failure);
         } else if (answer != null) {
             response.complete(answer);
+            answers.onAnswer(api, attempts == 1 ? Outcome.AT_ONCE
+                    : !last ? Outcome.WOKEN : shortened ? Outcome.CUT_SHORT : Outcome.MAX_WAIT);
         } else if (last) {
             response.completeExceptionally(new IllegalStateException("a last attempt gave no answer"));
         }

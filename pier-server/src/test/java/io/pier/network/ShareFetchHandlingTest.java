@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.common.ManualClock;
+import io.pier.metrics.PierMetrics;
 import io.pier.protocol.ApiRouter;
 import io.pier.runtime.ManualAgents;
 import io.pier.server.Apis;
@@ -14,6 +15,8 @@ import io.pier.service.BrokerServices;
 import io.pier.service.HandDrivenServices;
 import io.pier.service.NodeInfo;
 import io.pier.state.TopicMetadata;
+import io.prometheus.metrics.config.EscapingScheme;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -53,6 +56,7 @@ class ShareFetchHandlingTest {
 
     @TempDir
     Path dir;
+    private final PierMetrics metrics = new PierMetrics(2);
     private HandDrivenServices broker;
     private ManualAgents agents;
     private ManualClock clock;
@@ -62,7 +66,7 @@ class ShareFetchHandlingTest {
 
     @BeforeEach
     void start() throws Exception {
-        broker = new HandDrivenServices(dir, 2);
+        broker = new HandDrivenServices(dir, 2, metrics);
         agents = broker.agents;
         clock = broker.clock;
         BrokerServices services = broker.services;
@@ -199,6 +203,23 @@ class ShareFetchHandlingTest {
         assertThat(a.answer()).as("now b holds the window up, a waits").isNull();
         clock.advance(MAX_WAIT_MS);
         assertThat(a.answer().acquiredRecords()).isEmpty();
+
+        assertThat(exposition()).contains(
+                "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"at_once\"} 1",
+                "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"cut_short\"} 1",
+                "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"woken\"} 1",
+                "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"max_wait\"} 1");
+    }
+
+    private String exposition() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try {
+            PrometheusTextFormatWriter.create().write(out, metrics.registry().scrape(),
+                    EscapingScheme.UNDERSCORE_ESCAPING);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     @Test

@@ -7,6 +7,7 @@ import io.pier.common.Wakeup;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -137,6 +138,40 @@ class LongPollTest {
         cycle();
         assertThat(response).isCompletedWithValue("cut short");
         assertThat(attempts).containsExactly(false, false, false, true);
+    }
+
+    @Test
+    void shouldTellHowEachPollWasAnswered() {
+        List<LongPoll.Outcome> told = new ArrayList<>();
+        LongPoll.Answers answers = (api, outcome) -> told.add(outcome);
+        boolean[] ready = {true};
+        CompletableFuture<String> atOnce = LongPoll.start(home, ApiKeys.FETCH, 1_000, answers, attempt(ready));
+        cycle();
+        ready[0] = false;
+        CompletableFuture<String> timedOut = LongPoll.start(home, ApiKeys.FETCH, 1_000, answers, attempt(ready));
+        cycle();
+        clock.advance(1_000);
+        cycle();
+        CompletableFuture<String> woken = LongPoll.start(home, ApiKeys.FETCH, 1_000, answers, attempt(ready));
+        cycle();
+        ready[0] = true;
+        parked.get(parked.size() - 1).onDataChange();
+        cycle();
+        CompletableFuture<String> cutShort = LongPoll.start(home, ApiKeys.SHARE_FETCH, 1_000, answers,
+                (last, wake) -> {
+                    if (last) {
+                        return CompletableFuture.completedFuture("cut short");
+                    }
+                    wake.answerWithin(5);
+                    return CompletableFuture.completedFuture(null);
+                });
+        cycle();
+        clock.advance(5);
+        cycle();
+
+        assertThat(List.of(atOnce, timedOut, woken, cutShort)).allSatisfy(f -> assertThat(f).isDone());
+        assertThat(told).containsExactly(LongPoll.Outcome.AT_ONCE, LongPoll.Outcome.MAX_WAIT,
+                LongPoll.Outcome.WOKEN, LongPoll.Outcome.CUT_SHORT);
     }
 
     @Test
