@@ -207,6 +207,37 @@ public final class SharePartition {
                 && window.size() < config.get().maxInFlightRecords();
     }
 
+    /**
+     * Whether {@code memberId} holds this share-partition up, and since when its fetches have found
+     * it so: the in-flight window is full and its first record is ACQUIRED by that member with no
+     * acknowledgement in flight, so nothing can be acquired here (by anyone) until that member
+     * acknowledges or releases it, or its lock expires.
+     *
+     * <p>A long poll of that member must not wait for this partition to change: the change is the
+     * member's own acknowledgement, which its client may hold back until the poll returns. The
+     * first call that finds the hold (for the record's current lock, so a renewal starts again)
+     * notes the time; the answer is how long ago that was, so the holder's consecutive fetches
+     * can wait longer and longer instead of spinning.
+     *
+     * @return milliseconds since the holder's fetches first found the hold (0 on the first), or
+     *     -1 if {@code memberId} does not hold the partition up
+     */
+    public long heldUpByMs(String memberId, long nowMs) {
+        if (window.size() == 0 || window.size() < config.get().maxInFlightRecords()) {
+            return -1;
+        }
+        long first = window.startOffset();
+        AcquisitionLock lock = window.lock(first);
+        if (window.state(first) != RecordState.ACQUIRED || window.pending(first) != null || lock == null
+                || !memberId.equals(window.owner(first))) {
+            return -1;
+        }
+        if (lock.heldUpSinceMs < 0) {
+            lock.heldUpSinceMs = nowMs;
+        }
+        return Math.max(0, nowMs - lock.heldUpSinceMs);
+    }
+
     /** Earliest acquisition-lock deadline, or {@link Long#MAX_VALUE} if nothing is locked. */
     public long nextDeadlineMs() {
         return deadlines.nextDeadlineMs();
@@ -238,8 +269,9 @@ public final class SharePartition {
      *
      * <p>INVALID_REQUEST: a malformed batch, batches out of order, or offsets past the window.
      * INVALID_RECORD_STATE: an offset not ACQUIRED, held by another member, already in
-     * transition, a RENEW while renewal is disabled, or nothing in flight. Offsets below the SPSO
-     * are skipped. RENEW re-arms the lock at once and is never persisted.
+     * transition, a RENEW while renewal is disabled, nothing in flight, or a batch wholly below
+     * the SPSO. The part of a batch below the SPSO is skipped. RENEW re-arms the lock at once and
+     * is never persisted.
      */
     public AckResult acknowledge(String memberId, List<AckBatch> batches, long nowMs) {
         ShareConfig cfg = config.get();
@@ -380,8 +412,9 @@ public final class SharePartition {
      * carries the new start offset.
      *
      * <p>Records below it are forgotten at once, ACQUIRED ones included: the holder's later
-     * acknowledgements of them are skipped as for any offset below the SPSO, which is what a
-     * client also sees when Kafka archives them at lock expiry.
+     * acknowledgements of them are refused (INVALID_RECORD_STATE) or, in a batch reaching past
+     * the new SPSO, skipped, as for any offset below the SPSO; Kafka, which archives such records,
+     * refuses them too.
      */
     public void onLogStartOffsetMoved(long logStartOffset) {
         if (logStartOffset <= window.startOffset()) {
@@ -403,7 +436,11 @@ public final class SharePartition {
         long lastChecked = -1;
         for (AckBatch b : batches) {
             if (b.lastOffset() < startOffset()) {
-                continue;
+                // Settled and forgotten, perhaps by another member after this one's lock expired or
+                // its session ended: this member no longer holds any of it, so it must not hear
+                // that its verdict counted (Kafka: batch not found). A batch that reaches into the
+                // window is checked on that part, which the member must still hold.
+                return Errors.INVALID_RECORD_STATE;
             }
             if (window.size() == 0) {
                 return Errors.INVALID_RECORD_STATE;

@@ -493,7 +493,7 @@ class SharePartitionModelTest {
             long lastChecked = -1;
             for (AckBatch b : batches) {
                 if (b.lastOffset() < spso) {
-                    continue;
+                    return Errors.INVALID_RECORD_STATE;
                 }
                 if (end == spso) {
                     return Errors.INVALID_RECORD_STATE;

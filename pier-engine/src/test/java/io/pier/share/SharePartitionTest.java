@@ -164,6 +164,35 @@ class SharePartitionTest {
     }
 
     @Test
+    void shouldSayWhoHoldsAFullWindowUpAndSinceWhenItsFetchesHaveFoundIt() {
+        config = new ShareConfig(LOCK_MS, 5, 20, true);
+        assertThat(fetch("m1", 10, 100)).containsExactly(range(0, 9, 1));
+        assertThat(sp.heldUpByMs("m1", 105)).as("the window still has room").isEqualTo(-1);
+        assertThat(fetch("m2", 10, 110)).containsExactly(range(10, 19, 1));
+        assertThat(sp.hasAcquirableWork(log.endOffset())).isFalse();
+
+        assertThat(sp.heldUpByMs("m2", 120)).as("m2's acknowledgement would not make room").isEqualTo(-1);
+        assertThat(sp.heldUpByMs("m1", 130)).as("m1 holds the first record: found now").isZero();
+        assertThat(sp.heldUpByMs("m1", 134)).isEqualTo(4);
+
+        ack("m2", 10, 19, ACCEPT, 135);
+        assertThat(sp.heldUpByMs("m1", 140)).as("still full: 10..19 wait behind 0").isEqualTo(10);
+
+        AckResult inFlight = sp.acknowledge("m1", List.of(AckBatch.of(0, 0, ACCEPT)), 141);
+        assertThat(sp.heldUpByMs("m1", 142)).as("its acknowledgement is on its way").isEqualTo(-1);
+        sp.rollback(inFlight.pending());
+        assertThat(sp.heldUpByMs("m1", 143)).isEqualTo(13);
+
+        assertThat(ack("m1", 0, 0, RENEW, 150)).isEqualTo(Errors.NONE);
+        assertThat(sp.heldUpByMs("m1", 155)).as("a renewed lock starts again").isZero();
+        assertThat(sp.heldUpByMs("m1", 157)).isEqualTo(2);
+
+        ack("m1", 0, 4, ACCEPT, 160);
+        assertThat(sp.startOffset()).isEqualTo(5);
+        assertThat(sp.heldUpByMs("m1", 161)).as("room again").isEqualTo(-1);
+    }
+
+    @Test
     void shouldAcquireAtMostMaxRecordsInRecordLimitMode() {
         List<AcquiredRange> got = fetch("m1", 4, 500, AcquireMode.RECORD_LIMIT, 0);
 
@@ -297,13 +326,30 @@ class SharePartitionTest {
     }
 
     @Test
-    void shouldSkipAcksBelowStartOffset() {
+    void shouldSkipThePartOfAnAckBatchBelowStartOffsetAndRefuseABatchWhollyBelowIt() {
         fetch("m1", 20, 0);
         ack("m1", 0, 9, ACCEPT, 1);
 
         assertThat(ack("m1", 0, 12, ACCEPT, 2)).isEqualTo(Errors.NONE);
-        assertThat(ack("m1", 0, 9, REJECT, 3)).isEqualTo(Errors.NONE);
+        assertThat(ack("m1", 0, 9, REJECT, 3)).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(ackAll("m1", List.of(AckBatch.of(5, 9, ACCEPT), AckBatch.of(13, 14, ACCEPT)), 4))
+                .as("all or nothing").isEqualTo(Errors.INVALID_RECORD_STATE);
         assertThat(sp.startOffset()).isEqualTo(13);
+        assertThat(sp.stateOf(13)).isEqualTo(RecordState.ACQUIRED);
+    }
+
+    @Test
+    void shouldRefuseTheLateAckOfAMemberWhoseRecordsWereReleasedAndSettledByAnother() {
+        fetch("m1", 10, 0);
+        PendingChange released = sp.releaseMember("m1", 1).orElseThrow();
+        sp.commit(released);
+        assertThat(fetch("m2", 10, 2)).containsExactly(range(0, 9, 2));
+        assertThat(ack("m2", 0, 9, ACCEPT, 3)).isEqualTo(Errors.NONE);
+        assertThat(sp.startOffset()).isEqualTo(10);
+
+        // m1's acknowledgement of its first delivery arrives after all: it must not be told that
+        // it accepted records m2 accepted.
+        assertThat(ack("m1", 0, 9, ACCEPT, 4)).isEqualTo(Errors.INVALID_RECORD_STATE);
     }
 
     @Test
@@ -409,7 +455,8 @@ class SharePartitionTest {
         assertThat(sp.startOffset()).isEqualTo(50);
         assertThat(sp.endOffset()).isEqualTo(50);
         assertThat(sp.inFlightRecords()).isZero();
-        assertThat(ack("m1", 13, 19, ACCEPT, 3)).isEqualTo(Errors.NONE);
+        assertThat(ack("m1", 13, 19, ACCEPT, 3)).as("gone with the log, as in Kafka")
+                .isEqualTo(Errors.INVALID_RECORD_STATE);
     }
 
     @Test

@@ -22,7 +22,8 @@ import org.apache.kafka.common.protocol.ApiKeys;
  *   <li>share-partition counters and the delivery-count histogram, counted in plain fields by
  *       {@link SharePartitionMetrics} on the shard that owns the share-partition and handed to
  *       Prometheus by that shard's {@link ShardShareMetrics#flush} (no Prometheus call per record);
- *   <li>request latency per API, observed on whatever thread completes a response;
+ *   <li>request latency per API, observed on whatever thread completes a response, and how long
+ *       polls were answered, counted on their home shard;
  *   <li>gauges (offsets, lag, in-flight records, oldest age, log size), read by the scrape thread
  *       from immutable snapshots each shard publishes with {@link #publish} every
  *       {@code pier.metrics.snapshot.interval.ms}: a scrape never touches engine state.
@@ -48,6 +49,7 @@ public final class PierMetrics {
     final Counter archived;
     final DeliveryCountHistogram deliveryCountAtAck = new DeliveryCountHistogram();
     private final Histogram requestLatency;
+    private final Counter longPollAnswers;
 
     /** What one shard published last. */
     private record ShardSnapshot(List<SharePartitionSnapshot> shares, List<LogSnapshot> logs) {}
@@ -79,6 +81,12 @@ public final class PierMetrics {
                 .labelNames("api")
                 .classicOnly()
                 .classicUpperBounds(LATENCY_BUCKETS_SECONDS)
+                .withoutExemplars()
+                .register(registry);
+        longPollAnswers = Counter.builder().name("pier_long_poll_answers_total")
+                .help("Fetch and ShareFetch requests that could wait (long polls), by API and by how they"
+                        + " were answered: at_once, woken, max_wait, cut_short")
+                .labelNames("api", "outcome")
                 .withoutExemplars()
                 .register(registry);
         registerShareGauges();
@@ -114,6 +122,14 @@ public final class PierMetrics {
     /** A response to a request of {@code api} was ready {@code elapsedNanos} after dispatch. */
     public void onResponse(ApiKeys api, long elapsedNanos) {
         requestLatency.labelValues(api.name).observe(elapsedNanos / 1e9);
+    }
+
+    /**
+     * A long poll of {@code api} was answered; {@code outcome} says how (at_once, woken, max_wait,
+     * cut_short). Called from any shard.
+     */
+    public void onLongPollAnswer(ApiKeys api, String outcome) {
+        longPollAnswers.labelValues(api.name, outcome).inc();
     }
 
     /** Shard {@code shard} replaces what it showed last; the lists must not change afterwards. */

@@ -18,6 +18,7 @@ import org.apache.kafka.common.message.FetchRequestData.FetchTopic;
 import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
 import org.apache.kafka.common.message.FetchResponseData.PartitionData;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.BaseRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -71,8 +72,8 @@ public final class FetchHandler implements ApiHandler {
         LongPoll.Attempt<AbstractResponse> attempt = (last, wake) -> attempt(body, targets, last, wake);
         // At home on the first partition's shard: a one-partition fetch never changes threads.
         TopicPartition home = targets.isEmpty() ? null : targets.get(0).partition();
-        return home == null ? polls.start("", body.data().maxWaitMs(), attempt)
-                : polls.start(home, body.data().maxWaitMs(), attempt);
+        return home == null ? polls.start(ApiKeys.FETCH, "", body.data().maxWaitMs(), attempt)
+                : polls.start(ApiKeys.FETCH, home, body.data().maxWaitMs(), attempt);
     }
 
     /** Reads every partition; answers if that is enough (or the wait is over), else null to wait on. */

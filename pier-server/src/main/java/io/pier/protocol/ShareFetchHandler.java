@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.LongPoll;
 import io.pier.service.Partition;
 import io.pier.service.Polls;
 import io.pier.service.ShareService.Acquired;
@@ -105,14 +106,26 @@ public final class ShareFetchHandler implements ApiHandler {
                         return CompletableFuture.completedFuture(respond(Map.of(), ackResults, false, lockMs));
                     }
                     // At home on the group's shard, where its coordinator and share sessions are.
-                    return polls.start(in.groupId(), in.maxWaitMs(),
+                    return polls.start(ApiKeys.SHARE_FETCH, in.groupId(), in.maxWaitMs(),
                             (last, wake) -> attempt(in, context, ackResults, lockMs, last, wake));
                 });
     }
 
-    /** One acquisition over the session's partitions; null (keep waiting) if nothing came and time is left. */
+    /**
+     * One acquisition over the session's partitions; null (keep waiting) if nothing came and time is
+     * left.
+     *
+     * <p>A fetch that got nothing because its own member holds a partition up (the first record of
+     * a full in-flight window is the member's, unacknowledged) is answered early: the Kafka client
+     * keeps one ShareFetch in flight and sends its acknowledgements only with the next one, so
+     * waiting out MaxWaitMs would stall every consumer of the partition for nothing. The first such
+     * fetch is answered within 1 ms, each next one after as long as the member's fetches have found
+     * the hold so far (the shortest over the partitions, at most MaxWaitMs): a client that
+     * acknowledges promptly gets through at once, and one that keeps its records for long is not
+     * made to spin, its empty answers coming twice as slowly each time.
+     */
     private CompletableFuture<AbstractResponse> attempt(ShareFetchRequestData in, ShareSessions.Context context,
-            Map<PartitionRef, Errors> ackResults, int lockMs, boolean last, Partition.DataListener wake) {
+            Map<PartitionRef, Errors> ackResults, int lockMs, boolean last, LongPoll.Wake wake) {
         List<PartitionRef> targets = rotated(context.partitions(), in.shareSessionEpoch());
         int perPartitionBytes = targets.isEmpty() ? 0 : Math.max(1, in.maxBytes() / targets.size());
         Map<PartitionRef, Acquired> results = new LinkedHashMap<>();
@@ -124,6 +137,15 @@ public final class ShareFetchHandler implements ApiHandler {
                     }
                     if (last || gotAny || in.maxRecords() <= 0 || in.maxBytes() <= 0 || targets.isEmpty()) {
                         return respond(results, ackResults, context.isNew(), lockMs);
+                    }
+                    long heldUpMs = Long.MAX_VALUE;
+                    for (Acquired a : results.values()) {
+                        if (a.heldUpByMs() >= 0) {
+                            heldUpMs = Math.min(heldUpMs, a.heldUpByMs());
+                        }
+                    }
+                    if (heldUpMs != Long.MAX_VALUE) {
+                        wake.answerWithin(Math.max(1, heldUpMs));
                     }
                     return null;
                 });

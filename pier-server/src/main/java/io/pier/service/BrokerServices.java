@@ -69,7 +69,8 @@ public final class BrokerServices implements AutoCloseable {
         topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw(),
                 metadataSlot.wakeup());
         logs = new Logs(partitions);
-        polls = new Polls(partitions);
+        polls = new Polls(partitions, metrics == null ? LongPoll.Answers.NONE
+                : (api, outcome) -> metrics.onLongPollAnswer(api, outcome.label()));
         shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(), shareState);
         ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
         SharePartitions live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);

@@ -43,13 +43,28 @@ public final class ShareService {
     private final SharePartitions live;
     private final boolean durableDeliveryCounts;
 
-    /** What one partition gave to one fetch. */
-    public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges) {
-        public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of());
+    /**
+     * What one partition gave to one fetch.
+     *
+     * @param heldUpByMs when nothing was given because the fetching member itself holds this
+     *     partition up: how long its fetches have found it so (see {@link SharePartition#heldUpByMs});
+     *     else -1
+     */
+    public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges, long heldUpByMs) {
+        public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of(), -1);
+
+        Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges) {
+            this(error, records, ranges, -1);
+        }
 
         /** Nothing given, for {@code error}. */
         public static Acquired failed(Errors error) {
             return new Acquired(error, MemoryRecords.EMPTY, List.of());
+        }
+
+        /** Nothing given, because the fetching member holds the partition up (found so {@code ms} ago). */
+        static Acquired heldUpBy(long ms) {
+            return new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of(), ms);
         }
 
         public long recordCount() {
@@ -76,7 +91,8 @@ public final class ShareService {
 
     /**
      * Acquires records of {@code tp} for a member. If nothing could be acquired and {@code wake}
-     * is given, it is registered to run when that may have changed.
+     * is given, it is registered to run when that may have changed; the result then also says
+     * whether the member is itself what keeps anything from being acquired.
      */
     public CompletableFuture<Acquired> acquire(TopicPartition tp, SharePartitionKey key, String memberId,
             AcquireLimits limits, int maxBytes, Partition.DataListener wake) {
@@ -93,7 +109,8 @@ public final class ShareService {
                 if (wake != null) {
                     partition.onNextDataChange(wake);
                 }
-                return CompletableFuture.completedFuture(acquired);
+                long heldUpMs = sp.heldUpByMs(memberId, partition.shard().nowMs());
+                return CompletableFuture.completedFuture(heldUpMs >= 0 ? Acquired.heldUpBy(heldUpMs) : acquired);
             }
             return durableDeliveryCounts ? persistAcquisition(sp, acquired) : CompletableFuture.completedFuture(acquired);
         });

@@ -63,6 +63,17 @@ class PierMetricsTest {
     }
 
     @Test
+    void shouldCountLongPollAnswersByApiAndOutcome() throws IOException {
+        metrics.onLongPollAnswer(ApiKeys.SHARE_FETCH, "cut_short");
+        metrics.onLongPollAnswer(ApiKeys.SHARE_FETCH, "cut_short");
+        metrics.onLongPollAnswer(ApiKeys.FETCH, "max_wait");
+
+        String text = exposition();
+        assertThat(text).contains("pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"cut_short\"} 2");
+        assertThat(text).contains("pier_long_poll_answers_total{api=\"Fetch\",outcome=\"max_wait\"} 1");
+    }
+
+    @Test
     void shouldForgetADeletedSharePartitionsCounters() throws IOException {
         metrics.shares(1).events("g", "t", 3).onRejected(1);
         metrics.shares(1).flush();

@@ -7,6 +7,7 @@ import io.pier.common.Wakeup;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -100,6 +101,77 @@ class LongPollTest {
         cycle();
         assertThat(response).isCompletedWithValue("data");
         assertThat(running).hasSize(2);
+    }
+
+    @Test
+    void shouldCutTheWaitShortWhenAnAttemptAsksButNeverLengthenIt() {
+        List<Long> asks = new ArrayList<>(List.of(50L, 20L, 10_000L));
+        LongPoll.Attempt<String> impatient = (last, wake) -> {
+            attempts.add(last);
+            if (last) {
+                return CompletableFuture.completedFuture("cut short");
+            }
+            parked.add(wake);
+            wake.answerWithin(asks.remove(0));
+            return CompletableFuture.completedFuture(null);
+        };
+        CompletableFuture<String> response = LongPoll.start(home, 30_000, impatient);
+        cycle();
+        assertThat(home.nextDeadlineMs()).isEqualTo(clock.monoMs() + 50);
+
+        // A wake-up after 10 ms: that attempt asks for 20 more, so the armed timer moves to 30.
+        clock.advance(10);
+        other.execute(() -> parked.get(0).onDataChange());
+        cycle();
+        assertThat(home.nextDeadlineMs()).isEqualTo(clock.monoMs() + 20);
+
+        // The next asks for longer than is left: the deadline stays.
+        clock.advance(5);
+        other.execute(() -> parked.get(1).onDataChange());
+        cycle();
+        assertThat(home.nextDeadlineMs()).isEqualTo(clock.monoMs() + 15);
+        clock.advance(14);
+        cycle();
+        assertThat(response).isNotDone();
+
+        clock.advance(1);
+        cycle();
+        assertThat(response).isCompletedWithValue("cut short");
+        assertThat(attempts).containsExactly(false, false, false, true);
+    }
+
+    @Test
+    void shouldTellHowEachPollWasAnswered() {
+        List<LongPoll.Outcome> told = new ArrayList<>();
+        LongPoll.Answers answers = (api, outcome) -> told.add(outcome);
+        boolean[] ready = {true};
+        CompletableFuture<String> atOnce = LongPoll.start(home, ApiKeys.FETCH, 1_000, answers, attempt(ready));
+        cycle();
+        ready[0] = false;
+        CompletableFuture<String> timedOut = LongPoll.start(home, ApiKeys.FETCH, 1_000, answers, attempt(ready));
+        cycle();
+        clock.advance(1_000);
+        cycle();
+        CompletableFuture<String> woken = LongPoll.start(home, ApiKeys.FETCH, 1_000, answers, attempt(ready));
+        cycle();
+        ready[0] = true;
+        parked.get(parked.size() - 1).onDataChange();
+        cycle();
+        CompletableFuture<String> cutShort = LongPoll.start(home, ApiKeys.SHARE_FETCH, 1_000, answers,
+                (last, wake) -> {
+                    if (last) {
+                        return CompletableFuture.completedFuture("cut short");
+                    }
+                    wake.answerWithin(5);
+                    return CompletableFuture.completedFuture(null);
+                });
+        cycle();
+        clock.advance(5);
+        cycle();
+
+        assertThat(List.of(atOnce, timedOut, woken, cutShort)).allSatisfy(f -> assertThat(f).isDone());
+        assertThat(told).containsExactly(LongPoll.Outcome.AT_ONCE, LongPoll.Outcome.MAX_WAIT,
+                LongPoll.Outcome.WOKEN, LongPoll.Outcome.CUT_SHORT);
     }
 
     @Test
