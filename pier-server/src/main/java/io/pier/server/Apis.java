@@ -5,6 +5,7 @@ import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerConfigs;
 import io.pier.protocol.ConfigHandlers;
 import io.pier.protocol.ConfigResourceType;
+import io.pier.protocol.ConsumerOffsetHandlers;
 import io.pier.protocol.CoordinatorHandlers;
 import io.pier.protocol.FetchHandler;
 import io.pier.protocol.GroupConfigs;
@@ -51,6 +52,7 @@ public final class Apis {
         configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
         ConfigHandlers configs = new ConfigHandlers(configTypes);
+        ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets());
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics);
@@ -66,6 +68,9 @@ public final class Apis {
                 .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions)
                 .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds()))
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
+                .register(ApiKeys.OFFSET_COMMIT, 2, 9, consumerOffsets::offsetCommit)
+                .register(ApiKeys.OFFSET_FETCH, 1, 9, consumerOffsets::offsetFetch)
+                .register(ApiKeys.OFFSET_DELETE, 0, 0, consumerOffsets::offsetDelete)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)

@@ -6,6 +6,8 @@ import io.pier.metrics.PierMetrics;
 import io.pier.runtime.AgentHost;
 import io.pier.runtime.AgentSlot;
 import io.pier.state.ClusterMetadataStore;
+import io.pier.log.FileIO;
+import io.pier.state.DurableOffsetStore;
 import io.pier.state.DurableSharePersister;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.TopicMetadata;
@@ -30,6 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class BrokerServices implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerServices.class);
+    /** Folder of the committed-offset log inside the data folder. */
+    static final String OFFSETS_DIR = "consumer-offsets";
 
     /** What the services need from the broker's configuration. */
     public record Settings(Path dataDir, int shardCount, Map<String, String> raw, long retentionCheckIntervalMs,
@@ -41,6 +45,8 @@ public final class BrokerServices implements AutoCloseable {
     private final Logs logs;
     private final Polls polls;
     private final ShareGroups shareGroups;
+    private final ConsumerGroups consumerGroups;
+    private final DurableOffsetStore offsetStore;
     private final ShareSessions shareSessions;
     private final ShareService shares;
     private final ShareOffsets shareOffsets;
@@ -58,6 +64,14 @@ public final class BrokerServices implements AutoCloseable {
     public BrokerServices(Settings settings, Clock clock, AgentHost host, DurableSharePersister shareState,
             PierMetrics metrics, Shard.FatalErrorHandler fatal) throws IOException {
         Path dataDir = settings.dataDir();
+        // Committed offsets: their own record log and agent, started first so it stops last, after
+        // the shards that submit to it.
+        AgentSlot offsetSlot = host.slot();
+        offsetStore = DurableOffsetStore.open(dataDir.resolve(OFFSETS_DIR),
+                DurableOffsetStore.Options.fromProperties(settings.raw()), clock, FileIO.REAL, offsetSlot.wakeup(),
+                fatal::onFatal);
+        offsetSlot.start(offsetStore);
+        slots.push(offsetSlot);
         shards = new Shard[settings.shardCount()];
         AgentSlot[] shardSlots = new AgentSlot[shards.length];
         for (int i = 0; i < shards.length; i++) {
@@ -72,6 +86,7 @@ public final class BrokerServices implements AutoCloseable {
         polls = new Polls(partitions, metrics == null ? LongPoll.Answers.NONE
                 : (api, outcome) -> metrics.onLongPollAnswer(api, outcome.label()));
         shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(), shareState);
+        consumerGroups = new ConsumerGroups(partitions, topics, shareGroups, offsetStore, clock, settings.raw());
         ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
         SharePartitions live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
         shares = new ShareService(shareGroups, shareState, partitions, live, settings.durableDeliveryCounts());
@@ -129,6 +144,15 @@ public final class BrokerServices implements AutoCloseable {
 
     public ShareGroups shareGroups() {
         return shareGroups;
+    }
+
+    public ConsumerGroups consumerGroups() {
+        return consumerGroups;
+    }
+
+    /** For tests in this package: the committed-offset store. */
+    DurableOffsetStore offsetStore() {
+        return offsetStore;
     }
 
     public ShareSessions shareSessions() {

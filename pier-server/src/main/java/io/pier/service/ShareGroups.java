@@ -136,6 +136,11 @@ public final class ShareGroups {
         };
     }
 
+    /** Shard thread of {@code groupId} only: whether a share group holds this id. */
+    boolean existsOnShard(String groupId) {
+        return slot(groupId).coordinator.exists(groupId);
+    }
+
     /** A heartbeat that created a group answers only once the group's existence is durable. */
     public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
         Slot s = slot(request.groupId());
