@@ -1,0 +1,47 @@
+package io.pier.group;
+
+import java.util.Map;
+
+/**
+ * Broker settings of classic groups, Kafka's names and defaults.
+ *
+ * @param minSessionTimeoutMs {@code group.min.session.timeout.ms}
+ * @param maxSessionTimeoutMs {@code group.max.session.timeout.ms}
+ * @param initialRebalanceDelayMs {@code group.initial.rebalance.delay.ms}: how long an Empty
+ *     group waits for more members before its first generation
+ * @param maxSize {@code group.max.size}
+ * @param newMemberJoinTimeoutMs how long a new member's parked JoinGroup is kept (Kafka: 5 min)
+ */
+public record ClassicGroupConfig(int minSessionTimeoutMs, int maxSessionTimeoutMs, int initialRebalanceDelayMs,
+        int maxSize, int newMemberJoinTimeoutMs) {
+    public static final ClassicGroupConfig DEFAULTS = new ClassicGroupConfig(6_000, 1_800_000, 3_000,
+            Integer.MAX_VALUE, 300_000);
+
+    public ClassicGroupConfig {
+        if (minSessionTimeoutMs < 0 || maxSessionTimeoutMs < minSessionTimeoutMs || initialRebalanceDelayMs < 0
+                || maxSize < 1 || newMemberJoinTimeoutMs < 1) {
+            throw new IllegalArgumentException("bad classic group settings");
+        }
+    }
+
+    public static ClassicGroupConfig fromProperties(Map<String, String> props) {
+        return new ClassicGroupConfig(
+                intOf(props, "group.min.session.timeout.ms", DEFAULTS.minSessionTimeoutMs),
+                intOf(props, "group.max.session.timeout.ms", DEFAULTS.maxSessionTimeoutMs),
+                intOf(props, "group.initial.rebalance.delay.ms", DEFAULTS.initialRebalanceDelayMs),
+                intOf(props, "group.max.size", DEFAULTS.maxSize),
+                DEFAULTS.newMemberJoinTimeoutMs);
+    }
+
+    private static int intOf(Map<String, String> props, String name, int fallback) {
+        String v = props.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            return Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be an integer, not '" + v + "'", e);
+        }
+    }
+}
