@@ -5,6 +5,7 @@ import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerConfigs;
 import io.pier.protocol.ConfigHandlers;
 import io.pier.protocol.ConfigResourceType;
+import io.pier.protocol.ConsumerGroupHandlers;
 import io.pier.protocol.ConsumerOffsetHandlers;
 import io.pier.protocol.CoordinatorHandlers;
 import io.pier.protocol.FetchHandler;
@@ -53,6 +54,7 @@ public final class Apis {
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
         ConfigHandlers configs = new ConfigHandlers(configTypes);
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
+        ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets());
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics);
@@ -71,6 +73,11 @@ public final class Apis {
                 .register(ApiKeys.OFFSET_COMMIT, 2, 9, consumerOffsets::offsetCommit)
                 .register(ApiKeys.OFFSET_FETCH, 1, 9, consumerOffsets::offsetFetch)
                 .register(ApiKeys.OFFSET_DELETE, 0, 0, consumerOffsets::offsetDelete)
+                .register(ApiKeys.JOIN_GROUP, 0, 9, consumerGroups::joinGroup)
+                .register(ApiKeys.SYNC_GROUP, 0, 5, consumerGroups::syncGroup)
+                .register(ApiKeys.HEARTBEAT, 0, 4, consumerGroups::heartbeat)
+                .register(ApiKeys.LEAVE_GROUP, 0, 5, consumerGroups::leaveGroup)
+                .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, consumerGroups::describeGroups)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)

@@ -1,6 +1,15 @@
 package io.pier.service;
 
 import io.pier.common.Clock;
+import io.pier.group.ClassicGroupConfig;
+import io.pier.group.ClassicGroupCoordinator;
+import io.pier.group.ClassicGroupDescription;
+import io.pier.group.ClassicGroupListing;
+import io.pier.group.ClassicJoin;
+import io.pier.group.ClassicJoinResult;
+import io.pier.group.ClassicLeave;
+import io.pier.group.ClassicSync;
+import io.pier.group.ClassicSyncResult;
 import io.pier.state.CommittedOffset;
 import io.pier.state.OffsetStore;
 import io.pier.state.TopicMetadata;
@@ -9,21 +18,27 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
- * Consumer groups and their committed offsets. A group's checks run on the shard its id hashes to
- * (where its share-group namesake would live, so one group id is one kind of group); the offsets
- * themselves are written to the {@link OffsetStore} and answered once durable.
+ * Consumer groups (the classic protocol) and their committed offsets. Each shard runs a
+ * {@link ClassicGroupCoordinator} for the group ids that hash to it, beside the share-group
+ * coordinator of the same ids, so one group id is one kind of group. A parked JoinGroup or
+ * SyncGroup is a callback held by the coordinator; its timeouts are one timer per shard in the
+ * shard's {@link Deadlines}, armed at the coordinator's earliest deadline, so no thread ever waits.
+ * Offsets are written to the {@link OffsetStore} and answered once durable.
  */
 public final class ConsumerGroups {
     /** Kafka's {@code offset.metadata.max.bytes} default. */
     static final int DEFAULT_OFFSET_METADATA_MAX_BYTES = 4096;
-    /** OffsetCommit v9 answers GROUP_ID_NOT_FOUND where older versions answer ILLEGAL_GENERATION. */
-    private static final short FIRST_VERSION_WITH_GROUP_ID_NOT_FOUND = 9;
 
     private final PartitionRegistry partitions;
     private final TopicService topics;
@@ -31,6 +46,20 @@ public final class ConsumerGroups {
     private final OffsetStore offsets;
     private final Clock clock;
     private final int offsetMetadataMaxBytes;
+    private final Slot[] slots;
+
+    /** One shard's coordinator and the timer armed at its earliest deadline. */
+    private static final class Slot {
+        final Shard shard;
+        final ClassicGroupCoordinator coordinator;
+        Deadlines.Timer timer;
+        long timerAtMs = Long.MAX_VALUE;
+
+        Slot(Shard shard, ClassicGroupCoordinator coordinator) {
+            this.shard = shard;
+            this.coordinator = coordinator;
+        }
+    }
 
     /** One OffsetCommit, decoded. */
     public record CommitRequest(String groupId, int generationId, String memberId, String groupInstanceId,
@@ -54,8 +83,139 @@ public final class ConsumerGroups {
         this.clock = clock;
         this.offsetMetadataMaxBytes = Integer.parseInt(config.getOrDefault("offset.metadata.max.bytes",
                 String.valueOf(DEFAULT_OFFSET_METADATA_MAX_BYTES)));
+        ClassicGroupConfig groupConfig = ClassicGroupConfig.fromProperties(config);
+        Shard[] shards = partitions.shards();
+        slots = new Slot[shards.length];
+        for (int i = 0; i < shards.length; i++) {
+            slots[i] = new Slot(shards[i], new ClassicGroupCoordinator(groupConfig, () -> UUID.randomUUID().toString()));
+        }
+        // Groups are not durable, their offsets are: a group with offsets is back, Empty, after a
+        // restart (wiring time, before the shards run).
+        for (String groupId : offsets.groups()) {
+            slot(groupId).coordinator.restoreEmptyGroup(groupId);
+        }
+        shareGroups.refuseIdsOf(this::existsOnShard);
         topics.addTopicListener(this::retainLiveTopics);
         retainLiveTopics();
+    }
+
+    private Slot slot(String groupId) {
+        return slots[partitions.shardForKey(groupId).id()];
+    }
+
+    /** Shard thread of {@code groupId} only: whether a classic group holds this id. */
+    boolean existsOnShard(String groupId) {
+        return slot(groupId).coordinator.exists(groupId);
+    }
+
+    /** Runs {@code work} on the group's shard, then re-arms that shard's timer. */
+    private <T> CompletableFuture<T> onShard(String groupId, Function<Slot, T> work) {
+        Slot s = slot(groupId);
+        return s.shard.call(() -> {
+            try {
+                return work.apply(s);
+            } finally {
+                rearm(s);
+            }
+        });
+    }
+
+    /** As {@link #onShard} for work that answers through a callback, perhaps in a later cycle. */
+    private <T> CompletableFuture<T> parkOnShard(String groupId, BiConsumer<Slot, Consumer<T>> work) {
+        Slot s = slot(groupId);
+        CompletableFuture<T> answer = new CompletableFuture<>();
+        try {
+            s.shard.execute(() -> {
+                try {
+                    work.accept(s, answer::complete);
+                } catch (RuntimeException e) {
+                    answer.completeExceptionally(e);
+                } finally {
+                    rearm(s);
+                }
+            });
+        } catch (RuntimeException e) {
+            answer.completeExceptionally(e);
+        }
+        return answer;
+    }
+
+    /** Shard thread only: keeps one timer at the coordinator's earliest deadline. */
+    private void rearm(Slot s) {
+        long next = s.coordinator.nextDeadlineMs();
+        if (next == Long.MAX_VALUE || (s.timer != null && s.timerAtMs <= next)) {
+            return;
+        }
+        if (s.timer != null) {
+            s.timer.cancel();
+        }
+        s.timerAtMs = next;
+        s.timer = s.shard.schedule(next, () -> {
+            s.timer = null;
+            s.timerAtMs = Long.MAX_VALUE;
+            s.coordinator.onDeadlines(s.shard.nowMs());
+            rearm(s);
+        });
+    }
+
+    // ------------------------------------------------------------------ the classic protocol
+
+    /** JoinGroup: answered when the join phase ends; a share group's id is refused. */
+    public CompletableFuture<ClassicJoinResult> join(ClassicJoin request) {
+        return parkOnShard(request.groupId() == null ? "" : request.groupId(), (s, reply) -> {
+            if (shareGroups.existsOnShard(request.groupId())) {
+                reply.accept(new ClassicJoinResult(Errors.INCONSISTENT_GROUP_PROTOCOL, -1, null, null, "", "",
+                        false, List.of()));
+            } else {
+                s.coordinator.join(request, s.shard.nowMs(), reply);
+            }
+        });
+    }
+
+    /** SyncGroup: a follower's waits for the leader's assignment. */
+    public CompletableFuture<ClassicSyncResult> sync(ClassicSync request) {
+        return parkOnShard(request.groupId() == null ? "" : request.groupId(),
+                (s, reply) -> s.coordinator.sync(request, s.shard.nowMs(), reply));
+    }
+
+    public CompletableFuture<Errors> heartbeat(String groupId, String memberId, String groupInstanceId,
+            int generationId) {
+        return onShard(groupId == null ? "" : groupId,
+                s -> s.coordinator.heartbeat(groupId, memberId, groupInstanceId, generationId, s.shard.nowMs()));
+    }
+
+    public CompletableFuture<ClassicLeave.Result> leave(String groupId, List<ClassicLeave.Member> members) {
+        return onShard(groupId == null ? "" : groupId, s -> s.coordinator.leave(groupId, members, s.shard.nowMs()));
+    }
+
+    /** What DescribeGroups shows; {@code shareGroup} true when the id is a share group's. */
+    public record Described(Optional<ClassicGroupDescription> group, boolean shareGroup) {}
+
+    public CompletableFuture<Described> describe(String groupId) {
+        return onShard(groupId, s -> new Described(s.coordinator.describe(groupId),
+                shareGroups.existsOnShard(groupId)));
+    }
+
+    public CompletableFuture<List<ClassicGroupListing>> list() {
+        List<CompletableFuture<List<ClassicGroupListing>>> each = new ArrayList<>();
+        for (Slot s : slots) {
+            each.add(s.shard.call(s.coordinator::listGroups));
+        }
+        return Futures.all(each).thenApply(lists -> {
+            List<ClassicGroupListing> all = new ArrayList<>();
+            lists.forEach(all::addAll);
+            return all;
+        });
+    }
+
+    /**
+     * DeleteGroups of a classic group: NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND if
+     * the id is no classic group; its offsets go with it before the answer.
+     */
+    public CompletableFuture<Errors> delete(String groupId) {
+        return onShard(groupId, s -> s.coordinator.deleteGroup(groupId)).thenCompose(error -> error == Errors.NONE
+                ? offsets.deleteGroup(groupId).thenApply(v -> error)
+                : CompletableFuture.completedFuture(error));
     }
 
     /** Offsets of deleted topics go with them (also those a crash left behind between the two). */
@@ -65,10 +225,6 @@ public final class ConsumerGroups {
             live.put(t.name(), t.id());
         }
         var unused = offsets.retainTopics(live); // a failure is fatal to the store, which reports it
-    }
-
-    private Shard shard(String groupId) {
-        return partitions.shardForKey(groupId);
     }
 
     /**
@@ -94,8 +250,7 @@ public final class ConsumerGroups {
             result.replaceAll((tp, e) -> Errors.INVALID_GROUP_ID);
             return CompletableFuture.completedFuture(result);
         }
-        Shard s = shard(request.groupId());
-        return s.call(() -> validateCommit(request)).thenCompose(error -> {
+        return onShard(request.groupId(), s -> validateCommit(s, request)).thenCompose(error -> {
             if (error != Errors.NONE || accepted.isEmpty()) {
                 accepted.keySet().forEach(tp -> result.put(tp, error));
                 return CompletableFuture.completedFuture(result);
@@ -105,17 +260,12 @@ public final class ConsumerGroups {
     }
 
     /** Shard thread only: whether the group takes this commit. */
-    private Errors validateCommit(CommitRequest request) {
+    private Errors validateCommit(Slot s, CommitRequest request) {
         if (shareGroups.existsOnShard(request.groupId())) {
             return Errors.GROUP_ID_NOT_FOUND;
         }
-        boolean simple = request.generationId() < 0 && request.memberId().isEmpty()
-                && request.groupInstanceId() == null;
-        if (simple) {
-            return Errors.NONE;
-        }
-        return request.apiVersion() >= FIRST_VERSION_WITH_GROUP_ID_NOT_FOUND ? Errors.GROUP_ID_NOT_FOUND
-                : Errors.ILLEGAL_GENERATION;
+        return s.coordinator.validateOffsetCommit(request.groupId(), request.memberId(), request.groupInstanceId(),
+                request.generationId(), request.apiVersion(), s.shard.nowMs());
     }
 
     /**
@@ -126,7 +276,7 @@ public final class ConsumerGroups {
         if (groupId == null || groupId.isEmpty()) {
             return CompletableFuture.completedFuture(new Fetched(Errors.INVALID_GROUP_ID, Map.of()));
         }
-        return shard(groupId).call(() -> {
+        return onShard(groupId, s -> {
             if (shareGroups.existsOnShard(groupId)) {
                 return new Fetched(Errors.GROUP_ID_NOT_FOUND, Map.of());
             }
@@ -145,17 +295,26 @@ public final class ConsumerGroups {
         });
     }
 
-    /** OffsetDelete: GROUP_ID_NOT_FOUND for a group without offsets (or a share group). */
+    /**
+     * OffsetDelete: GROUP_ID_NOT_FOUND for no classic group, NON_EMPTY_GROUP while a non-consumer
+     * protocol is in use, GROUP_SUBSCRIBED_TO_TOPIC for a topic the members consume.
+     */
     public CompletableFuture<Deleted> deleteOffsets(String groupId, List<TopicPartition> requested) {
         if (groupId == null || groupId.isEmpty()) {
             return CompletableFuture.completedFuture(new Deleted(Errors.INVALID_GROUP_ID, Map.of()));
         }
-        return shard(groupId).call(() -> {
-            if (shareGroups.existsOnShard(groupId) || offsets.offsets(groupId).isEmpty()) {
+        return onShard(groupId, s -> {
+            if (shareGroups.existsOnShard(groupId)) {
                 return new Deleted(Errors.GROUP_ID_NOT_FOUND, Map.of());
             }
             Map<TopicPartition, Errors> result = new LinkedHashMap<>();
-            requested.forEach(tp -> result.put(tp, Errors.NONE));
+            for (TopicPartition tp : requested) {
+                Errors e = s.coordinator.validateOffsetDelete(groupId, tp.topic());
+                if (e == Errors.GROUP_ID_NOT_FOUND || e == Errors.NON_EMPTY_GROUP) {
+                    return new Deleted(e, Map.of());
+                }
+                result.put(tp, e);
+            }
             return new Deleted(Errors.NONE, result);
         }).thenCompose(d -> {
             if (d.error() != Errors.NONE) {

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
@@ -35,6 +36,8 @@ public final class ShareGroups {
     private final GroupConfig defaults;
     private final DurableSharePersister existence;
     private final Slot[] slots;
+    /** Shard thread only: whether a group of another type holds an id (set while wiring). */
+    private volatile Predicate<String> otherGroupIds = id -> false;
 
     /** One shard's coordinator and what it last published. */
     private static final class Slot {
@@ -141,10 +144,18 @@ public final class ShareGroups {
         return slot(groupId).coordinator.exists(groupId);
     }
 
+    /** While wiring: ids that {@code otherGroupIds} holds are refused here (one group-id space). */
+    void refuseIdsOf(Predicate<String> otherGroupIds) {
+        this.otherGroupIds = otherGroupIds;
+    }
+
     /** A heartbeat that created a group answers only once the group's existence is durable. */
     public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
         Slot s = slot(request.groupId());
-        return s.shard.call(() -> s.coordinator.heartbeat(request, s.shard.nowMs()))
+        return s.shard.call(() -> otherGroupIds.test(request.groupId())
+                        ? new HeartbeatResponse(Errors.GROUP_ID_NOT_FOUND,
+                                "Group " + request.groupId() + " is not a share group.", null, 0, 0, null)
+                        : s.coordinator.heartbeat(request, s.shard.nowMs()))
                 .thenCompose(r -> durableIfCreated(request.groupId(), r.error(), r));
     }
 
