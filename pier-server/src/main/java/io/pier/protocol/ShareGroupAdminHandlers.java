@@ -1,9 +1,11 @@
 package io.pier.protocol;
 
 import io.pier.group.AssignedTopic;
+import io.pier.group.ClassicGroupListing;
 import io.pier.group.GroupDescription;
 import io.pier.group.GroupListing;
 import io.pier.group.MemberDescription;
+import io.pier.service.ConsumerGroups;
 import io.pier.service.Futures;
 import io.pier.service.ShareGroups;
 import io.pier.service.ShareOffsets;
@@ -29,29 +31,50 @@ import org.apache.kafka.common.requests.ShareGroupDescribeRequest;
 import org.apache.kafka.common.requests.ShareGroupDescribeResponse;
 
 /**
- * The group-level admin APIs for share groups, the only kind of group Pier has: ListGroups,
- * ShareGroupDescribe and DeleteGroups. Group state lives with the coordinator's shard ({@link
- * ShareGroups}); deleting a group also drops its share-partition state ({@link ShareOffsets}).
+ * The group-level admin APIs: ListGroups and DeleteGroups for share and classic consumer groups,
+ * and ShareGroupDescribe. Group state lives with the coordinators' shards ({@link ShareGroups},
+ * {@link ConsumerGroups}); deleting a share group also drops its share-partition state ({@link
+ * ShareOffsets}), deleting a consumer group its committed offsets.
  */
 public final class ShareGroupAdminHandlers {
     /** Group type and protocol type of a share group on the wire (ListGroups, KIP-932). */
     static final String SHARE = "share";
+    /** Group type of a classic-protocol group on the wire (ListGroups v5). */
+    static final String CLASSIC = "classic";
     private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
 
     private final ShareGroups groups;
     private final ShareOffsets shares;
+    private final ConsumerGroups consumerGroups;
 
-    public ShareGroupAdminHandlers(ShareGroups groups, ShareOffsets shares) {
+    public ShareGroupAdminHandlers(ShareGroups groups, ShareOffsets shares, ConsumerGroups consumerGroups) {
         this.groups = groups;
         this.shares = shares;
+        this.consumerGroups = consumerGroups;
     }
 
     /** ListGroups v0-5: states filter from v4, types filter from v5, both case-insensitive. */
     public CompletableFuture<AbstractResponse> listGroups(ApiRequest request) {
         ListGroupsRequestData in = request.bodyAs(ListGroupsRequest.class).data();
         short version = request.version();
-        return groups.list().thenApply(listings -> {
+        return groups.list().thenCombine(consumerGroups.list(), (listings, classic) -> {
             ListGroupsResponseData out = new ListGroupsResponseData();
+            if (matchesAny(CLASSIC, in.typesFilter())) {
+                for (ClassicGroupListing g : classic) {
+                    if (!matchesAny(g.state().toString(), in.statesFilter())) {
+                        continue;
+                    }
+                    ListGroupsResponseData.ListedGroup listed = new ListGroupsResponseData.ListedGroup()
+                            .setGroupId(g.groupId()).setProtocolType(g.protocolType());
+                    if (version >= 4) {
+                        listed.setGroupState(g.state().toString());
+                    }
+                    if (version >= 5) {
+                        listed.setGroupType(CLASSIC);
+                    }
+                    out.groups().add(listed);
+                }
+            }
             if (!matchesAny(SHARE, in.typesFilter())) {
                 return new ListGroupsResponse(out);
             }
@@ -130,18 +153,20 @@ public final class ShareGroupAdminHandlers {
     }
 
     /**
-     * DeleteGroups v0-3: NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND for no share
-     * group; a deleted group's share-partition state goes with it.
+     * DeleteGroups v0-3: NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND for no group; a
+     * deleted share group's share-partition state, or consumer group's offsets, go with it.
      */
     public CompletableFuture<AbstractResponse> deleteGroups(ApiRequest request) {
         List<String> groupIds = request.bodyAs(DeleteGroupsRequest.class).data().groupsNames();
         short version = request.version();
         List<CompletableFuture<DeletableGroupResult>> results = new ArrayList<>();
         for (String groupId : groupIds) {
-            results.add(groups.delete(groupId)
-                    .thenCompose(error -> error == Errors.NONE
-                            ? shares.deleteGroupState(groupId).thenApply(v -> error)
-                            : CompletableFuture.completedFuture(error))
+            results.add(consumerGroups.delete(groupId)
+                    .thenCompose(classic -> classic != Errors.GROUP_ID_NOT_FOUND
+                            ? CompletableFuture.completedFuture(classic)
+                            : groups.delete(groupId).thenCompose(error -> error == Errors.NONE
+                                    ? shares.deleteGroupState(groupId).thenApply(v -> error)
+                                    : CompletableFuture.completedFuture(error)))
                     .thenApply(error -> {
                         DeletableGroupResult r = new DeletableGroupResult().setGroupId(groupId)
                                 .setErrorCode(error.code());

@@ -55,7 +55,8 @@ public final class Apis {
         ConfigHandlers configs = new ConfigHandlers(configTypes);
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
-        ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets());
+        ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets(),
+                services.consumerGroups());
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics);
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))

@@ -1,0 +1,172 @@
+package io.pier.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.pier.testkit.PierExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
+import org.apache.kafka.common.errors.InconsistentGroupProtocolException;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.OffsetCommitResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Share groups and consumer groups share one id space: an id in use by one kind refuses the other
+ * with Kafka's codes; ListGroups shows both kinds, filtered by type and state; DeleteGroups and
+ * commits from unknown members or stale generations are refused with the group left as it was.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class GroupIdSpaceIT {
+    private static final String TOPIC = "id-space";
+
+    @RegisterExtension
+    static final PierExtension PIER = PierExtension.withConfig("group.initial.rebalance.delay.ms", "0",
+            "num.partitions", "2");
+
+    private static Properties consumerProps(String group) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", PIER.bootstrapServers());
+        p.put("group.id", group);
+        p.put("group.protocol", "classic");
+        p.put("enable.auto.commit", "false");
+        p.put("auto.offset.reset", "earliest");
+        return p;
+    }
+
+    @Test
+    void shouldKeepShareAndConsumerGroupIdsApartAndListBoth() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 2, (short) 1))).all().get();
+            // Given a share group "jobs" with a live member, and a consumer group "readers" with one
+            Properties share = new Properties();
+            share.put("bootstrap.servers", PIER.bootstrapServers());
+            share.put("group.id", "jobs");
+            try (KafkaShareConsumer<String, String> sharer =
+                            new KafkaShareConsumer<>(share, new StringDeserializer(), new StringDeserializer());
+                    KafkaConsumer<String, String> reader =
+                            new KafkaConsumer<>(consumerProps("readers"), new StringDeserializer(),
+                                    new StringDeserializer())) {
+                sharer.subscribe(List.of(TOPIC));
+                reader.subscribe(List.of(TOPIC));
+                await("both groups").atMost(Duration.ofSeconds(30)).until(() -> {
+                    sharer.poll(Duration.ofMillis(100));
+                    reader.poll(Duration.ofMillis(100));
+                    return !reader.assignment().isEmpty() && admin.listGroups().all().get().size() >= 2;
+                });
+
+                // When a consumer uses the share group's id
+                try (KafkaConsumer<String, String> intruder = new KafkaConsumer<>(consumerProps("jobs"),
+                        new StringDeserializer(), new StringDeserializer())) {
+                    intruder.subscribe(List.of(TOPIC));
+                    // Then JoinGroup is refused with INCONSISTENT_GROUP_PROTOCOL
+                    assertThatThrownBy(() -> {
+                        for (int i = 0; i < 100; i++) {
+                            intruder.poll(Duration.ofMillis(100));
+                        }
+                    }).isInstanceOf(InconsistentGroupProtocolException.class);
+                }
+                // And a commit or fetch of its offsets with GROUP_ID_NOT_FOUND
+                assertThatThrownBy(() -> admin.alterConsumerGroupOffsets("jobs",
+                        Map.of(new TopicPartition(TOPIC, 0), new OffsetAndMetadata(1))).all().get())
+                        .hasCauseInstanceOf(GroupIdNotFoundException.class);
+
+                // And ListGroups has both kinds, filtered by type and state
+                assertThat(admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get())
+                        .extracting(GroupListing::groupId).contains("readers").doesNotContain("jobs");
+                assertThat(admin.listGroups(ListGroupsOptions.forShareGroups()).all().get())
+                        .extracting(GroupListing::groupId).contains("jobs").doesNotContain("readers");
+                assertThat(admin.listGroups(new ListGroupsOptions().withTypes(Set.of(GroupType.CLASSIC))
+                        .inGroupStates(Set.of(GroupState.STABLE))).all().get())
+                        .extracting(GroupListing::groupId).containsExactly("readers");
+                ConsumerGroupDescription described =
+                        admin.describeConsumerGroups(List.of("readers")).all().get().get("readers");
+                assertThat(described.groupState()).isEqualTo(GroupState.STABLE);
+                assertThat(described.members()).singleElement().satisfies(m ->
+                        assertThat(m.assignment().topicPartitions()).hasSize(2));
+
+                // And a consumer group with a member cannot be deleted
+                assertThatThrownBy(() -> admin.deleteConsumerGroups(List.of("readers")).all().get())
+                        .hasCauseInstanceOf(GroupNotEmptyException.class);
+                reader.commitSync(Map.of(new TopicPartition(TOPIC, 0), new OffsetAndMetadata(0, "kept")));
+            }
+
+            // Then once empty it is deleted, and its offsets with it
+            admin.deleteConsumerGroups(List.of("readers")).all().get();
+            assertThat(admin.listConsumerGroupOffsets("readers").partitionsToOffsetAndMetadata().get()).isEmpty();
+            assertThat(admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get())
+                    .extracting(GroupListing::groupId).doesNotContain("readers");
+        }
+    }
+
+    @Test
+    void shouldRefuseCommitsFromUnknownMembersAndStaleGenerationsLeavingTheGroupStable() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()));
+                KafkaConsumer<String, String> member = new KafkaConsumer<>(consumerProps("guarded"),
+                        new StringDeserializer(), new StringDeserializer())) {
+            admin.createTopics(List.of(new NewTopic("guarded-topic", 1, (short) 1))).all().get();
+            // Given a stable group of one member at some generation
+            member.subscribe(List.of("guarded-topic"));
+            await("assigned").atMost(Duration.ofSeconds(30)).until(() -> {
+                member.poll(Duration.ofMillis(100));
+                return !member.assignment().isEmpty();
+            });
+            int generation = member.groupMetadata().generationId();
+            String memberId = member.groupMetadata().memberId();
+
+            // When commits come from an unknown member, a stale generation, and no member at all
+            try (RawKafkaClient raw = RawKafkaClient.connect(PIER.bootstrapServers())) {
+                assertThat(commit(raw, "nobody", generation, 1)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+                assertThat(commit(raw, memberId, generation - 1, 2)).isEqualTo(Errors.ILLEGAL_GENERATION);
+                assertThat(commit(raw, "", -1, 3)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+            }
+
+            // Then nothing was committed and the group is as it was
+            assertThat(admin.listConsumerGroupOffsets("guarded").partitionsToOffsetAndMetadata().get()).isEmpty();
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("guarded")).all().get().get("guarded");
+            assertThat(d.groupState()).isEqualTo(GroupState.STABLE);
+            assertThat(d.members()).singleElement().satisfies(m -> assertThat(m.consumerId()).isEqualTo(memberId));
+            member.poll(Duration.ofMillis(100));
+            assertThat(member.groupMetadata().generationId()).isEqualTo(generation);
+            member.commitSync(Map.of(new TopicPartition("guarded-topic", 0), new OffsetAndMetadata(0)));
+        }
+    }
+
+    private static Errors commit(RawKafkaClient raw, String memberId, int generation, int correlationId)
+            throws Exception {
+        OffsetCommitRequestData body = new OffsetCommitRequestData().setGroupId("guarded").setMemberId(memberId)
+                .setGenerationIdOrMemberEpoch(generation);
+        body.topics().add(new OffsetCommitRequestData.OffsetCommitRequestTopic().setName("guarded-topic")
+                .setPartitions(List.of(new OffsetCommitRequestData.OffsetCommitRequestPartition()
+                        .setPartitionIndex(0).setCommittedOffset(5))));
+        RequestHeader header = new RequestHeader(ApiKeys.OFFSET_COMMIT, (short) 9, "raw", correlationId);
+        raw.sendFrame(RawKafkaClient.serialize(header, body, (short) 9));
+        OffsetCommitResponse r = (OffsetCommitResponse) raw.receiveResponse(header);
+        return Errors.forCode(r.data().topics().get(0).partitions().get(0).errorCode());
+    }
+}
