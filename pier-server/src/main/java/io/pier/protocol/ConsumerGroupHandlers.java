@@ -139,16 +139,11 @@ public final class ConsumerGroupHandlers {
         }
         return groups.leave(in.groupId(), leaving).thenApply(r -> {
             LeaveGroupResponseData out = new LeaveGroupResponseData().setErrorCode(r.error().code());
-            if (version < 3) {
-                if (r.error() == Errors.NONE && !r.members().isEmpty()) {
-                    out.setErrorCode(r.members().get(0).error().code());
-                }
-            } else {
-                for (ClassicLeave.MemberResult m : r.members()) {
-                    out.members().add(new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
-                            .setGroupInstanceId(m.groupInstanceId()).setErrorCode(m.error().code()));
-                }
+            for (ClassicLeave.MemberResult m : r.members()) {
+                out.members().add(new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
+                        .setGroupInstanceId(m.groupInstanceId()).setErrorCode(m.error().code()));
             }
+            // Before v3 the one member's error becomes the top-level one.
             return new LeaveGroupResponse(out, version);
         });
     }

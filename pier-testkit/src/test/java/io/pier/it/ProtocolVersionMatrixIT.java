@@ -79,7 +79,8 @@ class ProtocolVersionMatrixIT {
     private static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
 
     @RegisterExtension
-    static final PierExtension PIER = PierExtension.withConfig("num.partitions", "1");
+    static final PierExtension PIER = PierExtension.withConfig("num.partitions", "1",
+            "group.initial.rebalance.delay.ms", "0");
 
     private static String bootstrap;
     private static Admin admin;
@@ -284,6 +285,7 @@ class ProtocolVersionMatrixIT {
         cases.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, (c, v) -> assertNoErrors(c.call(ApiKeys.INCREMENTAL_ALTER_CONFIGS,
                 v, MatrixRequests.setTopicConfig(TOPIC, "retention.ms", Long.toString(604_800_000L + v)))));
         ShareCases.register(cases);
+        GroupCases.register(cases);
         return cases;
     }
 
