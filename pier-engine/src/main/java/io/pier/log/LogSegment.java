@@ -260,9 +260,18 @@ final class LogSegment {
         }
     }
 
-    /** Closes and removes the log and index files. */
+    /**
+     * Closes and removes the log and index files. The file is not forced first (as a plain close
+     * would, see {@link FileRecords#close()}): it is going away, and what makes that durable is the
+     * directory fsync after it.
+     */
     void closeAndDelete() throws IOException {
-        close();
+        try {
+            offsetIndex.closeFile();
+            timeIndex.closeFile();
+        } finally {
+            records.channel().close();
+        }
         offsetIndex.deleteFile();
         timeIndex.deleteFile();
         Files.deleteIfExists(file());
