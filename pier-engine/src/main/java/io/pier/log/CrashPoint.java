@@ -5,7 +5,10 @@ package io.pier.log;
  *
  * <pre>
  *   append ... AFTER_APPEND_BEFORE_FSYNC ... fsync ... AFTER_FSYNC_BEFORE_RESPONSE ... reply
- *   segment roll: old segment forced, new file created, MID_SEGMENT_ROLL, directory fsync
+ *              (LogFlush.force: on the thread     (PartitionLog.completeFlush: on the
+ *               that forces, a shard's flusher)    log's owner, before any callback runs)
+ *   segment roll: new file created, MID_SEGMENT_ROLL; the old segment's tail and the directory
+ *                 are forced by the next flush
  *   share-state snapshot: MID_SNAPSHOT between the snapshot records of one flush
  * </pre>
  */

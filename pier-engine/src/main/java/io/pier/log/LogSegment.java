@@ -35,7 +35,12 @@ final class LogSegment {
     private long maxTimestamp = RecordBatch.NO_TIMESTAMP;
     private int maxTimestampPosition = -1; // first batch carrying maxTimestamp; -1 while empty
     private long firstAppendWallMs = -1;
-    private boolean dirty; // written since the last force
+    /**
+     * Bytes from the start known to be on disk: a force that began after they were written has
+     * returned. Moved only by the owner thread, when it learns of such a force (which may have run
+     * on another thread, see {@link LogFlush}).
+     */
+    private int forcedSize;
 
     private LogSegment(long baseOffset, FileRecords records, boolean rebuilding, Path dir) {
         this.baseOffset = baseOffset;
@@ -117,7 +122,6 @@ final class LogSegment {
             int indexIntervalBytes) throws IOException {
         int position = size();
         records.append(batchRecords);
-        dirty = true;
         if (firstAppendWallMs < 0) {
             firstAppendWallMs = nowWallMs;
         }
@@ -156,20 +160,43 @@ final class LogSegment {
         timeIndex.closeFile();
     }
 
+    /** True when bytes were written that no completed force is known to cover. */
     boolean isDirty() {
-        return dirty;
+        return size() > forcedSize;
     }
 
-    /** fdatasync of the log file: the data, and the size metadata needed to read it back. */
+    /** Bytes known to be on disk; see {@link #markForced}. */
+    int forcedSize() {
+        return forcedSize;
+    }
+
+    /** A force of {@link #channel()} that began once the first {@code size} bytes were written has returned. */
+    void markForced(int size) {
+        forcedSize = Math.max(forcedSize, size);
+    }
+
+    /**
+     * The log file's channel, for a force on another thread ({@link LogFlush}): a {@link FileChannel}
+     * may be forced while its owner appends to it.
+     */
+    FileChannel channel() {
+        return records.channel();
+    }
+
+    /** fdatasync of the log file, on the owner thread: the data, and the size metadata needed to read it back. */
     void force() throws IOException {
+        int size = size();
         records.channel().force(false);
-        dirty = false;
+        markForced(size);
     }
 
-    /** Cuts the file at {@code position}, which must be a batch boundary. */
+    /**
+     * Cuts the file at {@code position}, which must be a batch boundary. Only recovery does, and it
+     * forces every segment before the log is used.
+     */
     void truncateTo(int position) throws IOException {
         records.truncateTo(position);
-        dirty = true;
+        forcedSize = Math.min(forcedSize, position);
     }
 
     /** Batches starting at {@code position}, headers read lazily. */
@@ -263,7 +290,8 @@ final class LogSegment {
     /**
      * Closes and removes the log and index files. The file is not forced first (as a plain close
      * would, see {@link FileRecords#close()}): it is going away, and what makes that durable is the
-     * directory fsync after it.
+     * directory fsync after it. A force of this file running on a flusher thread fails with a
+     * closed channel, which the flush treats as "left the log", not as an fsync failure.
      */
     void closeAndDelete() throws IOException {
         try {

@@ -45,8 +45,14 @@ import org.apache.kafka.common.record.internal.MutableRecordBatch;
  * <p><b>Invariants.</b> {@code logStartOffset <= highWatermark <= logEndOffset}; offsets are
  * contiguous across segments and never reused, even after a torn tail is cut off; the
  * high watermark never moves back while the log is open. Under {@link Durability#DURABLE} the
- * high watermark only covers data forced to disk by {@link #flush()}; under
- * {@link Durability#NONE} it is the log end offset.
+ * high watermark only covers data forced to disk by a flush; under {@link Durability#NONE} it is
+ * the log end offset.
+ *
+ * <p><b>Flushing.</b> {@link #flush()} is a group commit on the owner thread. A broker shard
+ * instead cuts it in three ({@link LogFlush}): {@link #beginFlush} says what to force, the force
+ * runs on a flusher thread, {@link #completeFlush} moves the high watermark to what was forced.
+ * At most one flush is in flight; appends made meanwhile wait for the next. While one is in
+ * flight the log writes no recovery point itself (the flush may), so the file has one writer.
  *
  * <p><b>Failure.</b> After an I/O error while writing or forcing, the log refuses further
  * appends and flushes: after a failed fsync the kernel may drop the dirty pages, so a later
@@ -70,6 +76,9 @@ public final class PartitionLog implements AutoCloseable {
     private long committedEnd; // the high watermark under DURABLE
     private long flushedEnd;
     private long lastRecoveryPointMonoMs;
+    /** A segment file was created since the last flush began: the next one fsyncs the directory. */
+    private boolean directoryDirty;
+    private LogFlush inFlight;
     private IOException failure;
     private boolean closed;
 
@@ -203,56 +212,129 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts a new active segment. Nothing is forced here: the old segment's tail, the new file's
+     * directory entry and the recovery point all go with the next flush, before anything in the
+     * new segment is acknowledged, so a roll costs the owner thread no fsync.
+     */
     private void roll() throws IOException {
         long newBase = logEndOffset();
         try {
             active.onBecomeInactive();
-            boolean durable = config.durability() == Durability.DURABLE;
-            if (durable) {
-                forceDirtySegments(); // lets the recovery point move to the new segment
-            }
             LogSegment seg = LogSegment.create(dir, newBase, io);
             segments.put(newBase, seg);
             active = seg;
+            directoryDirty = true;
             io.crashPoint(CrashPoint.MID_SEGMENT_ROLL);
-            if (durable) {
-                AtomicFiles.fsyncDirectory(dir); // the new file must survive power loss
-                writeRecoveryPoint();
-            }
         } catch (IOException e) {
             failure = e;
             throw e;
         }
     }
 
-    /** True when {@link #flush()} would make more data durable and move the high watermark. */
+    /** True when a flush would make more data durable and move the high watermark. */
     public boolean hasUnflushedData() {
         return config.durability() == Durability.DURABLE && flushedEnd < logEndOffset();
     }
 
+    /** True between {@link #beginFlush} and {@link #completeFlush}. */
+    public boolean flushInFlight() {
+        return inFlight != null;
+    }
+
     /**
-     * Group commit: one {@code fdatasync} covering everything appended so far, then the high
-     * watermark moves to the log end. Under {@link Durability#NONE} it does nothing. An I/O error
-     * propagates and leaves the log refusing writes.
+     * Group commit on the owner thread: one {@code fdatasync} per dirty segment covering
+     * everything appended so far, then the high watermark moves to the log end. Under
+     * {@link Durability#NONE} it does nothing. An I/O error propagates and leaves the log refusing
+     * writes. The same steps as a flush handed to another thread, run here in a row.
      */
     public void flush() throws IOException {
+        LogFlush flush = beginFlush();
+        if (flush != null) {
+            completeFlush(flush, flush.force());
+        }
+    }
+
+    /**
+     * Owner thread, step 1 of a flush: what has to be forced for everything appended so far to be
+     * durable, to hand to {@link LogFlush#force} on any thread. Null when nothing is to be done
+     * (under {@link Durability#NONE}, or nothing new since the last flush): what was appended is
+     * then as durable as it will be. Only one flush may be in flight.
+     *
+     * @throws IOException if the log already failed
+     * @throws IllegalStateException if a flush is in flight, or the log is closed
+     */
+    public LogFlush beginFlush() throws IOException {
         ensureWritable();
+        if (inFlight != null) {
+            throw new IllegalStateException("a flush of " + dir + " is already in flight");
+        }
         if (!hasUnflushedData()) {
-            return;
+            return null;
         }
-        long end = logEndOffset();
-        try {
-            io.crashPoint(CrashPoint.AFTER_APPEND_BEFORE_FSYNC);
-            forceDirtySegments();
-            flushedEnd = end;
-            if (clock.monoMs() - lastRecoveryPointMonoMs >= RECOVERY_POINT_INTERVAL_MS) {
-                writeRecoveryPoint();
+        int dirty = 0;
+        for (LogSegment seg : segments.values()) {
+            dirty += seg.isDirty() ? 1 : 0;
+        }
+        LogSegment[] toForce = new LogSegment[dirty];
+        int[] sizes = new int[dirty];
+        int i = 0;
+        for (LogSegment seg : segments.values()) {
+            if (seg.isDirty()) {
+                toForce[i] = seg;
+                sizes[i++] = seg.size();
             }
-        } catch (IOException e) {
-            failure = e;
-            throw e;
         }
-        committedEnd = Math.max(committedEnd, end);
+        // Every segment before the active one is either clean or forced by this flush, so once it
+        // has run the whole log up to here is on disk: that is all the point claims.
+        RecoveryPoint point = null;
+        long nowMs = clock.monoMs();
+        if (nowMs - lastRecoveryPointMonoMs >= RECOVERY_POINT_INTERVAL_MS) {
+            point = new RecoveryPoint(active.baseOffset(), active.size());
+            lastRecoveryPointMonoMs = nowMs;
+        }
+        inFlight = new LogFlush(dir, io, logEndOffset(), toForce, sizes, directoryDirty, point);
+        directoryDirty = false;
+        return inFlight;
+    }
+
+    /**
+     * Owner thread, step 3: {@code flush} came back from {@link LogFlush#force} as {@code forced}.
+     * On success the forced sizes, the flushed end and the high watermark move to what it covered;
+     * a segment it could not force must have been deleted meanwhile, its bytes gone from the log.
+     * After this returns normally, everything below {@link LogFlush#end()} that is still in the
+     * log is on disk.
+     *
+     * @throws IOException if the force failed (the log then refuses writes: never retry an fsync),
+     *     if a segment still in the log was not forced, or at a crash test's crash point
+     * @throws IllegalStateException if the log was closed meanwhile: nothing is confirmed
+     */
+    public void completeFlush(LogFlush flush, LogFlush.Forced forced) throws IOException {
+        if (flush != inFlight) {
+            throw new IllegalStateException("not the flush in flight of " + dir + ": " + flush);
+        }
+        inFlight = null;
+        ensureOpen();
+        if (failure != null) {
+            throw new IOException("log " + dir + " failed while a flush was in flight", failure);
+        }
+        if (forced.failure() != null) {
+            failure = forced.failure();
+            throw failure;
+        }
+        for (int i = 0; i < flush.segmentCount(); i++) {
+            LogSegment seg = flush.segment(i);
+            if (segments.get(seg.baseOffset()) != seg) {
+                continue; // deleted while its force ran: its bytes left the log
+            }
+            if (!flush.channelOpen(i)) {
+                failure = new IOException(seg.file() + " was closed before it was forced");
+                throw failure;
+            }
+            seg.markForced(flush.size(i));
+        }
+        flushedEnd = Math.max(flushedEnd, flush.end());
+        committedEnd = Math.max(committedEnd, flush.end());
         io.crashPoint(CrashPoint.AFTER_FSYNC_BEFORE_RESPONSE);
     }
 
@@ -448,7 +530,9 @@ public final class PartitionLog implements AutoCloseable {
         if (failure == null) {
             try {
                 forceDirtySegments();
-                writeRecoveryPoint();
+                if (inFlight == null) { // else the flush in flight may be writing it
+                    writeRecoveryPoint();
+                }
             } catch (IOException e) {
                 error = e;
             }
@@ -471,8 +555,14 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
-    /** Closes the log without flushing and removes its directory. */
+    /**
+     * Closes the log without flushing and removes its directory. Not while a flush is in flight:
+     * it may still write in the directory.
+     */
     public void deleteFiles() throws IOException {
+        if (inFlight != null) {
+            throw new IllegalStateException("a flush of " + dir + " is in flight");
+        }
         if (!closed) {
             closed = true;
             IOException error = LogSegment.closeAll(segments.values(), null);
