@@ -4,7 +4,9 @@ import io.pier.common.Agent;
 import io.pier.common.ManualClock;
 import io.pier.common.Wakeup;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -19,6 +21,7 @@ public final class ManualAgents implements AgentHost {
 
     private final ManualClock clock;
     private final List<Agent> agents = new ArrayList<>();
+    private final Set<String> held = new HashSet<>();
 
     public ManualAgents(ManualClock clock) {
         this.clock = clock;
@@ -49,14 +52,29 @@ public final class ManualAgents implements AgentHost {
         };
     }
 
-    /** One duty cycle of every agent at the clock's time; returns the work they did. */
+    /** One duty cycle of every agent not held, at the clock's time; returns the work they did. */
     public int round() {
         long nowMs = clock.monoMs();
         int work = 0;
         for (Agent a : List.copyOf(agents)) {
-            work += a.doWork(nowMs);
+            if (!held.contains(a.roleName())) {
+                work += a.doWork(nowMs);
+            }
         }
         return work;
+    }
+
+    /**
+     * Rounds skip the agent named {@code roleName} until {@link #release}: its queue fills and
+     * nothing it would answer arrives, as if its thread were slow (a flusher inside an fsync).
+     */
+    public void hold(String roleName) {
+        held.add(roleName);
+    }
+
+    /** Rounds run the agent named {@code roleName} again. */
+    public void release(String roleName) {
+        held.remove(roleName);
     }
 
     /** Rounds until one does nothing. */

@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Wiring order: shards are built with their duty steps (lock expiry, group session expiry,
  * retention, metrics) before any agent starts, so a step list never changes under a running shard.
- * The agents run on an {@link AgentHost}: threads in a broker, by hand in a test.
+ * Each shard has its own {@link Flusher} agent, which does its fsyncs. The agents run on an
+ * {@link AgentHost}: threads in a broker, by hand in a test.
  */
 public final class BrokerServices implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerServices.class);
@@ -74,9 +75,13 @@ public final class BrokerServices implements AutoCloseable {
         slots.push(offsetSlot);
         shards = new Shard[settings.shardCount()];
         AgentSlot[] shardSlots = new AgentSlot[shards.length];
+        AgentSlot[] flusherSlots = new AgentSlot[shards.length];
+        Flusher[] flushers = new Flusher[shards.length];
         for (int i = 0; i < shards.length; i++) {
             shardSlots[i] = host.slot();
-            shards[i] = new Shard(i, shardSlots[i].wakeup(), fatal);
+            flusherSlots[i] = host.slot();
+            flushers[i] = new Flusher(i, flusherSlots[i].wakeup());
+            shards[i] = new Shard(i, shardSlots[i].wakeup(), fatal, flushers[i]);
         }
         partitions = new PartitionRegistry(dataDir, shards, clock);
         AgentSlot metadataSlot = host.slot();
@@ -107,6 +112,12 @@ public final class BrokerServices implements AutoCloseable {
         for (int i = 0; i < shards.length; i++) {
             shardSlots[i].start(shards[i]);
             slots.push(shardSlots[i]);
+        }
+        // Stopped before the shards: a stopping flusher forces what it holds and answers, so the
+        // shards hear of every flush in flight; what they append after that they force themselves.
+        for (int i = 0; i < shards.length; i++) {
+            flusherSlots[i].start(flushers[i]);
+            slots.push(flusherSlots[i]);
         }
         // Stopped first (last in), so no topic change is half-way while the shards stop.
         metadataSlot.start(topics);
@@ -181,8 +192,8 @@ public final class BrokerServices implements AutoCloseable {
     }
 
     /**
-     * Stops the metadata agent, then each shard after the commands already queued; a stopping
-     * shard closes its partitions' logs.
+     * Stops the metadata agent, then the flushers (each forcing what it still holds), then each
+     * shard after the commands already queued; a stopping shard closes its partitions' logs.
      */
     @Override
     public void close() {

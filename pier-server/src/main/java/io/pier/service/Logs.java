@@ -56,8 +56,10 @@ public final class Logs {
     public record Deleted(Errors error, long lowWatermark) {}
 
     /**
-     * Appends one batch; completes once it is durable ({@code durable} mode: after the shard's
-     * group-commit flush), and wakes the long polls parked on the partition.
+     * Appends one batch; completes once it is durable ({@code durable} mode: after the shard has
+     * heard from its flusher that the group commit covering it was forced), and wakes the long
+     * polls parked on the partition. If that is not known (an fsync failed, the broker stopped
+     * first) it completes with an error instead, never with success.
      */
     public CompletableFuture<Appended> append(TopicPartition tp, MemoryRecords records) {
         Partition partition = partitions.get(tp);
@@ -90,10 +92,18 @@ public final class Logs {
             result.complete(Appended.failed(Errors.KAFKA_STORAGE_ERROR, e.getMessage()));
             return;
         }
-        partition.shard().afterFlush(partition.log(), () -> {
-            partition.fireDataListeners();
-            result.complete(new Appended(Errors.NONE, null, appended.baseOffset(), appended.logAppendTimeMs(),
-                    appended.logStartOffset()));
+        partition.shard().afterFlush(partition.log(), new Shard.FlushWaiter() {
+            @Override
+            public void onDurable() {
+                partition.fireDataListeners();
+                result.complete(new Appended(Errors.NONE, null, appended.baseOffset(), appended.logAppendTimeMs(),
+                        appended.logStartOffset()));
+            }
+
+            @Override
+            public void onNotDurable(Errors error, String message) {
+                result.complete(Appended.failed(error, message));
+            }
         });
     }
 

@@ -116,21 +116,43 @@ public final class PartitionRegistry {
         });
     }
 
+    /**
+     * Deletes the partition on its shard: readers and appends see it gone at once; its files go
+     * once the flush in flight, if any, is back (the flusher may still write in the folder, and a
+     * partition created again under the same name must not meet its files).
+     */
     CompletableFuture<Void> delete(TopicPartition tp) {
         Partition p = partitions.remove(tp);
         if (p == null) {
             return CompletableFuture.completedFuture(null);
         }
-        return p.shard().call(() -> {
-            p.markDeleted();
-            p.log().close();
-            Path dir = logsDir.resolve(folderName(tp));
-            Path tomb = logsDir.resolve(folderName(tp) + "." + Uuid.randomUuid() + DELETED_SUFFIX);
-            Files.move(dir, tomb);
-            AtomicFiles.fsyncDirectory(logsDir);
-            deleteRecursively(tomb);
-            return null;
-        });
+        CompletableFuture<Void> deleted = new CompletableFuture<>();
+        try {
+            p.shard().execute(() -> {
+                p.markDeleted();
+                p.shard().retire(p.log(), () -> {
+                    try {
+                        removeFiles(p);
+                        deleted.complete(null);
+                    } catch (IOException | RuntimeException e) {
+                        deleted.completeExceptionally(e);
+                    }
+                });
+            });
+        } catch (RuntimeException e) {
+            deleted.completeExceptionally(e);
+        }
+        return deleted;
+    }
+
+    private void removeFiles(Partition p) throws IOException {
+        p.log().close();
+        TopicPartition tp = p.topicPartition();
+        Path dir = logsDir.resolve(folderName(tp));
+        Path tomb = logsDir.resolve(folderName(tp) + "." + Uuid.randomUuid() + DELETED_SUFFIX);
+        Files.move(dir, tomb);
+        AtomicFiles.fsyncDirectory(logsDir);
+        deleteRecursively(tomb);
     }
 
     private static void deleteRecursively(Path dir) throws IOException {

@@ -4,13 +4,11 @@ import io.pier.common.Agent;
 import io.pier.common.Wakeup;
 import io.pier.log.PartitionLog;
 import io.pier.runtime.CommandQueue;
-import java.io.IOException;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.protocol.Errors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,14 +19,21 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   event loops, metadata thread ──▶ command queue: bounded lane, a full one makes the
  *                                     submitter wait, so its connections stop being read
- *   other shards, the persister  ──▶ command queue: unbounded lane, an agent never waits
+ *   other shards, the persister, ──▶ command queue: unbounded lane, an agent never waits
+ *   this shard's flusher
  *                                          │
- *   doWork(nowMs):  1. run a bounded batch of commands from both queues
+ *   doWork(nowMs):  1. run a bounded batch of commands from both queues, among them the
+ *                      flusher's completions: the logs' high watermarks move, and the callbacks
+ *                      that waited for those flushes run (produce replies, wake-ups)
  *                   2. run the timers that are due (long-poll MaxWaitMs, ...)
  *                   3. run the duty steps in order (lock expiry, session expiry, retention, metrics)
- *                   4. flush every log appended to this cycle, one fsync each (group commit),
- *                      then the callbacks that waited for it (produce replies, wake-ups)
+ *                   4. hand each log appended to (and not already being flushed) to the flusher:
+ *                      one fsync covers all its appends so far (pipelined group commit)
  * </pre>
+ *
+ * <p>The fsync never runs here: while the {@link Flusher} forces a log, this shard goes on serving
+ * every other partition, and the same one's readers up to its old high watermark. See
+ * {@link GroupCommit}.
  *
  * <p>Time comes only from the {@code nowMs} of the current cycle ({@link #nowMs()}); nothing here
  * reads a clock. Tests construct a shard with {@link Wakeup#NONE} and call {@link #doWork}
@@ -41,11 +46,10 @@ public final class Shard implements Agent {
     static final int QUEUE_CAPACITY = 16 * 1024;
 
     private final int id;
-    private final FatalErrorHandler fatal;
     private final CommandQueue commands;
     private final Deadlines timers = new Deadlines();
     private final List<DutyStep> steps = new ArrayList<>();
-    private final Map<PartitionLog, List<Runnable>> awaitingFlush = new IdentityHashMap<>();
+    private final GroupCommit groupCommit;
     private final List<Runnable> closeHooks = new ArrayList<>();
     private long nowMs;
 
@@ -54,14 +58,33 @@ public final class Shard implements Agent {
         void onFatal(String what, Throwable cause);
     }
 
+    /** Waits for a log to be durable; told exactly once, on the shard thread. */
+    public interface FlushWaiter {
+        /** Everything appended before the wait began is on disk (or the mode asks no more). */
+        void onDurable();
+
+        /** It is not known to be on disk, and never will be acknowledged as such. */
+        void onNotDurable(Errors error, String message);
+    }
+
     /**
+     * A shard that forces its logs on its own thread: for tests that drive a shard without a
+     * flusher.
+     *
      * @param wakeup how a new command wakes the thread that runs this shard ({@link Wakeup#NONE}
      *     when a test drives it)
      */
     public Shard(int id, Wakeup wakeup, FatalErrorHandler fatal) {
+        this(id, wakeup, fatal, null);
+    }
+
+    /**
+     * @param flusher forces this shard's logs; null to force them on the shard's own thread
+     */
+    public Shard(int id, Wakeup wakeup, FatalErrorHandler fatal, Flusher flusher) {
         this.id = id;
         this.commands = new CommandQueue(QUEUE_CAPACITY, wakeup);
-        this.fatal = fatal;
+        this.groupCommit = new GroupCommit(flusher, this::execute, fatal);
     }
 
     public int id() {
@@ -120,9 +143,22 @@ public final class Shard implements Agent {
         return timers.schedule(deadlineMs, task);
     }
 
-    /** Shard thread only: run {@code onDurable} once everything appended to {@code log} so far is flushed. */
-    public void afterFlush(PartitionLog log, Runnable onDurable) {
-        awaitingFlush.computeIfAbsent(log, l -> new ArrayList<>()).add(onDurable);
+    /**
+     * Shard thread only: tells {@code waiter} once everything appended to {@code log} so far is
+     * flushed, or that it will not be. Not before a later duty cycle has processed the flusher's
+     * completion (under {@code durability=none}: at the end of this cycle).
+     */
+    public void afterFlush(PartitionLog log, FlushWaiter waiter) {
+        groupCommit.await(log, waiter);
+    }
+
+    /**
+     * Shard thread only: {@code log}'s partition is deleted. Waiters whose flush has not begun
+     * fail; {@code then} runs once the flush in flight, if any, is back (at once if none), so the
+     * flusher no longer writes in the log's folder.
+     */
+    void retire(PartitionLog log, Runnable then) {
+        groupCommit.retire(log, then);
     }
 
     @Override
@@ -137,12 +173,12 @@ public final class Shard implements Agent {
                 LOG.error("shard {} duty step {} failed", id, steps.get(i), e);
             }
         }
-        return work + flushAppended();
+        return work + groupCommit.handOff();
     }
 
     @Override
     public long nextDeadlineMs() {
-        if (!commands.isEmpty() || !awaitingFlush.isEmpty()) {
+        if (!commands.isEmpty() || groupCommit.hasReady()) {
             return nowMs;
         }
         long next = timers.nextDeadlineMs();
@@ -162,28 +198,6 @@ public final class Shard implements Agent {
         return n;
     }
 
-    private int flushAppended() {
-        if (awaitingFlush.isEmpty()) {
-            return 0;
-        }
-        List<Map.Entry<PartitionLog, List<Runnable>>> flushed = new ArrayList<>(awaitingFlush.entrySet());
-        awaitingFlush.clear();
-        for (Map.Entry<PartitionLog, List<Runnable>> e : flushed) {
-            try {
-                e.getKey().flush();
-            } catch (IOException | RuntimeException ex) {
-                // fsyncgate: the page cache may already have dropped the data; never retry and
-                // never acknowledge. The broker halts and recovers from disk on restart.
-                fatal.onFatal("flush of a partition log failed", ex);
-                return flushed.size();
-            }
-            for (Runnable r : e.getValue()) {
-                runSafely(r);
-            }
-        }
-        return flushed.size();
-    }
-
     private void runSafely(Runnable r) {
         try {
             r.run();
@@ -198,16 +212,20 @@ public final class Shard implements Agent {
     }
 
     /**
-     * After the last duty cycle: no command is taken any more; those already queued still run, and
-     * what they appended is flushed, so nothing acknowledged is dropped on a clean stop.
+     * After the last duty cycle: no command is taken any more; those already queued still run
+     * (among them the completions of a flusher that stopped first, as a broker stops them), and
+     * what they appended is forced here, on this thread, before it is acknowledged. A flush still
+     * with a flusher that has not stopped can no longer be heard of: what waits on it fails
+     * instead of being acknowledged.
      */
     @Override
     public void onClose() {
         commands.close();
         for (int i = 0; i < 64 && drain() > 0; i++) {
-            flushAppended();
+            groupCommit.flushHere();
         }
-        flushAppended();
+        groupCommit.flushHere();
+        groupCommit.abandon();
         closeHooks.forEach(this::runSafely);
     }
 }

@@ -194,4 +194,77 @@ class BrokerServicesTest {
         assertThat(coordinator.expired).containsExactlyInAnyOrder(
                 groups.get(0) + "@" + placed.get(0), groups.get(1) + "@" + placed.get(1));
     }
+
+    /** Two partitions of {@code topic} that live on the same shard. */
+    private List<TopicPartition> twoOnOneShard(String topic, int partitions) {
+        Map<Shard, TopicPartition> first = new HashMap<>();
+        for (int p = 0; p < partitions; p++) {
+            TopicPartition tp = new TopicPartition(topic, p);
+            TopicPartition earlier = first.putIfAbsent(services.partitions().shardFor(tp), tp);
+            if (earlier != null) {
+                return List.of(earlier, tp);
+            }
+        }
+        throw new IllegalStateException("no two partitions share a shard");
+    }
+
+    private static String flusherOf(Shard shard) {
+        return "pier-flusher-" + shard.id();
+    }
+
+    @Test
+    void shouldAnswerAProduceOnlyAfterItsFlushAndServeAFetchOfAnotherPartitionMeanwhile() throws Exception {
+        agents.await(services.topics().create("flushed", SHARDS + 1, Map.of(), false));
+        List<TopicPartition> pair = twoOnOneShard("flushed", SHARDS + 1);
+        TopicPartition busy = pair.get(0);
+        TopicPartition other = pair.get(1);
+        produce(other, 1);
+
+        // Given the shard's flusher inside a long fsync (held), and a produce waiting for it
+        String flusher = flusherOf(services.partitions().shardFor(busy));
+        agents.hold(flusher);
+        CompletableFuture<Logs.Appended> reply = services.logs().append(busy, MemoryRecords.withRecords(
+                Compression.NONE, new SimpleRecord(clock.wallMs(), null, "slow".getBytes())));
+        agents.runUntilIdle();
+        assertThat(reply).as("not answered before the flusher's completion").isNotDone();
+
+        // When a fetch of another partition on the same shard comes, it is answered
+        Logs.Read read = agents.await(services.logs().read(other, 0, 1 << 20, null));
+        assertThat(read.error()).isEqualTo(Errors.NONE);
+        assertThat(read.records().sizeInBytes()).isPositive();
+        assertThat(read.highWatermark()).isEqualTo(1);
+        // ...and readers of the busy partition do not see the unforced record
+        assertThat(agents.await(services.logs().read(busy, 0, 1 << 20, null)).highWatermark()).isZero();
+        assertThat(reply).isNotDone();
+
+        // Then the produce is answered once the flusher has run and the shard has heard of it
+        agents.release(flusher);
+        assertThat(agents.await(reply).error()).isEqualTo(Errors.NONE);
+        assertThat(agents.await(services.logs().read(busy, 0, 1 << 20, null)).highWatermark()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRemoveADeletedTopicsFilesOnlyOnceItsFlushInFlightIsBack() throws Exception {
+        agents.await(services.topics().create("doomed", 1, Map.of(), false));
+        TopicPartition tp = new TopicPartition("doomed", 0);
+        String flusher = flusherOf(services.partitions().shardFor(tp));
+        agents.hold(flusher);
+        CompletableFuture<Logs.Appended> reply = services.logs().append(tp, MemoryRecords.withRecords(
+                Compression.NONE, new SimpleRecord(clock.wallMs(), null, "last".getBytes())));
+        agents.runUntilIdle();
+
+        // When the topic is deleted while the flush of its partition is in flight
+        CompletableFuture<TopicMetadata> deleted = services.topics().delete("doomed");
+        agents.runUntilIdle();
+        assertThat(deleted).as("its files wait for the flusher").isNotDone();
+        assertThat(dir.resolve("logs").resolve("doomed-0")).exists();
+
+        // Then once the flush is back the files go, and a topic of the same name starts empty
+        agents.release(flusher);
+        agents.await(deleted);
+        assertThat(agents.await(reply).error()).as("it was forced before the delete").isEqualTo(Errors.NONE);
+        assertThat(dir.resolve("logs").resolve("doomed-0")).doesNotExist();
+        agents.await(services.topics().create("doomed", 1, Map.of(), false));
+        assertThat(agents.await(services.logs().offsetFor(tp, -1L)).offset()).isZero();
+    }
 }
