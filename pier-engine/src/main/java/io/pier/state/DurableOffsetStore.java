@@ -1,5 +1,6 @@
 package io.pier.state;
 
+import io.pier.common.ClosableInbox;
 import io.pier.common.Agent;
 import io.pier.common.Clock;
 import io.pier.common.Wakeup;
@@ -13,11 +14,9 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -110,11 +109,10 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
     private final Options options;
     private final Wakeup wakeup;
     private final FatalHandler fatal;
-    private final Queue<Op> submitted = new ConcurrentLinkedQueue<>();
+    private final ClosableInbox<Op> submitted = new ClosableInbox<>();
     private final Map<String, Map<TopicPartition, CommittedOffset>> published = new ConcurrentHashMap<>();
     private final AtomicLong recordsAppended = new AtomicLong();
     private volatile Throwable failure;
-    private volatile boolean closed;
     // Owned by the duty cycle.
     private final SnapshotPolicy policy = new SnapshotPolicy(Integer.MAX_VALUE);
     private final List<Op> taken = new ArrayList<>();
@@ -243,15 +241,10 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
         Throwable f = failure;
         if (f != null) {
             op.done().completeExceptionally(new IOException("committed offsets are not writable after an I/O error", f));
-        } else if (closed) {
+        } else if (!submitted.offer(op)) {
             op.done().completeExceptionally(new IOException("committed-offset store is closed"));
         } else {
-            submitted.add(op);
-            if (closed && submitted.remove(op)) {
-                op.done().completeExceptionally(new IOException("committed-offset store is closed"));
-            } else {
-                wakeup.wake();
-            }
+            wakeup.wake();
         }
         return op.done();
     }
@@ -265,7 +258,7 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
 
     @Override
     public int doWork(long nowMs) {
-        if (closed) {
+        if (submitted.isClosed()) {
             return 0;
         }
         if (nextPassMs == NOT_STARTED) {
@@ -281,7 +274,7 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
 
     @Override
     public long nextDeadlineMs() {
-        return failure != null || closed || nextPassMs == NOT_STARTED ? Long.MAX_VALUE : nextPassMs;
+        return failure != null || submitted.isClosed() || nextPassMs == NOT_STARTED ? Long.MAX_VALUE : nextPassMs;
     }
 
     private long after(long nowMs) {
@@ -441,10 +434,10 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
     /** Writes what was submitted before the close (unless the log failed), then closes the log. */
     @Override
     public void close() {
-        if (closed) {
+        if (submitted.isClosed()) {
             return;
         }
-        closed = true;
+        submitted.close();
         if (inCycle) {
             if (failure == null) {
                 failure = new IllegalStateException("a committed-offset duty cycle did not finish");

@@ -1,5 +1,6 @@
 package io.pier.state;
 
+import io.pier.common.ClosableInbox;
 import io.pier.common.Agent;
 import io.pier.common.Clock;
 import io.pier.common.Wakeup;
@@ -10,12 +11,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -122,11 +121,10 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     private final Wakeup wakeup;
     private final FatalHandler fatal;
     // Met by other threads: submissions in, the published view out.
-    private final Queue<Op> submitted = new ConcurrentLinkedQueue<>();
+    private final ClosableInbox<Op> submitted = new ClosableInbox<>();
     private final Map<SharePartitionKey, ShareState> published = new ConcurrentHashMap<>();
     private final Set<String> publishedGroups = ConcurrentHashMap.newKeySet();
     private volatile Throwable failure;
-    private volatile boolean closed;
     // Written only by the duty cycle, read by any thread (tests, benchmarks).
     private final AtomicLong recordsAppended = new AtomicLong();
     private final AtomicLong flushes = new AtomicLong();
@@ -255,16 +253,10 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
         Throwable f = failure;
         if (f != null) {
             op.done().completeExceptionally(new IOException("share state is not writable after an I/O error", f));
-        } else if (closed) {
+        } else if (!submitted.offer(op)) {
             op.done().completeExceptionally(new IOException("share-state persister is closed"));
         } else {
-            submitted.add(op);
-            // close() sets closed before its last drain: an op added after that drain sees it here.
-            if (closed && submitted.remove(op)) {
-                op.done().completeExceptionally(new IOException("share-state persister is closed"));
-            } else {
-                wakeup.wake();
-            }
+            wakeup.wake();
         }
         return op.done();
     }
@@ -278,7 +270,7 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
 
     @Override
     public int doWork(long nowMs) {
-        if (closed) {
+        if (submitted.isClosed()) {
             return 0;
         }
         if (nextColdPassMs == NOT_STARTED) {
@@ -294,7 +286,7 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     /** The next cold pass; none once the log failed or the persister closed. */
     @Override
     public long nextDeadlineMs() {
-        return failure != null || closed || nextColdPassMs == NOT_STARTED ? Long.MAX_VALUE : nextColdPassMs;
+        return failure != null || submitted.isClosed() || nextColdPassMs == NOT_STARTED ? Long.MAX_VALUE : nextColdPassMs;
     }
 
     private long deadlineAfter(long nowMs) {
@@ -485,10 +477,10 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
      */
     @Override
     public void close() {
-        if (closed) {
+        if (submitted.isClosed()) {
             return;
         }
-        closed = true;
+        submitted.close();
         if (inCycle) {
             // The last cycle threw half-way (a broken invariant): what it took is in doubt.
             if (failure == null) {
@@ -497,7 +489,7 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
             failAll(taken, failure);
             taken.clear();
         }
-        // Bounded: once closed is set, a submitter whose op is not drained here takes it back.
+        // Bounded: once closed, a submitter whose op is not drained here takes it back.
         while (!submitted.isEmpty()) {
             cycle(false);
         }

@@ -1,10 +1,9 @@
 package io.pier.service;
 
 import io.pier.common.Agent;
+import io.pier.common.ClosableInbox;
 import io.pier.common.Wakeup;
 import io.pier.log.LogFlush;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +37,7 @@ public final class Flusher implements Agent {
 
     private final int id;
     private final Wakeup wakeup;
-    private final Queue<Request> requests = new ConcurrentLinkedQueue<>();
-    private volatile boolean closed;
+    private final ClosableInbox<Request> requests = new ClosableInbox<>();
 
     /** What to force, and how the shard hears of it (called on the flusher's thread: it only queues a command). */
     private record Request(LogFlush flush, Consumer<LogFlush.Forced> done) {}
@@ -61,13 +59,7 @@ public final class Flusher implements Agent {
      * forces it itself.
      */
     public boolean submit(LogFlush flush, Consumer<LogFlush.Forced> done) {
-        if (closed) {
-            return false;
-        }
-        Request r = new Request(flush, done);
-        requests.add(r);
-        // onClose sets closed before its last drain: a request added after that drain is taken back here.
-        if (closed && requests.remove(r)) {
+        if (!requests.offer(new Request(flush, done))) {
             return false;
         }
         wakeup.wake();
@@ -98,7 +90,7 @@ public final class Flusher implements Agent {
     /** After the last duty cycle: forces what is still queued, then refuses new flushes. */
     @Override
     public void onClose() {
-        closed = true;
+        requests.close();
         Request r;
         while ((r = requests.poll()) != null) {
             force(r);
