@@ -1,8 +1,10 @@
 package io.pier.it.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.pier.testkit.PierExtension;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -10,11 +12,13 @@ import java.util.Properties;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.tools.consumer.group.ConsumerGroupCommand;
 import org.junit.jupiter.api.Test;
@@ -153,6 +157,38 @@ class ConsumerGroupResetToolsIT {
         assertThat(delete.exitCode()).isZero();
         assertThat(delete.out()).contains("Deletion of requested consumer groups ('reset-del') was successful.");
         assertThat(tool("--list").out()).doesNotContain("reset-del");
+    }
+
+    @Test
+    void shouldRefuseResetDeleteAndOffsetDeleteOfAnActiveGroup() throws Exception {
+        // Given a group at offset 5 with a subscribed member
+        givenGroupAt("reset-orders", "reset-live", 12, 5);
+        Properties cp = new Properties();
+        cp.put("bootstrap.servers", PIER.bootstrapServers());
+        cp.put("group.id", "reset-live");
+        cp.put("group.protocol", "classic");
+        cp.put("enable.auto.commit", "false");
+        try (KafkaConsumer<String, String> consumer =
+                new KafkaConsumer<>(cp, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of("reset-orders"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                consumer.poll(Duration.ofMillis(100));
+                return !consumer.assignment().isEmpty();
+            });
+
+            // When the tool resets, deletes the group and deletes the subscribed topic's offsets
+            KafkaTool.Result reset = tool("--reset-offsets", "--group", "reset-live", "--topic", "reset-orders",
+                    "--to-earliest", "--execute");
+            KafkaTool.Result delete = tool("--delete", "--group", "reset-live");
+            KafkaTool.Result offsets = tool("--delete-offsets", "--group", "reset-live", "--topic", "reset-orders");
+
+            // Then each is refused as Kafka refuses it, and the committed offset stays
+            assertThat(reset.out() + reset.err())
+                    .contains("Assignments can only be reset if the group 'reset-live' is inactive");
+            assertThat(delete.out() + delete.err()).contains("GroupNotEmptyException");
+            assertThat(offsets.out() + offsets.err()).contains("GroupSubscribedToTopicException");
+            assertThat(committed("reset-live", P0)).isEqualTo(5L);
+        }
     }
 
     @Test
