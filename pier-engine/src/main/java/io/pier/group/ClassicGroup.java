@@ -90,6 +90,9 @@ final class ClassicGroup {
             reply.accept(ClassicJoinResult.error(Errors.COORDINATOR_NOT_AVAILABLE, unknown ? "" : req.memberId()));
         } else if (!supportsProtocols(req.protocolType(), req.protocols())) {
             reply.accept(ClassicJoinResult.error(Errors.INCONSISTENT_GROUP_PROTOCOL, unknown ? "" : req.memberId()));
+        } else if (oversized(req.protocols())) {
+            // Kafka fails the group record's append (MESSAGE_TOO_LARGE) and answers UNKNOWN_SERVER_ERROR.
+            reply.accept(ClassicJoinResult.error(Errors.UNKNOWN_SERVER_ERROR, unknown ? "" : req.memberId()));
         } else if (unknown) {
             joinNewMember(req, newMemberId, nowMs, reply);
         } else if (pendingMembers.containsKey(req.memberId())) {
@@ -233,6 +236,27 @@ final class ClassicGroup {
         }
         return new ClassicJoinResult(Errors.NONE, generationId, protocolType, protocolName, leader, memberId,
                 skipAssignment, list);
+    }
+
+    /** Whether one of these protocols' metadata alone would not fit the group's record. */
+    private boolean oversized(List<ClassicProtocol> protocols) {
+        for (ClassicProtocol p : protocols) {
+            if (p.metadata() != null && p.metadata().length > config.maxGroupRecordBytes()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the members' chosen-protocol metadata and these assignments exceed one group record. */
+    private boolean oversized(Map<String, byte[]> assignments) {
+        long bytes = 0;
+        for (ClassicGroupMember m : members.values()) {
+            byte[] a = assignments.get(m.memberId);
+            byte[] metadata = m.metadata(protocolName);
+            bytes += (metadata == null ? 0 : metadata.length) + (a == null ? 0 : a.length);
+        }
+        return bytes > config.maxGroupRecordBytes();
     }
 
     private boolean acceptsJoiningMember(String memberId) {
@@ -444,6 +468,11 @@ final class ClassicGroup {
         switch (state) {
             case PREPARING_REBALANCE -> reply.accept(ClassicSyncResult.error(Errors.REBALANCE_IN_PROGRESS));
             case COMPLETING_REBALANCE -> {
+                if (req.memberId().equals(leaderId) && oversized(req.assignments())) {
+                    // As Kafka: the group record cannot be written, so nothing changes; the leader may retry.
+                    reply.accept(ClassicSyncResult.error(Errors.UNKNOWN_SERVER_ERROR));
+                    return;
+                }
                 member.answerSync(ClassicSyncResult.error(Errors.REBALANCE_IN_PROGRESS));
                 member.awaitingSync = reply;
                 syncedBy(req.memberId());
