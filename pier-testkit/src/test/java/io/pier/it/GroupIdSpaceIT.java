@@ -157,6 +157,31 @@ class GroupIdSpaceIT {
         }
     }
 
+    @Test
+    void shouldRefuseShareGroupOffsetChangesOnAConsumerGroupsIdAndCreateNoShareGroup() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic("offsets-space", 1, (short) 1))).all().get();
+            // Given an Empty consumer group with a committed offset
+            admin.alterConsumerGroupOffsets("ledger", Map.of(new TopicPartition("offsets-space", 0),
+                    new OffsetAndMetadata(3))).all().get();
+
+            // When share-group offsets are altered and deleted under its id
+            TopicPartition tp = new TopicPartition("offsets-space", 0);
+            assertThatThrownBy(() -> admin.alterShareGroupOffsets("ledger", Map.of(tp, 0L)).all().get())
+                    .hasCauseInstanceOf(GroupIdNotFoundException.class);
+            assertThatThrownBy(() -> admin.deleteShareGroupOffsets("ledger", Set.of("offsets-space")).all().get())
+                    .hasCauseInstanceOf(GroupIdNotFoundException.class);
+
+            // Then no share group was created, and the consumer group and its offset are as they were
+            assertThat(admin.listGroups(ListGroupsOptions.forShareGroups()).all().get())
+                    .extracting(GroupListing::groupId).doesNotContain("ledger");
+            assertThat(admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get())
+                    .extracting(GroupListing::groupId).contains("ledger");
+            assertThat(admin.listConsumerGroupOffsets("ledger").partitionsToOffsetAndMetadata().get().get(tp).offset())
+                    .isEqualTo(3);
+        }
+    }
+
     private static Errors commit(RawKafkaClient raw, String memberId, int generation, int correlationId)
             throws Exception {
         OffsetCommitRequestData body = new OffsetCommitRequestData().setGroupId("guarded").setMemberId(memberId)
