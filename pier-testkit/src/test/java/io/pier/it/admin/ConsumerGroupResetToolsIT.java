@@ -192,6 +192,36 @@ class ConsumerGroupResetToolsIT {
     }
 
     @Test
+    void shouldAnswerMissingGroupsTopicsAndOffsetsAsKafkaDoes() throws Exception {
+        // Given a topic of 12 records and a group with an offset on it only
+        givenGroupAt("reset-orders", "reset-edge", 12, 5);
+
+        // When a group that does not exist yet is reset, it is created at the new offset
+        KafkaTool.Result created = tool("--reset-offsets", "--group", "reset-new", "--topic", "reset-orders",
+                "--to-earliest", "--execute");
+        assertThat(created.out()).containsPattern("reset-new\\s+reset-orders\\s+0\\s+0");
+        KafkaTool.Result described = tool("--describe", "--group", "reset-new");
+        assertThat(described.err()).contains("Consumer group 'reset-new' has no active members.");
+        assertThat(described.out()).containsPattern("reset-new\\s+reset-orders\\s+0\\s+0\\s+12\\s+12");
+
+        // When offsets of a missing group are deleted, then the group is not found
+        KafkaTool.Result missing = tool("--delete-offsets", "--group", "reset-missing", "--topic", "reset-orders");
+        assertThat(missing.out()).contains("Error: The group id does not exist.")
+                .containsPattern("reset-orders\\s+0\\s+Error: .*GroupIdNotFoundException");
+
+        // When offsets of an unknown topic are deleted, then that topic is reported unknown
+        KafkaTool.Result unknown = tool("--delete-offsets", "--group", "reset-edge", "--topic", "no-such-topic");
+        assertThat(unknown.out()).containsPattern("no-such-topic\\s+-\\s+Error: .*UnknownTopicOrPartitionException");
+        assertThat(committed("reset-edge", P0)).isEqualTo(5L);
+
+        // When a group with no offset on the partition is shifted, then the tool refuses
+        KafkaTool.Result shift = tool("--reset-offsets", "--group", "reset-none", "--topic", "reset-orders",
+                "--shift-by", "1", "--execute");
+        assertThat(shift.out() + shift.err())
+                .contains("Cannot shift offset for partition reset-orders-0 since there is no current committed offset");
+    }
+
+    @Test
     void shouldReportADeleteOfAMissingGroup() throws Exception {
         // When a group that never existed is deleted
         KafkaTool.Result r = tool("--delete", "--group", "never-was");
