@@ -222,6 +222,32 @@ class ConsumerGroupResetToolsIT {
     }
 
     @Test
+    void shouldExportByDurationDescribeStateAndKeepAGroupWhoseOffsetsWereDeleted() throws Exception {
+        // Given a group at offset 5 of 12
+        givenGroupAt("reset-orders", "reset-more", 12, 5);
+
+        // When its current offsets are exported, then they are printed as CSV
+        assertThat(tool("--reset-offsets", "--group", "reset-more", "--topic", "reset-orders", "--to-current",
+                "--export", "--dry-run").out().lines()).contains("reset-orders,0,5");
+
+        // When reset by a duration that reaches before every record, then it lands on the first
+        assertThat(tool("--reset-offsets", "--group", "reset-more", "--all-topics", "--by-duration", "P365D",
+                "--execute").exitCode()).isZero();
+        assertThat(committed("reset-more", P0)).isZero();
+
+        // When its state is described, then it is Empty with no members
+        KafkaTool.Result state = tool("--describe", "--group", "reset-more", "--state");
+        assertThat(state.out()).containsPattern("reset-more\\s+\\S+\\s+\\(\\d+\\)\\s+-\\s+Empty\\s+0");
+
+        // When all its offsets are deleted, then, as in Kafka, it is still listed as Empty
+        assertThat(tool("--delete-offsets", "--group", "reset-more", "--topic", "reset-orders").out())
+                .containsPattern("reset-orders\\s+0\\s+Successful");
+        assertThat(tool("--describe", "--group", "reset-more").err())
+                .contains("Consumer group 'reset-more' has no active members.");
+        assertThat(tool("--list", "--state").out()).containsPattern("reset-more\\s+Empty");
+    }
+
+    @Test
     void shouldReportADeleteOfAMissingGroup() throws Exception {
         // When a group that never existed is deleted
         KafkaTool.Result r = tool("--delete", "--group", "never-was");
