@@ -99,4 +99,27 @@ class ConsumerToolsIT {
         assertThat(offsets.get(new TopicPartition("verify-orders", 0)).offset()).isEqualTo(10);
         assertThat(offsets.get(new TopicPartition("verify-orders", 1)).offset()).isEqualTo(10);
     }
+
+    @Test
+    void shouldRunKafkaVerifiableConsumerAsAStaticCooperativeMemberWithAutoCommit() throws Exception {
+        // Given 20 records over two partitions
+        clients.createTopic("verify-static", 2);
+        clients.produce("verify-static", 0, "s", 10);
+        clients.produce("verify-static", 1, "s", 10);
+
+        // When kafka-verifiable-consumer reads them as a static member with cooperative-sticky
+        // assignment and auto-commit
+        KafkaTool.Result run = KafkaTool.run(VerifiableConsumer::main, "--bootstrap-server",
+                PIER.bootstrapServers(), "--topic", "verify-static", "--group-id", "verify-statics",
+                "--group-protocol", "classic", "--group-instance-id", "static-1", "--assignment-strategy",
+                "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "--enable-autocommit",
+                "--reset-policy", "earliest", "--max-messages", "20");
+
+        // Then it was assigned both partitions, consumed all 20 and ended cleanly
+        String out = run.out();
+        assertThat(out).contains("\"name\":\"partitions_assigned\"").contains("\"name\":\"shutdown_complete\"");
+        long consumed = out.lines().filter(l -> l.contains("\"name\":\"records_consumed\""))
+                .mapToLong(l -> Long.parseLong(l.replaceAll("^.*?\"count\":(\\d+).*$", "$1"))).sum();
+        assertThat(consumed).isEqualTo(20);
+    }
 }
