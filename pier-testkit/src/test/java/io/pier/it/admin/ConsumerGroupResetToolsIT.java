@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pier.testkit.PierExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +26,7 @@ import org.apache.kafka.tools.consumer.group.ConsumerGroupCommand;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Kafka's kafka-consumer-groups (kafka-tools 4.4) against Pier: --reset-offsets in every mode,
@@ -245,6 +248,26 @@ class ConsumerGroupResetToolsIT {
         assertThat(tool("--describe", "--group", "reset-more").err())
                 .contains("Consumer group 'reset-more' has no active members.");
         assertThat(tool("--list", "--state").out()).containsPattern("reset-more\\s+Empty");
+    }
+
+    @Test
+    void shouldResetAllGroupsAndFromAnExportedFile(@TempDir Path dir) throws Exception {
+        // Given two groups on the topic
+        givenGroupAt("reset-orders", "reset-all-a", 12, 2);
+        givenGroupAt("reset-orders", "reset-all-b", 12, 4);
+
+        // When both are reset with --all-groups, then each is at the log end
+        assertThat(tool("--reset-offsets", "--all-groups", "--topic", "reset-orders", "--to-latest", "--execute")
+                .exitCode()).isZero();
+        assertThat(committed("reset-all-a", P0)).isEqualTo(12L);
+        assertThat(committed("reset-all-b", P0)).isEqualTo(12L);
+
+        // When one is reset from a file in the tool's export format, then it has the file's offset
+        Path plan = dir.resolve("plan.csv");
+        Files.writeString(plan, "reset-orders,0,7\n");
+        assertThat(tool("--reset-offsets", "--group", "reset-all-a", "--from-file", plan.toString(), "--execute")
+                .out()).containsPattern("reset-all-a\\s+reset-orders\\s+0\\s+7");
+        assertThat(committed("reset-all-a", P0)).isEqualTo(7L);
     }
 
     @Test
