@@ -173,9 +173,11 @@ final class ClassicJoinPhase {
     private boolean acceptsJoiningMember(String memberId) {
         return switch (g.state()) {
             case EMPTY, DEAD -> true;
-            case PREPARING_REBALANCE -> (g.members.containsKey(memberId) && g.members.get(memberId).awaitingJoin != null)
-                    || awaitingJoinCount() < g.config.maxSize();
-            case COMPLETING_REBALANCE, STABLE -> g.members.containsKey(memberId) || g.members.size() < g.config.maxSize();
+            case PREPARING_REBALANCE ->
+                    (g.members.containsKey(memberId) && g.members.get(memberId).awaitingJoin != null)
+                            || awaitingJoinCount() < g.config.maxSize();
+            case COMPLETING_REBALANCE, STABLE ->
+                    g.members.containsKey(memberId) || g.members.size() < g.config.maxSize();
         };
     }
 

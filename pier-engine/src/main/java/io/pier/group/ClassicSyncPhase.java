@@ -42,7 +42,8 @@ final class ClassicSyncPhase {
                     g.transitionTo(ClassicGroupState.STABLE);
                     for (ClassicGroupMember m : g.members.values()) {
                         if (m.awaitingSync != null) {
-                            m.answerSync(new ClassicSyncResult(Errors.NONE, g.protocolType, g.protocolName, m.assignment));
+                            m.answerSync(new ClassicSyncResult(Errors.NONE, g.protocolType, g.protocolName,
+                                    m.assignment));
                             m.heartbeatDeadlineMs = nowMs + m.sessionTimeoutMs;
                         }
                     }

@@ -221,7 +221,8 @@ class ConsumerGroupResetToolsIT {
         KafkaTool.Result shift = tool("--reset-offsets", "--group", "reset-none", "--topic", "reset-orders",
                 "--shift-by", "1", "--execute");
         assertThat(shift.out() + shift.err())
-                .contains("Cannot shift offset for partition reset-orders-0 since there is no current committed offset");
+                .contains("Cannot shift offset for partition reset-orders-0 since there is no current "
+                        + "committed offset");
     }
 
     @Test
