@@ -15,7 +15,9 @@ import org.apache.kafka.common.protocol.Errors;
  * as Kafka's classic group coordinator keeps them. Owned by the coordinator's shard; every state
  * change goes through {@link #transitionTo}. Parked JoinGroup and SyncGroup requests are callbacks
  * held by their members and answered when the rebalance moves on; nothing here waits or reads a
- * clock ({@code nowMs} comes with every call).
+ * clock ({@code nowMs} comes with every call). This class holds the state and the rebalance
+ * itself; {@link ClassicJoinPhase} takes JoinGroup, {@link ClassicSyncPhase} SyncGroup and
+ * {@link ClassicGroupDeadlines} the timeouts, each on the same state and thread.
  *
  * <pre>
  *   deadlines (each Long.MAX_VALUE when unset):
@@ -28,23 +30,26 @@ import org.apache.kafka.common.protocol.Errors;
  */
 final class ClassicGroup {
     final String groupId;
-    private final ClassicGroupConfig config;
+    final ClassicGroupConfig config;
     private ClassicGroupState state = ClassicGroupState.EMPTY;
     private ClassicGroupState previousState = ClassicGroupState.EMPTY;
-    private int generationId;
-    private String protocolType;
-    private String protocolName;
-    private String leaderId;
-    private final LinkedHashMap<String, ClassicGroupMember> members = new LinkedHashMap<>();
-    private final Map<String, String> staticMembers = new HashMap<>();
+    int generationId;
+    String protocolType;
+    String protocolName;
+    String leaderId;
+    final LinkedHashMap<String, ClassicGroupMember> members = new LinkedHashMap<>();
+    final Map<String, String> staticMembers = new HashMap<>();
     /** Members given an id (MEMBER_ID_REQUIRED) that have not joined with it yet, to their deadline. */
-    private final Map<String, Long> pendingMembers = new HashMap<>();
-    private final Set<String> pendingSync = new HashSet<>();
-    private long joinDeadlineMs = Long.MAX_VALUE;
-    private boolean initialJoin;
-    private int initialRemainingMs;
-    private boolean newMemberAdded;
-    private long syncDeadlineMs = Long.MAX_VALUE;
+    final Map<String, Long> pendingMembers = new HashMap<>();
+    final Set<String> pendingSync = new HashSet<>();
+    long joinDeadlineMs = Long.MAX_VALUE;
+    boolean initialJoin;
+    int initialRemainingMs;
+    boolean newMemberAdded;
+    long syncDeadlineMs = Long.MAX_VALUE;
+    private final ClassicJoinPhase joinPhase = new ClassicJoinPhase(this);
+    private final ClassicSyncPhase syncPhase = new ClassicSyncPhase(this);
+    private final ClassicGroupDeadlines deadlines = new ClassicGroupDeadlines(this);
 
     ClassicGroup(String groupId, ClassicGroupConfig config) {
         this.groupId = groupId;
@@ -53,6 +58,10 @@ final class ClassicGroup {
 
     ClassicGroupState state() {
         return state;
+    }
+
+    ClassicGroupState previousState() {
+        return previousState;
     }
 
     int generationId() {
@@ -68,7 +77,7 @@ final class ClassicGroup {
     }
 
     /** The one place the group's state changes. */
-    private void transitionTo(ClassicGroupState next) {
+    void transitionTo(ClassicGroupState next) {
         if (!state.canTransitionTo(next)) {
             throw new IllegalStateException("group " + groupId + " cannot go from " + state + " to " + next);
         }
@@ -80,150 +89,35 @@ final class ClassicGroup {
         transitionTo(ClassicGroupState.DEAD);
     }
 
-    // ------------------------------------------------------------------ JoinGroup
+    // ------------------------------------------------------------------ JoinGroup, SyncGroup, deadlines
 
+    /** JoinGroup; {@code reply} now or when the join phase ends. See {@link ClassicJoinPhase}. */
     void join(ClassicJoin req, String newMemberId, long nowMs, Consumer<ClassicJoinResult> reply) {
-        boolean unknown = req.memberId().isEmpty();
-        if (!acceptsJoiningMember(req.memberId())) {
-            reply.accept(ClassicJoinResult.error(Errors.GROUP_MAX_SIZE_REACHED, ""));
-        } else if (state == ClassicGroupState.DEAD) {
-            reply.accept(ClassicJoinResult.error(Errors.COORDINATOR_NOT_AVAILABLE, unknown ? "" : req.memberId()));
-        } else if (!supportsProtocols(req.protocolType(), req.protocols())) {
-            reply.accept(ClassicJoinResult.error(Errors.INCONSISTENT_GROUP_PROTOCOL, unknown ? "" : req.memberId()));
-        } else if (unknown) {
-            joinNewMember(req, newMemberId, nowMs, reply);
-        } else if (pendingMembers.containsKey(req.memberId())) {
-            pendingMembers.remove(req.memberId());
-            addMember(req, req.memberId(), nowMs, reply);
-        } else {
-            Errors invalid = validateMember(req.memberId(), req.groupInstanceId());
-            if (invalid != Errors.NONE) {
-                reply.accept(ClassicJoinResult.error(invalid, req.memberId()));
-            } else {
-                joinExistingMember(req, members.get(req.memberId()), nowMs, reply);
-            }
-        }
+        joinPhase.join(req, newMemberId, nowMs, reply);
     }
 
-    private void joinNewMember(ClassicJoin req, String newMemberId, long nowMs, Consumer<ClassicJoinResult> reply) {
-        if (req.groupInstanceId() != null) {
-            String existing = staticMembers.get(req.groupInstanceId());
-            if (existing != null) {
-                rejoinStaticMember(req, existing, newMemberId, nowMs, reply);
-            } else {
-                addMember(req, newMemberId, nowMs, reply);
-            }
-        } else if (req.requireKnownMemberId()) {
-            // KIP-394: the member must come back with this id, within its session timeout.
-            pendingMembers.put(newMemberId, nowMs + req.sessionTimeoutMs());
-            reply.accept(ClassicJoinResult.error(Errors.MEMBER_ID_REQUIRED, newMemberId));
-        } else {
-            addMember(req, newMemberId, nowMs, reply);
-        }
+    /** SyncGroup; {@code reply} now or when the leader's assignment comes. See {@link ClassicSyncPhase}. */
+    void sync(ClassicSync req, long nowMs, Consumer<ClassicSyncResult> reply) {
+        syncPhase.sync(req, nowMs, reply);
     }
 
-    private void joinExistingMember(ClassicJoin req, ClassicGroupMember member, long nowMs,
-            Consumer<ClassicJoinResult> reply) {
-        switch (state) {
-            case PREPARING_REBALANCE -> updateMemberThenRebalance(member, req, nowMs, reply);
-            case COMPLETING_REBALANCE -> {
-                if (member.matches(req.protocols())) {
-                    // It lost the first answer: the same generation again.
-                    reply.accept(joinResult(member.memberId, leaderId.equals(member.memberId), false, leaderId));
-                } else {
-                    updateMemberThenRebalance(member, req, nowMs, reply);
-                }
-            }
-            case STABLE -> {
-                if (member.memberId.equals(leaderId) || !member.matches(req.protocols())) {
-                    // The leader rejoins to have topic changes reassigned; a changed subscription too.
-                    updateMemberThenRebalance(member, req, nowMs, reply);
-                } else {
-                    reply.accept(joinResult(member.memberId, false, false, leaderId));
-                }
-            }
-            default -> reply.accept(ClassicJoinResult.error(Errors.UNKNOWN_MEMBER_ID, member.memberId));
-        }
+    long nextDeadlineMs() {
+        return deadlines.nextDeadlineMs();
     }
 
-    /**
-     * A static member back with a new member id: it takes over its old id's place (the old one is
-     * fenced); while Stable with an unchanged protocol it gets the current generation at once.
-     */
-    private void rejoinStaticMember(ClassicJoin req, String oldMemberId, String newMemberId, long nowMs,
-            Consumer<ClassicJoinResult> reply) {
-        String oldLeader = leaderId;
-        ClassicGroupMember member = members.remove(oldMemberId);
-        member.answerJoin(ClassicJoinResult.error(Errors.FENCED_INSTANCE_ID, oldMemberId));
-        member.answerSync(ClassicSyncResult.error(Errors.FENCED_INSTANCE_ID));
-        member.memberId = newMemberId;
-        members.put(newMemberId, member);
-        staticMembers.put(req.groupInstanceId(), newMemberId);
-        if (oldMemberId.equals(leaderId)) {
-            leaderId = newMemberId;
-        }
-        if (pendingSync.remove(oldMemberId)) {
-            pendingSync.add(newMemberId);
-        }
-        member.heartbeatDeadlineMs = nowMs + member.sessionTimeoutMs;
-        setProtocols(member, req);
-        if (state == ClassicGroupState.STABLE && protocolName.equals(selectProtocol())) {
-            boolean leader = newMemberId.equals(leaderId);
-            if (req.supportsSkipAssignment()) {
-                reply.accept(joinResult(newMemberId, leader, leader, leaderId));
-            } else {
-                // Before v9 a rejoining static leader is told the old leader id, so it only syncs.
-                reply.accept(joinResult(newMemberId, false, false, oldLeader));
-            }
-            return;
-        }
-        member.awaitingJoin = reply;
-        if (state == ClassicGroupState.COMPLETING_REBALANCE || state == ClassicGroupState.STABLE) {
-            // The leader may already have assigned the old id: rebalance so the new one gets partitions.
-            prepareRebalance(nowMs);
-        } else {
-            completeJoinIfAllJoined(nowMs);
-        }
+    /** Runs whatever is due at {@code nowMs}. See {@link ClassicGroupDeadlines}. */
+    void onDeadlines(long nowMs) {
+        deadlines.onDeadlines(nowMs);
     }
 
-    private void addMember(ClassicJoin req, String memberId, long nowMs, Consumer<ClassicJoinResult> reply) {
-        ClassicGroupMember member = new ClassicGroupMember(memberId, req);
-        member.isNew = true;
-        if (state == ClassicGroupState.PREPARING_REBALANCE && previousState == ClassicGroupState.EMPTY) {
-            newMemberAdded = true;
-        }
-        if (members.isEmpty()) {
-            protocolType = req.protocolType();
-        }
-        members.put(memberId, member);
-        if (leaderId == null) {
-            leaderId = memberId;
-        }
-        if (req.groupInstanceId() != null) {
-            staticMembers.put(req.groupInstanceId(), memberId);
-        }
-        member.awaitingJoin = reply;
-        // A parked new member cannot heartbeat; its join is dropped after the new-member timeout.
-        member.heartbeatDeadlineMs = nowMs + config.newMemberJoinTimeoutMs();
-        rebalanceOrCompleteJoin(nowMs);
-    }
 
-    private void updateMemberThenRebalance(ClassicGroupMember member, ClassicJoin req, long nowMs,
-            Consumer<ClassicJoinResult> reply) {
-        setProtocols(member, req);
-        // A repeated JoinGroup replaces one the client gave up on; that one is still answered.
-        member.answerJoin(ClassicJoinResult.error(Errors.REBALANCE_IN_PROGRESS, member.memberId));
-        member.awaitingJoin = reply;
-        rebalanceOrCompleteJoin(nowMs);
-    }
 
-    private static void setProtocols(ClassicGroupMember member, ClassicJoin req) {
-        member.protocols = List.copyOf(req.protocols());
-        member.rebalanceTimeoutMs = req.rebalanceTimeoutMs();
-        member.sessionTimeoutMs = req.sessionTimeoutMs();
-    }
 
-    private ClassicJoinResult joinResult(String memberId, boolean withMembers, boolean skipAssignment,
+
+
+
+
+    ClassicJoinResult joinResult(String memberId, boolean withMembers, boolean skipAssignment,
             String leader) {
         List<ClassicJoinResult.Member> list = new ArrayList<>();
         if (withMembers) {
@@ -235,40 +129,13 @@ final class ClassicGroup {
                 skipAssignment, list);
     }
 
-    private boolean acceptsJoiningMember(String memberId) {
-        return switch (state) {
-            case EMPTY, DEAD -> true;
-            case PREPARING_REBALANCE -> (members.containsKey(memberId) && members.get(memberId).awaitingJoin != null)
-                    || awaitingJoinCount() < config.maxSize();
-            case COMPLETING_REBALANCE, STABLE -> members.containsKey(memberId) || members.size() < config.maxSize();
-        };
-    }
 
-    private int awaitingJoinCount() {
-        int n = 0;
-        for (ClassicGroupMember m : members.values()) {
-            n += m.awaitingJoin != null ? 1 : 0;
-        }
-        return n;
-    }
 
-    private boolean supportsProtocols(String type, List<ClassicProtocol> protocols) {
-        if (state == ClassicGroupState.EMPTY) {
-            return type != null && !type.isEmpty() && !protocols.isEmpty();
-        }
-        if (protocolType == null || !protocolType.equals(type)) {
-            return false;
-        }
-        for (ClassicProtocol p : protocols) {
-            if (members.values().stream().allMatch(m -> m.supports(p.name()))) {
-                return true;
-            }
-        }
-        return false;
-    }
+
+
 
     /** The protocol every member supports that most members prefer (ties: the earliest member's). */
-    private String selectProtocol() {
+    String selectProtocol() {
         ClassicGroupMember first = members.values().iterator().next();
         Set<String> candidates = new HashSet<>();
         for (ClassicProtocol p : first.protocols) {
@@ -303,7 +170,7 @@ final class ClassicGroup {
 
     // ------------------------------------------------------------------ rebalance
 
-    private int rebalanceTimeoutMs() {
+    int rebalanceTimeoutMs() {
         int max = 0;
         for (ClassicGroupMember m : members.values()) {
             max = Math.max(max, m.rebalanceTimeoutMs);
@@ -311,7 +178,7 @@ final class ClassicGroup {
         return max;
     }
 
-    private void rebalanceOrCompleteJoin(long nowMs) {
+    void rebalanceOrCompleteJoin(long nowMs) {
         if (state == ClassicGroupState.STABLE || state == ClassicGroupState.COMPLETING_REBALANCE
                 || state == ClassicGroupState.EMPTY) {
             prepareRebalance(nowMs);
@@ -320,7 +187,7 @@ final class ClassicGroup {
         }
     }
 
-    private void prepareRebalance(long nowMs) {
+    void prepareRebalance(long nowMs) {
         if (state == ClassicGroupState.COMPLETING_REBALANCE) {
             // Members waiting for their assignment must rejoin instead.
             for (ClassicGroupMember m : members.values()) {
@@ -346,11 +213,11 @@ final class ClassicGroup {
         }
     }
 
-    private boolean allMembersJoined() {
+    boolean allMembersJoined() {
         return pendingMembers.isEmpty() && members.values().stream().allMatch(m -> m.awaitingJoin != null);
     }
 
-    private void completeJoinIfAllJoined(long nowMs) {
+    void completeJoinIfAllJoined(long nowMs) {
         if (state == ClassicGroupState.PREPARING_REBALANCE && previousState != ClassicGroupState.EMPTY
                 && allMembersJoined()) {
             completeJoin(nowMs);
@@ -358,7 +225,7 @@ final class ClassicGroup {
     }
 
     /** Ends the join phase: drops who did not rejoin, starts the next generation, answers the joins. */
-    private void completeJoin(long nowMs) {
+    void completeJoin(long nowMs) {
         joinDeadlineMs = Long.MAX_VALUE;
         for (ClassicGroupMember m : new ArrayList<>(members.values())) {
             if (m.awaitingJoin == null && m.groupInstanceId == null) {
@@ -389,7 +256,7 @@ final class ClassicGroup {
     }
 
     /** Keeps the leader if it rejoined, else picks one that did; false if none did. */
-    private boolean electJoinedLeader() {
+    boolean electJoinedLeader() {
         if (leaderId == null) {
             return false;
         }
@@ -405,7 +272,7 @@ final class ClassicGroup {
         return false;
     }
 
-    private void remove(String memberId) {
+    void remove(String memberId) {
         ClassicGroupMember m = members.remove(memberId);
         if (m == null) {
             pendingMembers.remove(memberId);
@@ -421,7 +288,7 @@ final class ClassicGroup {
     }
 
     /** Removes a member (left, expired or dropped), answering what it had parked, and rebalances. */
-    private void removeMemberAndRebalance(ClassicGroupMember m, long nowMs) {
+    void removeMemberAndRebalance(ClassicGroupMember m, long nowMs) {
         m.answerJoin(ClassicJoinResult.error(Errors.UNKNOWN_MEMBER_ID, ""));
         m.answerSync(ClassicSyncResult.error(Errors.UNKNOWN_MEMBER_ID));
         remove(m.memberId);
@@ -432,73 +299,11 @@ final class ClassicGroup {
         }
     }
 
-    // ------------------------------------------------------------------ SyncGroup, Heartbeat, LeaveGroup
+    // ------------------------------------------------------------------ Heartbeat, LeaveGroup
 
-    void sync(ClassicSync req, long nowMs, Consumer<ClassicSyncResult> reply) {
-        Errors error = syncError(req);
-        if (error != Errors.NONE) {
-            reply.accept(ClassicSyncResult.error(error));
-            return;
-        }
-        ClassicGroupMember member = members.get(req.memberId());
-        switch (state) {
-            case PREPARING_REBALANCE -> reply.accept(ClassicSyncResult.error(Errors.REBALANCE_IN_PROGRESS));
-            case COMPLETING_REBALANCE -> {
-                member.answerSync(ClassicSyncResult.error(Errors.REBALANCE_IN_PROGRESS));
-                member.awaitingSync = reply;
-                syncedBy(req.memberId());
-                if (req.memberId().equals(leaderId)) {
-                    for (ClassicGroupMember m : members.values()) {
-                        byte[] a = req.assignments().get(m.memberId);
-                        m.assignment = a == null ? ClassicSyncResult.EMPTY_ASSIGNMENT : a;
-                    }
-                    transitionTo(ClassicGroupState.STABLE);
-                    for (ClassicGroupMember m : members.values()) {
-                        if (m.awaitingSync != null) {
-                            m.answerSync(new ClassicSyncResult(Errors.NONE, protocolType, protocolName, m.assignment));
-                            m.heartbeatDeadlineMs = nowMs + m.sessionTimeoutMs;
-                        }
-                    }
-                }
-            }
-            case STABLE -> {
-                syncedBy(req.memberId());
-                reply.accept(new ClassicSyncResult(Errors.NONE, protocolType, protocolName, member.assignment));
-            }
-            default -> reply.accept(ClassicSyncResult.error(Errors.UNKNOWN_MEMBER_ID));
-        }
-    }
 
-    private Errors syncError(ClassicSync req) {
-        if (state == ClassicGroupState.EMPTY) {
-            return Errors.UNKNOWN_MEMBER_ID;
-        }
-        if (state == ClassicGroupState.DEAD) {
-            return Errors.COORDINATOR_NOT_AVAILABLE;
-        }
-        Errors invalid = validateMember(req.memberId(), req.groupInstanceId());
-        if (invalid != Errors.NONE) {
-            return invalid;
-        }
-        if (req.generationId() != generationId) {
-            return Errors.ILLEGAL_GENERATION;
-        }
-        if (inconsistent(req.protocolType(), protocolType) || inconsistent(req.protocolName(), protocolName)) {
-            return Errors.INCONSISTENT_GROUP_PROTOCOL;
-        }
-        return Errors.NONE;
-    }
 
-    private static boolean inconsistent(String requested, String known) {
-        return requested != null && !requested.equals(known);
-    }
 
-    private void syncedBy(String memberId) {
-        pendingSync.remove(memberId);
-        if (pendingSync.isEmpty()) {
-            syncDeadlineMs = Long.MAX_VALUE;
-        }
-    }
 
     Errors heartbeat(String memberId, String groupInstanceId, int generation, long nowMs) {
         if (state == ClassicGroupState.DEAD) {
@@ -561,13 +366,13 @@ final class ClassicGroup {
         return new ClassicLeave.Result(Errors.NONE, results);
     }
 
-    private void dropLeaving(ClassicGroupMember m) {
+    void dropLeaving(ClassicGroupMember m) {
         m.answerJoin(ClassicJoinResult.error(Errors.UNKNOWN_MEMBER_ID, ""));
         m.answerSync(ClassicSyncResult.error(Errors.UNKNOWN_MEMBER_ID));
         remove(m.memberId);
     }
 
-    // ------------------------------------------------------------------ OffsetCommit, deadlines, views
+    // ------------------------------------------------------------------ OffsetCommit, views
 
     /** Kafka's checks of a commit against a classic group. */
     Errors validateOffsetCommit(String memberId, String groupInstanceId, int generation, long nowMs) {
@@ -598,63 +403,7 @@ final class ClassicGroup {
         return Errors.NONE;
     }
 
-    long nextDeadlineMs() {
-        long next = Math.min(joinDeadlineMs, syncDeadlineMs);
-        for (ClassicGroupMember m : members.values()) {
-            next = Math.min(next, m.heartbeatDeadlineMs);
-        }
-        for (long d : pendingMembers.values()) {
-            next = Math.min(next, d);
-        }
-        return next;
-    }
 
-    /** Runs whatever is due at {@code nowMs}: session expiries, the end of a join or sync phase. */
-    void onDeadlines(long nowMs) {
-        List<String> expiredPending = new ArrayList<>();
-        pendingMembers.forEach((id, d) -> {
-            if (d <= nowMs) {
-                expiredPending.add(id);
-            }
-        });
-        for (String id : expiredPending) {
-            pendingMembers.remove(id);
-            completeJoinIfAllJoined(nowMs);
-        }
-        for (ClassicGroupMember m : new ArrayList<>(members.values())) {
-            if (members.get(m.memberId) == m && m.heartbeatDeadlineMs <= nowMs) {
-                if (m.isNew || (m.awaitingJoin == null && m.awaitingSync == null)) {
-                    removeMemberAndRebalance(m, nowMs);
-                } else {
-                    m.heartbeatDeadlineMs = Long.MAX_VALUE; // parked: the join or sync phase decides
-                }
-            }
-        }
-        if (joinDeadlineMs <= nowMs && state == ClassicGroupState.PREPARING_REBALANCE) {
-            if (initialJoin && newMemberAdded && initialRemainingMs > 0) {
-                // More members came during the initial delay: wait again, within the rebalance timeout.
-                newMemberAdded = false;
-                int delay = Math.min(config.initialRebalanceDelayMs(), initialRemainingMs);
-                initialRemainingMs = Math.max(initialRemainingMs - config.initialRebalanceDelayMs(), 0);
-                joinDeadlineMs = nowMs + delay;
-            } else {
-                completeJoin(nowMs);
-            }
-        }
-        if (syncDeadlineMs <= nowMs) {
-            syncDeadlineMs = Long.MAX_VALUE;
-            if (!pendingSync.isEmpty() && (state == ClassicGroupState.COMPLETING_REBALANCE
-                    || state == ClassicGroupState.STABLE)) {
-                for (String id : new ArrayList<>(pendingSync)) {
-                    ClassicGroupMember m = members.get(id);
-                    if (m != null) {
-                        dropLeaving(m);
-                    }
-                }
-                prepareRebalance(nowMs);
-            }
-        }
-    }
 
     ClassicGroupDescription describe() {
         boolean stable = state == ClassicGroupState.STABLE;

@@ -11,15 +11,18 @@ import java.util.Map;
  *     group waits for more members before its first generation
  * @param maxSize {@code group.max.size}
  * @param newMemberJoinTimeoutMs how long a new member's parked JoinGroup is kept (Kafka: 5 min)
+ * @param maxGroupRecordBytes {@code message.max.bytes}: Kafka stores a classic group's members'
+ *     subscriptions and assignments as one record of its offsets topic, so a group whose metadata
+ *     would not fit one record is refused (UNKNOWN_SERVER_ERROR) before anything changes
  */
 public record ClassicGroupConfig(int minSessionTimeoutMs, int maxSessionTimeoutMs, int initialRebalanceDelayMs,
-        int maxSize, int newMemberJoinTimeoutMs) {
+        int maxSize, int newMemberJoinTimeoutMs, int maxGroupRecordBytes) {
     public static final ClassicGroupConfig DEFAULTS = new ClassicGroupConfig(6_000, 1_800_000, 3_000,
-            Integer.MAX_VALUE, 300_000);
+            Integer.MAX_VALUE, 300_000, 1_048_588);
 
     public ClassicGroupConfig {
         if (minSessionTimeoutMs < 0 || maxSessionTimeoutMs < minSessionTimeoutMs || initialRebalanceDelayMs < 0
-                || maxSize < 1 || newMemberJoinTimeoutMs < 1) {
+                || maxSize < 1 || newMemberJoinTimeoutMs < 1 || maxGroupRecordBytes < 0) {
             throw new IllegalArgumentException("bad classic group settings");
         }
     }
@@ -30,7 +33,8 @@ public record ClassicGroupConfig(int minSessionTimeoutMs, int maxSessionTimeoutM
                 intOf(props, "group.max.session.timeout.ms", DEFAULTS.maxSessionTimeoutMs),
                 intOf(props, "group.initial.rebalance.delay.ms", DEFAULTS.initialRebalanceDelayMs),
                 intOf(props, "group.max.size", DEFAULTS.maxSize),
-                DEFAULTS.newMemberJoinTimeoutMs);
+                DEFAULTS.newMemberJoinTimeoutMs,
+                intOf(props, "message.max.bytes", DEFAULTS.maxGroupRecordBytes));
     }
 
     private static int intOf(Map<String, String> props, String name, int fallback) {

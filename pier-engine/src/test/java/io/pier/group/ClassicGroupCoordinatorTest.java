@@ -15,7 +15,7 @@ class ClassicGroupCoordinatorTest {
     private static final int REBALANCE_MS = 30_000;
     private final AtomicInteger ids = new AtomicInteger();
     private final ClassicGroupCoordinator coordinator = new ClassicGroupCoordinator(
-            new ClassicGroupConfig(1_000, 60_000, 0, 100, 300_000), () -> "id" + ids.incrementAndGet());
+            new ClassicGroupConfig(1_000, 60_000, 0, 100, 300_000, 1_000), () -> "id" + ids.incrementAndGet());
     private long now = 1_000;
 
     private static ClassicJoin join(String memberId, String instanceId, List<ClassicProtocol> protocols) {
@@ -144,6 +144,46 @@ class ClassicGroupCoordinatorTest {
         coordinator.join(new ClassicJoin("fresh", "", null, "c", "h", SESSION_MS, REBALANCE_MS, "consumer",
                 List.of(), true, true), now, none::add);
         assertThat(none.get(0).error()).isEqualTo(Errors.INCONSISTENT_GROUP_PROTOCOL);
+        assertThat(coordinator.exists("fresh")).isFalse();
+    }
+
+    @Test
+    void shouldRefuseOversizedMetadataAndAssignmentsWithUnknownServerErrorAndLeaveTheGroupAsItWas() {
+        // Given a group of two in CompletingRebalance, under a 1,000-byte group record
+        List<ClassicJoinResult> a = new ArrayList<>();
+        List<ClassicJoinResult> b = new ArrayList<>();
+        String first = newMember(a);
+        String second = newMember(b);
+        tick(0);
+        List<ClassicSyncResult> followerSync = new ArrayList<>();
+        coordinator.sync(new ClassicSync("g", 1, second, null, "consumer", "range", Map.of()), now, followerSync::add);
+
+        // When a member joins with subscription metadata larger than the record, and the leader
+        // syncs assignments that together do not fit it
+        List<ClassicJoinResult> big = joins(join("", null, List.of(new ClassicProtocol("range", new byte[1_001]))));
+        List<ClassicSyncResult> leaderSync = new ArrayList<>();
+        coordinator.sync(new ClassicSync("g", 1, first, null, "consumer", "range",
+                Map.of(first, new byte[600], second, new byte[600])), now, leaderSync::add);
+
+        // Then both get Kafka's UNKNOWN_SERVER_ERROR, the follower still waits, and the group is as it was
+        assertThat(big).singleElement().satisfies(r -> assertThat(r.error()).isEqualTo(Errors.UNKNOWN_SERVER_ERROR));
+        assertThat(leaderSync).singleElement()
+                .satisfies(r -> assertThat(r.error()).isEqualTo(Errors.UNKNOWN_SERVER_ERROR));
+        assertThat(followerSync).isEmpty();
+        assertThat(state()).isEqualTo("CompletingRebalance");
+        assertThat(coordinator.describe("g").orElseThrow().members()).hasSize(2);
+
+        // And a leader's sync that fits still completes the generation
+        coordinator.sync(new ClassicSync("g", 1, first, null, "consumer", "range",
+                Map.of(first, new byte[] {10}, second, new byte[] {20})), now, leaderSync::add);
+        assertThat(followerSync).singleElement().satisfies(r -> assertThat(r.assignment()).containsExactly(20));
+        assertThat(state()).isEqualTo("Stable");
+
+        // And a first join with oversized metadata creates no group
+        List<ClassicJoinResult> fresh = new ArrayList<>();
+        coordinator.join(new ClassicJoin("fresh", "", null, "c", "h", SESSION_MS, REBALANCE_MS, "consumer",
+                List.of(new ClassicProtocol("range", new byte[1_001])), true, true), now, fresh::add);
+        assertThat(fresh.get(0).error()).isEqualTo(Errors.UNKNOWN_SERVER_ERROR);
         assertThat(coordinator.exists("fresh")).isFalse();
     }
 

@@ -209,12 +209,15 @@ public final class ShareGroups {
 
     /**
      * NONE if the group's offsets may be altered or deleted now (it is Empty), else
-     * NON_EMPTY_GROUP or GROUP_ID_NOT_FOUND; {@code createIfMissing} creates an Empty group first.
+     * NON_EMPTY_GROUP or GROUP_ID_NOT_FOUND (also for a consumer group's id); {@code createIfMissing}
+     * creates an Empty group first.
      */
     public CompletableFuture<Errors> offsetsChangeable(String groupId, boolean createIfMissing) {
         Slot s = slot(groupId);
         // A group created by AlterShareGroupOffsets must outlive a restart too.
-        return s.shard.call(() -> s.coordinator.checkOffsetsChangeable(groupId, createIfMissing))
+        // An id a consumer group holds is not a share group's: Kafka's GROUP_ID_NOT_FOUND, nothing created.
+        return s.shard.call(() -> otherGroupIds.test(groupId) ? Errors.GROUP_ID_NOT_FOUND
+                        : s.coordinator.checkOffsetsChangeable(groupId, createIfMissing))
                 .thenCompose(result -> durableIfCreated(groupId, result, result));
     }
 

@@ -26,9 +26,11 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.InconsistentGroupProtocolException;
+import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.JoinGroupResponse;
 import org.apache.kafka.common.requests.OffsetCommitResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -155,6 +157,72 @@ class GroupIdSpaceIT {
             assertThat(member.groupMetadata().generationId()).isEqualTo(generation);
             member.commitSync(Map.of(new TopicPartition("guarded-topic", 0), new OffsetAndMetadata(0)));
         }
+    }
+
+    @Test
+    void shouldRefuseShareGroupOffsetChangesOnAConsumerGroupsIdAndCreateNoShareGroup() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic("offsets-space", 1, (short) 1))).all().get();
+            // Given an Empty consumer group with a committed offset
+            admin.alterConsumerGroupOffsets("ledger", Map.of(new TopicPartition("offsets-space", 0),
+                    new OffsetAndMetadata(3))).all().get();
+
+            // When share-group offsets are altered and deleted under its id
+            TopicPartition tp = new TopicPartition("offsets-space", 0);
+            assertThatThrownBy(() -> admin.alterShareGroupOffsets("ledger", Map.of(tp, 0L)).all().get())
+                    .hasCauseInstanceOf(GroupIdNotFoundException.class);
+            assertThatThrownBy(() -> admin.deleteShareGroupOffsets("ledger", Set.of("offsets-space")).all().get())
+                    .hasCauseInstanceOf(GroupIdNotFoundException.class);
+
+            // Then no share group was created, and the consumer group and its offset are as they were
+            assertThat(admin.listGroups(ListGroupsOptions.forShareGroups()).all().get())
+                    .extracting(GroupListing::groupId).doesNotContain("ledger");
+            assertThat(admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get())
+                    .extracting(GroupListing::groupId).contains("ledger");
+            assertThat(admin.listConsumerGroupOffsets("ledger").partitionsToOffsetAndMetadata().get().get(tp).offset())
+                    .isEqualTo(3);
+        }
+    }
+
+    @Test
+    void shouldRefuseOversizedJoinGroupMetadataWithUnknownServerErrorLeavingTheGroupStable() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()));
+                KafkaConsumer<String, String> member = new KafkaConsumer<>(consumerProps("roomy"),
+                        new StringDeserializer(), new StringDeserializer())) {
+            admin.createTopics(List.of(new NewTopic("roomy-topic", 1, (short) 1))).all().get();
+            // Given a stable group of one member
+            member.subscribe(List.of("roomy-topic"));
+            await("assigned").atMost(Duration.ofSeconds(30)).until(() -> {
+                member.poll(Duration.ofMillis(100));
+                return !member.assignment().isEmpty();
+            });
+            int generation = member.groupMetadata().generationId();
+
+            // When a member joins it, and a new group, with a subscription larger than message.max.bytes
+            try (RawKafkaClient raw = RawKafkaClient.connect(PIER.bootstrapServers(), Duration.ofSeconds(20))) {
+                assertThat(oversizedJoin(raw, "roomy", 1)).isEqualTo(Errors.UNKNOWN_SERVER_ERROR);
+                assertThat(oversizedJoin(raw, "roomy-new", 2)).isEqualTo(Errors.UNKNOWN_SERVER_ERROR);
+            }
+
+            // Then the group is as it was, and the new one was never created
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("roomy")).all().get().get("roomy");
+            assertThat(d.groupState()).isEqualTo(GroupState.STABLE);
+            assertThat(d.members()).hasSize(1);
+            member.poll(Duration.ofMillis(100));
+            assertThat(member.groupMetadata().generationId()).isEqualTo(generation);
+            assertThat(admin.listGroups().all().get()).extracting(GroupListing::groupId).doesNotContain("roomy-new");
+        }
+    }
+
+    private static Errors oversizedJoin(RawKafkaClient raw, String group, int correlationId) throws Exception {
+        JoinGroupRequestData body = new JoinGroupRequestData().setGroupId(group).setMemberId("")
+                .setSessionTimeoutMs(10_000).setRebalanceTimeoutMs(10_000).setProtocolType("consumer");
+        body.protocols().add(new JoinGroupRequestData.JoinGroupRequestProtocol().setName("range")
+                .setMetadata(new byte[1_100_000]));
+        RequestHeader header = new RequestHeader(ApiKeys.JOIN_GROUP, (short) 9, "raw", correlationId);
+        raw.sendFrame(RawKafkaClient.serialize(header, body, (short) 9));
+        JoinGroupResponse r = (JoinGroupResponse) raw.receiveResponse(header);
+        return Errors.forCode(r.data().errorCode());
     }
 
     private static Errors commit(RawKafkaClient raw, String memberId, int generation, int correlationId)
