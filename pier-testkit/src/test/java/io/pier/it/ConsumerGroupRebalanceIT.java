@@ -267,7 +267,7 @@ class ConsumerGroupRebalanceIT {
         assertThat(first.errorCode()).isEqualTo(Errors.MEMBER_ID_REQUIRED.code());
         join.setMemberId(first.memberId());
         // As a cooperative client does: join again after the owners gave up what moves to it.
-        for (int round = 0; round < 5; round++) {
+        for (int round = 0; round < 10; round++) {
             JoinGroupResponseData joined = call(raw, ApiKeys.JOIN_GROUP, v, join, ++correlation);
             assertThat(joined.errorCode()).isEqualTo(Errors.NONE.code());
             RequestHeader header = new RequestHeader(ApiKeys.SYNC_GROUP, (short) 5, "quiet", ++correlation);
@@ -275,6 +275,11 @@ class ConsumerGroupRebalanceIT {
                     .setGenerationId(joined.generationId()).setMemberId(joined.memberId())
                     .setProtocolType("consumer").setProtocolName(joined.protocolName()), (short) 5));
             SyncGroupResponse sync = (SyncGroupResponse) raw.receiveResponse(header);
+            if (sync.data().errorCode() == Errors.REBALANCE_IN_PROGRESS.code()) {
+                // Another member rejoined between our join and sync (a slow machine makes it likely):
+                // join again, as a real client does.
+                continue;
+            }
             assertThat(sync.data().errorCode()).isEqualTo(Errors.NONE.code());
             List<TopicPartition> got =
                     ConsumerProtocol.deserializeAssignment(ByteBuffer.wrap(sync.data().assignment())).partitions();
