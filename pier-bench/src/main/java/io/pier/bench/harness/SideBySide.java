@@ -376,8 +376,9 @@ public final class SideBySide {
     /** Below this many clock ticks of broker CPU a workload's per-record figure is left out (±20% at 5). */
     static final int MIN_CPU_TICKS = 5;
     /**
-     * Plain fetch reads its topic this many times over: one pass of the full run's 100,000 records
-     * takes a few tens of milliseconds, too short for a rate or a CPU reading in clock ticks.
+     * Plain fetch reads its topic this many times, a new consumer each time: one pass of the full
+     * run's 100,000 records takes a few tens of milliseconds, too short for a rate or a CPU reading
+     * in clock ticks.
      */
     static final int PLAIN_FETCH_PASSES = 10;
 
