@@ -43,8 +43,8 @@ public final class OffsetRecords {
         byte[] topic = tp.topic().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(2 + 2 + group.length + 2 + topic.length + 4);
         b.putShort(OFFSET);
-        putShortString(b, group);
-        putShortString(b, topic);
+        ShortStrings.put(b, group, "group id");
+        ShortStrings.put(b, topic, "topic name");
         b.putInt(tp.partition());
         return b.array();
     }
@@ -74,8 +74,8 @@ public final class OffsetRecords {
         if (type != OFFSET) {
             throw new IllegalArgumentException("unknown committed-offset record type " + type);
         }
-        String group = getShortString(b);
-        String topic = getShortString(b);
+        String group = ShortStrings.get(b);
+        String topic = ShortStrings.get(b);
         int partition = b.getInt();
         if (b.hasRemaining()) {
             throw new IllegalArgumentException(b.remaining() + " trailing bytes in key");
@@ -109,21 +109,5 @@ public final class OffsetRecords {
         return new CommittedOffset(topicId, offset, leaderEpoch, metadata, timestamp);
     }
 
-    private static void putShortString(ByteBuffer b, byte[] utf8) {
-        if (utf8.length > Short.MAX_VALUE) {
-            throw new IllegalArgumentException("name too long: " + utf8.length + " bytes");
-        }
-        b.putShort((short) utf8.length);
-        b.put(utf8);
-    }
 
-    private static String getShortString(ByteBuffer b) {
-        short len = b.getShort();
-        if (len < 0 || len > b.remaining()) {
-            throw new IllegalArgumentException("bad string length " + len);
-        }
-        byte[] bytes = new byte[len];
-        b.get(bytes);
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
 }

@@ -62,7 +62,7 @@ public final class ShareStateRecords {
         byte[] group = key.groupId().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(2 + 2 + group.length + 16 + 4);
         b.putShort(type);
-        putString(b, group);
+        ShortStrings.put(b, group, "group id");
         b.putLong(key.topicId().getMostSignificantBits());
         b.putLong(key.topicId().getLeastSignificantBits());
         b.putInt(key.partition());
@@ -73,7 +73,7 @@ public final class ShareStateRecords {
         byte[] group = groupId.getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(2 + 2 + group.length);
         b.putShort(GROUP);
-        putString(b, group);
+        ShortStrings.put(b, group, "group id");
         return b.array();
     }
 
@@ -100,7 +100,7 @@ public final class ShareStateRecords {
     public static Key decodeKey(ByteBuffer buf) {
         ByteBuffer b = buf.duplicate();
         short type = b.getShort();
-        String group = getString(b);
+        String group = ShortStrings.get(b);
         switch (type) {
             case SNAPSHOT, UPDATE -> {
                 Uuid topicId = new Uuid(b.getLong(), b.getLong());
@@ -136,23 +136,7 @@ public final class ShareStateRecords {
         return new ShareState(epoch, start, batches);
     }
 
-    private static void putString(ByteBuffer b, byte[] utf8) {
-        if (utf8.length > Short.MAX_VALUE) {
-            throw new IllegalArgumentException("group id too long: " + utf8.length + " bytes");
-        }
-        b.putShort((short) utf8.length);
-        b.put(utf8);
-    }
 
-    private static String getString(ByteBuffer b) {
-        short len = b.getShort();
-        if (len < 0 || len > b.remaining()) {
-            throw new IllegalArgumentException("bad string length " + len);
-        }
-        byte[] bytes = new byte[len];
-        b.get(bytes);
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
 
     private static void requireConsumed(ByteBuffer b) {
         if (b.hasRemaining()) {
