@@ -63,6 +63,24 @@ class NonJavaClientsIT {
     }
 
     @Test
+    void confluentKafkaConsumerGroupSharesPartitionsAndCommits() throws IOException {
+        ExternalClients.requirePythonModule("confluent_kafka", "python3-confluent-kafka");
+
+        List<String> out = ExternalClients.runScript("confluent-kafka group", List.of(
+                ExternalClients.SYSTEM_PYTHON.toString(), "confluent_kafka_group.py", PIER.bootstrapServers(),
+                "ck-group", Integer.toString(RECORDS)), Map.of("PYTHONDONTWRITEBYTECODE", "1"), SCRIPT_TIMEOUT);
+
+        assertThat(out).anySatisfy(line -> assertThat(line)
+                .containsPattern(field("step", "\"group\""))
+                .containsPattern(field("consumed", Integer.toString(RECORDS)))
+                .containsPattern(field("duplicates", "0"))
+                .containsPattern(field("committed", Integer.toString(RECORDS)))
+                .containsPattern(field("both_members_read", "true"))
+                .containsPattern(field("leftover", "0"))
+                .containsPattern(field("late_assigned", "4")));
+    }
+
+    @Test
     void kafkaPythonRoundTripsEveryCodec() throws IOException {
         ExternalClients.requirePythonModule("kafka", "python3-kafka");
         // kafka-python compresses with these optional modules; zstd needs python3-zstandard.
