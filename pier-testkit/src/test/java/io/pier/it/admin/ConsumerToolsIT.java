@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.it.share.ShareClients;
 import io.pier.testkit.PierExtension;
-import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -67,12 +66,7 @@ class ConsumerToolsIT {
 
         // Then it reports exactly 500 consumed
         assertThat(perf.exitCode()).as(perf.out() + perf.err()).isZero();
-        List<String> lines = perf.out().lines().filter(l -> !l.isBlank()).toList();
-        int header = lines.indexOf(lines.stream().filter(l -> l.contains("data.consumed.in.nMsg")).findFirst()
-                .orElseThrow(() -> new AssertionError("no header in:\n" + perf.out())));
-        List<String> names = List.of(lines.get(header).split(",\\s*"));
-        List<String> values = List.of(lines.get(header + 1).split(",\\s*"));
-        assertThat(values.get(names.indexOf("data.consumed.in.nMsg")).trim()).isEqualTo("500");
+        assertThat(KafkaTool.perfReportValue(perf, "data.consumed.in.nMsg")).isEqualTo("500");
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.pier.it.admin;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.common.utils.internals.Exit;
 
@@ -64,5 +65,18 @@ final class KafkaTool {
         out.println("$ " + String.join(" ", args) + " (exit " + exitCode + ")\n" + result.out()
                 + (result.err().isEmpty() ? "" : "stderr:\n" + result.err()));
         return result;
+    }
+
+    /**
+     * One column of a perf tool's CSV report (kafka-consumer-perf-test, kafka-share-consumer-perf-test):
+     * the value under {@code column} in the line after the header that names it.
+     */
+    static String perfReportValue(Result perf, String column) {
+        List<String> lines = perf.out().lines().filter(l -> !l.isBlank()).toList();
+        int header = lines.indexOf(lines.stream().filter(l -> l.contains(column)).findFirst()
+                .orElseThrow(() -> new AssertionError("no header in:\n" + perf.out())));
+        List<String> names = List.of(lines.get(header).split(",\\s*"));
+        List<String> values = List.of(lines.get(header + 1).split(",\\s*"));
+        return values.get(names.indexOf(column)).trim();
     }
 }
