@@ -46,6 +46,22 @@ public final class ClassicGroupCoordinator {
         groups.computeIfAbsent(groupId, id -> new ClassicGroup(id, config));
     }
 
+    /**
+     * Drops an Empty group, whose id a consumer-protocol member takes; true if there is no group
+     * left, false if the group has members.
+     */
+    public boolean removeEmptyGroup(String groupId) {
+        ClassicGroup group = groups.get(groupId);
+        if (group == null) {
+            return true;
+        }
+        if (!group.isEmpty()) {
+            return false;
+        }
+        groups.remove(groupId);
+        return true;
+    }
+
     /** JoinGroup; {@code reply} is called now or when the join phase ends. */
     public void join(ClassicJoin req, long nowMs, Consumer<ClassicJoinResult> reply) {
         if (req.groupId() == null || req.groupId().isEmpty()) {

@@ -1,5 +1,6 @@
 package io.pier.group;
 
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.Uuid;
 
@@ -13,4 +14,7 @@ public interface TopicLookup {
     Optional<TopicInfo> byName(String name);
 
     Optional<TopicInfo> byId(Uuid id);
+
+    /** Every topic (for consumer groups that subscribe by regular expression). */
+    List<TopicInfo> all();
 }

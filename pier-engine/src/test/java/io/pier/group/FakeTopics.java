@@ -1,28 +1,29 @@
 package io.pier.group;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.common.Uuid;
 
 /** An in-memory {@link TopicLookup} whose topics tests create, grow and delete. */
-final class FakeTopics implements TopicLookup {
+public final class FakeTopics implements TopicLookup {
     private final Map<String, TopicInfo> byName = new HashMap<>();
 
-    TopicInfo create(String name, int partitions) {
+    public TopicInfo create(String name, int partitions) {
         TopicInfo topic = new TopicInfo(name, Uuid.randomUuid(), partitions);
         byName.put(name, topic);
         return topic;
     }
 
-    TopicInfo grow(String name, int partitions) {
+    public TopicInfo grow(String name, int partitions) {
         TopicInfo old = byName.get(name);
         TopicInfo topic = new TopicInfo(name, old.id(), partitions);
         byName.put(name, topic);
         return topic;
     }
 
-    void delete(String name) {
+    public void delete(String name) {
         byName.remove(name);
     }
 
@@ -34,5 +35,10 @@ final class FakeTopics implements TopicLookup {
     @Override
     public Optional<TopicInfo> byId(Uuid id) {
         return byName.values().stream().filter(t -> t.id().equals(id)).findFirst();
+    }
+
+    @Override
+    public List<TopicInfo> all() {
+        return List.copyOf(byName.values());
     }
 }

@@ -172,7 +172,7 @@ public final class ConsumerGroupHandlers {
         if (d.group().isEmpty()) {
             g.setGroupState("Dead");
             if (version >= FIRST_DESCRIBE_VERSION_WITH_NOT_FOUND) {
-                g.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage(d.shareGroup()
+                g.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage(d.otherType()
                         ? "Group " + groupId + " is not a classic group." : "Group " + groupId + " not found.");
             }
             return g;

@@ -83,7 +83,7 @@ public final class ConsumerOffsetHandlers {
                     }
                 }
             }
-            return fetchGroup(in.groupId(), requested).thenApply(g -> singleGroupResponse(g, version));
+            return fetchGroup(in.groupId(), null, -1, requested).thenApply(g -> singleGroupResponse(g, version));
         }
         List<CompletableFuture<OffsetFetchResponseGroup>> each = new ArrayList<>();
         for (OffsetFetchRequestData.OffsetFetchRequestGroup g : in.groups()) {
@@ -96,7 +96,8 @@ public final class ConsumerOffsetHandlers {
                     }
                 }
             }
-            each.add(fetchGroup(g.groupId(), requested));
+            // v9+: a consumer-protocol member names itself and its epoch.
+            each.add(fetchGroup(g.groupId(), g.memberId(), g.memberEpoch(), requested));
         }
         return Futures.all(each).thenApply(list -> {
             OffsetFetchResponseData out = new OffsetFetchResponseData();
@@ -106,8 +107,9 @@ public final class ConsumerOffsetHandlers {
     }
 
     /** One group's answer in the v8+ shape; every requested partition is listed, -1 when it has none. */
-    private CompletableFuture<OffsetFetchResponseGroup> fetchGroup(String groupId, List<TopicPartition> requested) {
-        return groups.fetch(groupId, requested).thenApply(fetched -> {
+    private CompletableFuture<OffsetFetchResponseGroup> fetchGroup(String groupId, String memberId, int memberEpoch,
+            List<TopicPartition> requested) {
+        return groups.fetch(groupId, memberId, memberEpoch, requested).thenApply(fetched -> {
             OffsetFetchResponseGroup g = new OffsetFetchResponseGroup().setGroupId(groupId)
                     .setErrorCode(fetched.error().code());
             if (fetched.error() != Errors.NONE) {

@@ -2,6 +2,7 @@ package io.pier.protocol;
 
 import io.pier.group.AssignedTopic;
 import io.pier.group.ClassicGroupListing;
+import io.pier.group.consumer.ConsumerGroupListing;
 import io.pier.group.GroupDescription;
 import io.pier.group.GroupListing;
 import io.pier.group.MemberDescription;
@@ -41,6 +42,8 @@ public final class ShareGroupAdminHandlers {
     static final String SHARE = "share";
     /** Group type of a classic-protocol group on the wire (ListGroups v5). */
     static final String CLASSIC = "classic";
+    /** Group type and protocol type of a consumer-protocol group on the wire (KIP-848). */
+    static final String CONSUMER = "consumer";
     private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
 
     private final ShareGroups groups;
@@ -57,10 +60,26 @@ public final class ShareGroupAdminHandlers {
     public CompletableFuture<AbstractResponse> listGroups(ApiRequest request) {
         ListGroupsRequestData in = request.bodyAs(ListGroupsRequest.class).data();
         short version = request.version();
-        return groups.list().thenCombine(consumerGroups.list(), (listings, classic) -> {
+        return groups.list().thenCombine(consumerGroups.list(), (listings, consumerListings) -> {
             ListGroupsResponseData out = new ListGroupsResponseData();
+            if (matchesAny(CONSUMER, in.typesFilter())) {
+                for (ConsumerGroupListing g : consumerListings.consumer()) {
+                    if (!matchesAny(g.state().toString(), in.statesFilter())) {
+                        continue;
+                    }
+                    ListGroupsResponseData.ListedGroup listed = new ListGroupsResponseData.ListedGroup()
+                            .setGroupId(g.groupId()).setProtocolType(CONSUMER);
+                    if (version >= 4) {
+                        listed.setGroupState(g.state().toString());
+                    }
+                    if (version >= 5) {
+                        listed.setGroupType(CONSUMER);
+                    }
+                    out.groups().add(listed);
+                }
+            }
             if (matchesAny(CLASSIC, in.typesFilter())) {
-                for (ClassicGroupListing g : classic) {
+                for (ClassicGroupListing g : consumerListings.classic()) {
                     if (!matchesAny(g.state().toString(), in.statesFilter())) {
                         continue;
                     }

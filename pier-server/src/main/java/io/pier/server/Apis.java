@@ -6,6 +6,7 @@ import io.pier.protocol.BrokerConfigs;
 import io.pier.protocol.ConfigHandlers;
 import io.pier.protocol.ConfigResourceType;
 import io.pier.protocol.ConsumerGroupHandlers;
+import io.pier.protocol.ConsumerProtocolHandlers;
 import io.pier.protocol.ConsumerOffsetHandlers;
 import io.pier.protocol.CoordinatorHandlers;
 import io.pier.protocol.FetchHandler;
@@ -55,6 +56,7 @@ public final class Apis {
         ConfigHandlers configs = new ConfigHandlers(configTypes);
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
+        ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets(),
                 services.consumerGroups());
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
@@ -79,6 +81,8 @@ public final class Apis {
                 .register(ApiKeys.HEARTBEAT, 0, 4, consumerGroups::heartbeat)
                 .register(ApiKeys.LEAVE_GROUP, 0, 5, consumerGroups::leaveGroup)
                 .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, consumerGroups::describeGroups)
+                .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, consumerProtocol::heartbeat)
+                .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, consumerProtocol::describe)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)

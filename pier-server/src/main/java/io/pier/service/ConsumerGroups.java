@@ -10,6 +10,12 @@ import io.pier.group.ClassicJoinResult;
 import io.pier.group.ClassicLeave;
 import io.pier.group.ClassicSync;
 import io.pier.group.ClassicSyncResult;
+import io.pier.group.consumer.ConsumerGroupBrokerConfig;
+import io.pier.group.consumer.ConsumerGroupCoordinator;
+import io.pier.group.consumer.ConsumerGroupDescription;
+import io.pier.group.consumer.ConsumerGroupListing;
+import io.pier.group.consumer.ConsumerHeartbeat;
+import io.pier.group.consumer.ConsumerHeartbeatResult;
 import io.pier.state.CommittedOffset;
 import io.pier.state.OffsetStore;
 import io.pier.state.TopicMetadata;
@@ -29,9 +35,11 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
- * Consumer groups (the classic protocol) and their committed offsets. Each shard runs a
- * {@link ClassicGroupCoordinator} for the group ids that hash to it, beside the share-group
- * coordinator of the same ids, so one group id is one kind of group. A parked JoinGroup or
+ * Consumer groups, of the classic and the consumer (KIP-848) protocol, and their committed offsets.
+ * Each shard runs a {@link ClassicGroupCoordinator} and a {@link ConsumerGroupCoordinator} for the
+ * group ids that hash to it, beside the share-group coordinator of the same ids, so one group id
+ * is one kind of group; an Empty group of either consumer protocol passes to the other when a
+ * member of the other joins (its committed offsets stay). A parked JoinGroup or
  * SyncGroup is a callback held by the coordinator; its timeouts are one timer per shard in the
  * shard's {@link Deadlines}, armed at the coordinator's earliest deadline, so no thread ever waits.
  * Offsets are written to the {@link OffsetStore} and answered once durable.
@@ -52,12 +60,18 @@ public final class ConsumerGroups {
     private static final class Slot {
         final Shard shard;
         final ClassicGroupCoordinator coordinator;
+        final ConsumerGroupCoordinator consumer;
         Deadlines.Timer timer;
         long timerAtMs = Long.MAX_VALUE;
 
-        Slot(Shard shard, ClassicGroupCoordinator coordinator) {
+        Slot(Shard shard, ClassicGroupCoordinator coordinator, ConsumerGroupCoordinator consumer) {
             this.shard = shard;
             this.coordinator = coordinator;
+            this.consumer = consumer;
+        }
+
+        long nextDeadlineMs() {
+            return Math.min(coordinator.nextDeadlineMs(), consumer.nextDeadlineMs());
         }
     }
 
@@ -84,10 +98,13 @@ public final class ConsumerGroups {
         this.offsetMetadataMaxBytes = Integer.parseInt(config.getOrDefault("offset.metadata.max.bytes",
                 String.valueOf(DEFAULT_OFFSET_METADATA_MAX_BYTES)));
         ClassicGroupConfig groupConfig = ClassicGroupConfig.fromProperties(config);
+        ConsumerGroupBrokerConfig consumerConfig = ConsumerGroupBrokerConfig.fromProperties(config);
+        TopicLookups lookup = new TopicLookups(topics);
         Shard[] shards = partitions.shards();
         slots = new Slot[shards.length];
         for (int i = 0; i < shards.length; i++) {
-            slots[i] = new Slot(shards[i], new ClassicGroupCoordinator(groupConfig, () -> UUID.randomUUID().toString()));
+            slots[i] = new Slot(shards[i], new ClassicGroupCoordinator(groupConfig, () -> UUID.randomUUID().toString()),
+                    new ConsumerGroupCoordinator(consumerConfig, lookup, () -> Uuid.randomUuid().toString()));
         }
         // Groups are not durable, their offsets are: a group with offsets is back, Empty, after a
         // restart (wiring time, before the shards run).
@@ -96,6 +113,14 @@ public final class ConsumerGroups {
         }
         shareGroups.refuseIdsOf(this::existsOnShard);
         topics.addTopicListener(this::retainLiveTopics);
+        topics.addTopicListener(() -> {
+            for (Slot s : slots) {
+                s.shard.execute(() -> {
+                    s.consumer.onTopicsChanged();
+                    rearm(s);
+                });
+            }
+        });
         retainLiveTopics();
     }
 
@@ -103,9 +128,10 @@ public final class ConsumerGroups {
         return slots[partitions.shardForKey(groupId).id()];
     }
 
-    /** Shard thread of {@code groupId} only: whether a classic group holds this id. */
+    /** Shard thread of {@code groupId} only: whether a consumer group of either protocol holds this id. */
     boolean existsOnShard(String groupId) {
-        return slot(groupId).coordinator.exists(groupId);
+        Slot s = slot(groupId);
+        return s.coordinator.exists(groupId) || s.consumer.exists(groupId);
     }
 
     /** Runs {@code work} on the group's shard, then re-arms that shard's timer. */
@@ -142,7 +168,7 @@ public final class ConsumerGroups {
 
     /** Shard thread only: keeps one timer at the coordinator's earliest deadline. */
     private void rearm(Slot s) {
-        long next = s.coordinator.nextDeadlineMs();
+        long next = s.nextDeadlineMs();
         if (next == Long.MAX_VALUE || (s.timer != null && s.timerAtMs <= next)) {
             return;
         }
@@ -153,7 +179,9 @@ public final class ConsumerGroups {
         s.timer = s.shard.schedule(next, () -> {
             s.timer = null;
             s.timerAtMs = Long.MAX_VALUE;
-            s.coordinator.onDeadlines(s.shard.nowMs());
+            long nowMs = s.shard.nowMs();
+            s.coordinator.onDeadlines(nowMs);
+            s.consumer.onDeadlines(nowMs);
             rearm(s);
         });
     }
@@ -163,7 +191,8 @@ public final class ConsumerGroups {
     /** JoinGroup: answered when the join phase ends; a share group's id is refused. */
     public CompletableFuture<ClassicJoinResult> join(ClassicJoin request) {
         return parkOnShard(request.groupId() == null ? "" : request.groupId(), (s, reply) -> {
-            if (shareGroups.existsOnShard(request.groupId())) {
+            // A consumer-protocol group passes to the classic protocol only while Empty.
+            if (shareGroups.existsOnShard(request.groupId()) || !s.consumer.removeEmpty(request.groupId())) {
                 reply.accept(new ClassicJoinResult(Errors.INCONSISTENT_GROUP_PROTOCOL, -1, null, null, "", "",
                         false, List.of()));
             } else {
@@ -188,23 +217,59 @@ public final class ConsumerGroups {
         return onShard(groupId == null ? "" : groupId, s -> s.coordinator.leave(groupId, members, s.shard.nowMs()));
     }
 
-    /** What DescribeGroups shows; {@code shareGroup} true when the id is a share group's. */
-    public record Described(Optional<ClassicGroupDescription> group, boolean shareGroup) {}
+    /** What DescribeGroups shows; {@code otherType} true when the id is a group of another type. */
+    public record Described(Optional<ClassicGroupDescription> group, boolean otherType) {}
 
     public CompletableFuture<Described> describe(String groupId) {
         return onShard(groupId, s -> new Described(s.coordinator.describe(groupId),
-                shareGroups.existsOnShard(groupId)));
+                shareGroups.existsOnShard(groupId) || s.consumer.exists(groupId)));
     }
 
-    public CompletableFuture<List<ClassicGroupListing>> list() {
-        List<CompletableFuture<List<ClassicGroupListing>>> each = new ArrayList<>();
+    // ------------------------------------------------------------------ the consumer protocol (KIP-848)
+
+    /**
+     * ConsumerGroupHeartbeat. A joining member takes over an Empty classic group's id (its
+     * committed offsets stay); a classic group with members or a share group refuses it with
+     * GROUP_ID_NOT_FOUND, as Kafka does for a group of another type.
+     */
+    public CompletableFuture<ConsumerHeartbeatResult> consumerHeartbeat(ConsumerHeartbeat request) {
+        String groupId = request.groupId() == null ? "" : request.groupId();
+        return onShard(groupId, s -> {
+            if (!groupId.isEmpty() && !s.consumer.exists(groupId)
+                    && request.memberEpoch() == ConsumerHeartbeat.JOIN_EPOCH) {
+                if (shareGroups.existsOnShard(groupId) || !s.coordinator.removeEmptyGroup(groupId)) {
+                    return new ConsumerHeartbeatResult(Errors.GROUP_ID_NOT_FOUND,
+                            "Group " + groupId + " is not a consumer group.", null, 0, 0, null);
+                }
+            }
+            return s.consumer.heartbeat(request, s.shard.nowMs());
+        });
+    }
+
+    /** What ConsumerGroupDescribe shows; {@code otherType} true when the id is a group of another type. */
+    public record ConsumerDescribed(Optional<ConsumerGroupDescription> group, boolean otherType) {}
+
+    public CompletableFuture<ConsumerDescribed> consumerDescribe(String groupId) {
+        return onShard(groupId, s -> new ConsumerDescribed(s.consumer.describe(groupId),
+                shareGroups.existsOnShard(groupId) || s.coordinator.exists(groupId)));
+    }
+
+    /** Every consumer group of either protocol, by protocol. */
+    public record Listings(List<ClassicGroupListing> classic, List<ConsumerGroupListing> consumer) {}
+
+    public CompletableFuture<Listings> list() {
+        List<CompletableFuture<Listings>> each = new ArrayList<>();
         for (Slot s : slots) {
-            each.add(s.shard.call(s.coordinator::listGroups));
+            each.add(s.shard.call(() -> new Listings(s.coordinator.listGroups(), s.consumer.listGroups())));
         }
         return Futures.all(each).thenApply(lists -> {
-            List<ClassicGroupListing> all = new ArrayList<>();
-            lists.forEach(all::addAll);
-            return all;
+            List<ClassicGroupListing> classic = new ArrayList<>();
+            List<ConsumerGroupListing> consumer = new ArrayList<>();
+            lists.forEach(l -> {
+                classic.addAll(l.classic());
+                consumer.addAll(l.consumer());
+            });
+            return new Listings(classic, consumer);
         });
     }
 
@@ -213,7 +278,9 @@ public final class ConsumerGroups {
      * the id is no classic group; its offsets go with it before the answer.
      */
     public CompletableFuture<Errors> delete(String groupId) {
-        return onShard(groupId, s -> s.coordinator.deleteGroup(groupId)).thenCompose(error -> error == Errors.NONE
+        return onShard(groupId, s -> s.consumer.exists(groupId)
+                ? s.consumer.deleteGroup(groupId)
+                : s.coordinator.deleteGroup(groupId)).thenCompose(error -> error == Errors.NONE
                 ? offsets.deleteGroup(groupId).thenApply(v -> error)
                 : CompletableFuture.completedFuture(error));
     }
@@ -264,6 +331,10 @@ public final class ConsumerGroups {
         if (shareGroups.existsOnShard(request.groupId())) {
             return Errors.GROUP_ID_NOT_FOUND;
         }
+        if (s.consumer.exists(request.groupId())) {
+            return s.consumer.validateOffsetCommit(request.groupId(), request.memberId(), request.generationId(),
+                    request.apiVersion());
+        }
         return s.coordinator.validateOffsetCommit(request.groupId(), request.memberId(), request.groupInstanceId(),
                 request.generationId(), request.apiVersion(), s.shard.nowMs());
     }
@@ -273,12 +344,26 @@ public final class ConsumerGroups {
      * {@code groupId}; a partition without one is left out.
      */
     public CompletableFuture<Fetched> fetch(String groupId, List<TopicPartition> requested) {
+        return fetch(groupId, null, -1, requested);
+    }
+
+    /**
+     * As {@link #fetch(String, List)} for a member of the group ({@code memberId} null and epoch
+     * -1 for none): a consumer-protocol member must send its current epoch (STALE_MEMBER_EPOCH,
+     * UNKNOWN_MEMBER_ID otherwise).
+     */
+    public CompletableFuture<Fetched> fetch(String groupId, String memberId, int memberEpoch,
+            List<TopicPartition> requested) {
         if (groupId == null || groupId.isEmpty()) {
             return CompletableFuture.completedFuture(new Fetched(Errors.INVALID_GROUP_ID, Map.of()));
         }
         return onShard(groupId, s -> {
             if (shareGroups.existsOnShard(groupId)) {
                 return new Fetched(Errors.GROUP_ID_NOT_FOUND, Map.of());
+            }
+            Errors member = s.consumer.validateOffsetFetch(groupId, memberId, memberEpoch);
+            if (member != Errors.NONE) {
+                return new Fetched(member, Map.of());
             }
             Map<TopicPartition, CommittedOffset> all = offsets.offsets(groupId);
             if (requested == null) {
@@ -309,7 +394,9 @@ public final class ConsumerGroups {
             }
             Map<TopicPartition, Errors> result = new LinkedHashMap<>();
             for (TopicPartition tp : requested) {
-                Errors e = s.coordinator.validateOffsetDelete(groupId, tp.topic());
+                Errors e = s.consumer.exists(groupId)
+                        ? s.consumer.validateOffsetDelete(groupId, tp.topic())
+                        : s.coordinator.validateOffsetDelete(groupId, tp.topic());
                 if (e == Errors.GROUP_ID_NOT_FOUND || e == Errors.NON_EMPTY_GROUP) {
                     return new Deleted(e, Map.of());
                 }

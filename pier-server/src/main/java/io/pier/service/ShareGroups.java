@@ -9,11 +9,9 @@ import io.pier.group.HeartbeatResponse;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.group.ShareGroupCoordinator;
 import io.pier.group.ShareGroupsSnapshot;
-import io.pier.group.TopicInfo;
 import io.pier.group.TopicLookup;
 import io.pier.share.ShareConfig;
 import io.pier.state.DurableSharePersister;
-import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,7 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
@@ -70,17 +67,7 @@ public final class ShareGroups {
         this.existence = existence;
         this.topics = topics;
         this.defaults = GroupConfig.defaults(brokerConfig);
-        TopicLookup lookup = new TopicLookup() {
-            @Override
-            public Optional<TopicInfo> byName(String name) {
-                return Optional.ofNullable(topics.topic(name)).map(ShareGroups::info);
-            }
-
-            @Override
-            public Optional<TopicInfo> byId(Uuid id) {
-                return Optional.ofNullable(topics.topic(id)).map(ShareGroups::info);
-            }
-        };
+        TopicLookup lookup = new TopicLookups(topics);
         Shard[] shards = partitions.shards();
         List<List<ShareGroupsSnapshot.Group>> known = new ArrayList<>();
         List<Map<String, Map<String, String>>> configs = new ArrayList<>();
@@ -103,10 +90,6 @@ public final class ShareGroups {
                 s.shard.execute(() -> s.coordinator.onTopicsChanged(s.shard.nowMs()));
             }
         });
-    }
-
-    private static TopicInfo info(TopicMetadata t) {
-        return new TopicInfo(t.name(), t.id(), t.partitionCount());
     }
 
     private Slot slot(String groupId) {

@@ -30,28 +30,32 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.HeartbeatRequestData;
 import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatResponse;
 import org.apache.kafka.common.requests.HeartbeatResponse;
 import org.apache.kafka.common.requests.JoinGroupResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.SyncGroupResponse;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Classic consumer groups with the real KafkaConsumer (group.protocol=classic, cooperative-sticky):
- * partitions spread over the members, move when a member joins (only what moves is revoked), and
- * are handed over when a member closes or stops heartbeating; with commitSync after every poll
- * (and of a revoked partition's progress in onPartitionsRevoked), every record is consumed exactly
- * once across those rebalances.
+ * Consumer groups with the real KafkaConsumer, of both protocols: classic (cooperative-sticky, the
+ * client assigns) and consumer (KIP-848, the broker's uniform assignor). Partitions spread over the
+ * members, move when a member joins (only what moves is revoked), and are handed over when a member
+ * closes or stops heartbeating; with commitSync after every poll (and of a revoked partition's
+ * progress in onPartitionsRevoked), every record is consumed exactly once across those rebalances.
  */
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class ConsumerGroupRebalanceIT {
@@ -61,7 +65,12 @@ class ConsumerGroupRebalanceIT {
 
     @RegisterExtension
     static final PierExtension PIER = PierExtension.withConfig("group.initial.rebalance.delay.ms", "0",
-            "group.min.session.timeout.ms", "500");
+            "group.min.session.timeout.ms", "500",
+            "group.consumer.min.session.timeout.ms", "1000", "group.consumer.session.timeout.ms", "3000",
+            "group.consumer.min.heartbeat.interval.ms", "100", "group.consumer.heartbeat.interval.ms", "200");
+
+    private String protocol;
+    private String topic;
 
     /** Values seen, with how often. */
     private final Map<String, AtomicInteger> consumed = new ConcurrentHashMap<>();
@@ -76,7 +85,7 @@ class ConsumerGroupRebalanceIT {
         private final Thread thread;
 
         Member(String name) {
-            this.name = name;
+            this.name = name + "-" + protocol;
             this.thread = new Thread(this::run, "member-" + name);
             thread.start();
         }
@@ -84,18 +93,21 @@ class ConsumerGroupRebalanceIT {
         private void run() {
             Properties p = new Properties();
             p.put("bootstrap.servers", PIER.bootstrapServers());
-            p.put("group.id", "workers");
-            p.put("group.protocol", "classic");
+            p.put("group.id", "workers-" + protocol);
+            p.put("group.protocol", protocol);
             p.put("client.id", name);
             p.put("enable.auto.commit", "false");
             p.put("auto.offset.reset", "earliest");
-            p.put("partition.assignment.strategy", CooperativeStickyAssignor.class.getName());
-            p.put("session.timeout.ms", "6000");
-            p.put("heartbeat.interval.ms", "200");
+            if (protocol.equals("classic")) {
+                // With the consumer protocol the broker assigns and sets these timings.
+                p.put("partition.assignment.strategy", CooperativeStickyAssignor.class.getName());
+                p.put("session.timeout.ms", "6000");
+                p.put("heartbeat.interval.ms", "200");
+            }
             try (KafkaConsumer<String, String> c =
                     new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
                 Map<TopicPartition, OffsetAndMetadata> processed = new java.util.HashMap<>();
-                c.subscribe(List.of(TOPIC), new ConsumerRebalanceListener() {
+                c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
                     @Override
                     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                         // What was processed of a partition is committed before it moves on.
@@ -152,14 +164,14 @@ class ConsumerGroupRebalanceIT {
         }
     }
 
-    private static void produce(int from, int to) throws Exception {
+    private void produce(int from, int to) throws Exception {
         Properties p = new Properties();
         p.put("bootstrap.servers", PIER.bootstrapServers());
         try (KafkaProducer<String, String> producer =
                 new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
             List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
             for (int i = from; i < to; i++) {
-                sent.add(producer.send(new ProducerRecord<>(TOPIC, i % PARTITIONS, null, "v" + i)));
+                sent.add(producer.send(new ProducerRecord<>(topic, i % PARTITIONS, null, "v" + i)));
             }
             for (java.util.concurrent.Future<?> f : sent) {
                 f.get();
@@ -187,10 +199,13 @@ class ConsumerGroupRebalanceIT {
         });
     }
 
-    @Test
-    void shouldSpreadMoveAndHandOverPartitionsConsumingEveryRecordExactlyOnce() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "consumer"})
+    void shouldSpreadMoveAndHandOverPartitionsConsumingEveryRecordExactlyOnce(String groupProtocol) throws Exception {
+        protocol = groupProtocol;
+        topic = TOPIC + "-" + groupProtocol;
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get();
         }
         produce(0, 300);
         List<Member> members = new ArrayList<>();
@@ -228,7 +243,7 @@ class ConsumerGroupRebalanceIT {
 
             // When a member that stops heartbeating joins, gets partitions and goes quiet
             try (RawKafkaClient raw = RawKafkaClient.connect(PIER.bootstrapServers(), Duration.ofSeconds(30))) {
-                List<TopicPartition> held = joinAndGoQuiet(raw);
+                List<TopicPartition> held = protocol.equals("classic") ? joinAndGoQuiet(raw) : heartbeatAndGoQuiet(raw);
                 assertThat(held).isNotEmpty();
                 // Then once its session expires the others own everything again
                 awaitSpread(members, 2, 2, 2);
@@ -250,16 +265,16 @@ class ConsumerGroupRebalanceIT {
      * Joins "workers" by hand (JoinGroup v9, SyncGroup, as many rounds as cooperative rebalancing
      * takes to give it partitions), then never heartbeats again; returns what it got.
      */
-    private static List<TopicPartition> joinAndGoQuiet(RawKafkaClient raw) throws Exception {
+    private List<TopicPartition> joinAndGoQuiet(RawKafkaClient raw) throws Exception {
         ByteBuffer subscription = ConsumerProtocol.serializeSubscription(
-                new ConsumerPartitionAssignor.Subscription(List.of(TOPIC)));
+                new ConsumerPartitionAssignor.Subscription(List.of(topic)));
         byte[] metadata = new byte[subscription.remaining()];
         subscription.get(metadata);
         JoinGroupRequestData.JoinGroupRequestProtocolCollection protocols =
                 new JoinGroupRequestData.JoinGroupRequestProtocolCollection();
         protocols.add(new JoinGroupRequestData.JoinGroupRequestProtocol().setName("cooperative-sticky")
                 .setMetadata(metadata));
-        JoinGroupRequestData join = new JoinGroupRequestData().setGroupId("workers").setMemberId("")
+        JoinGroupRequestData join = new JoinGroupRequestData().setGroupId("workers-" + protocol).setMemberId("")
                 .setSessionTimeoutMs(1000).setRebalanceTimeoutMs(20_000).setProtocolType("consumer")
                 .setProtocols(protocols);
         short v = 9;
@@ -271,7 +286,7 @@ class ConsumerGroupRebalanceIT {
             JoinGroupResponseData joined = call(raw, ApiKeys.JOIN_GROUP, v, join, ++correlation);
             assertThat(joined.errorCode()).isEqualTo(Errors.NONE.code());
             RequestHeader header = new RequestHeader(ApiKeys.SYNC_GROUP, (short) 5, "quiet", ++correlation);
-            raw.sendFrame(RawKafkaClient.serialize(header, new SyncGroupRequestData().setGroupId("workers")
+            raw.sendFrame(RawKafkaClient.serialize(header, new SyncGroupRequestData().setGroupId("workers-" + protocol)
                     .setGenerationId(joined.generationId()).setMemberId(joined.memberId())
                     .setProtocolType("consumer").setProtocolName(joined.protocolName()), (short) 5));
             SyncGroupResponse sync = (SyncGroupResponse) raw.receiveResponse(header);
@@ -288,13 +303,60 @@ class ConsumerGroupRebalanceIT {
             }
             await("the next rebalance").atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> {
                 RequestHeader hb = new RequestHeader(ApiKeys.HEARTBEAT, (short) 4, "quiet", ++correlation);
-                raw.sendFrame(RawKafkaClient.serialize(hb, new HeartbeatRequestData().setGroupId("workers")
+                raw.sendFrame(RawKafkaClient.serialize(hb, new HeartbeatRequestData().setGroupId("workers-" + protocol)
                         .setGenerationId(joined.generationId()).setMemberId(joined.memberId()), (short) 4));
                 return ((HeartbeatResponse) raw.receiveResponse(hb)).data().errorCode()
                         == Errors.REBALANCE_IN_PROGRESS.code();
             });
         }
         return List.of();
+    }
+
+    /**
+     * Joins "workers-consumer" by hand with ConsumerGroupHeartbeat v1 and heartbeats (acknowledging
+     * what it is given, as a client does once it has it) until it owns partitions, then goes quiet;
+     * returns what it owns.
+     */
+    private List<TopicPartition> heartbeatAndGoQuiet(RawKafkaClient raw) throws Exception {
+        String memberId = org.apache.kafka.common.Uuid.randomUuid().toString();
+        ConsumerGroupHeartbeatRequestData hb = new ConsumerGroupHeartbeatRequestData().setGroupId("workers-consumer")
+                .setMemberId(memberId).setMemberEpoch(0).setRebalanceTimeoutMs(20_000)
+                .setSubscribedTopicNames(List.of(topic)).setTopicPartitions(List.of());
+        List<ConsumerGroupHeartbeatRequestData.TopicPartitions> owned = List.of();
+        List<TopicPartition> got = new ArrayList<>();
+        Map<org.apache.kafka.common.Uuid, String> names;
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
+            org.apache.kafka.common.Uuid id = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
+            names = Map.of(id, topic);
+        }
+        long deadline = System.currentTimeMillis() + WAIT.toMillis();
+        while (got.isEmpty() && System.currentTimeMillis() < deadline) {
+            RequestHeader header = new RequestHeader(ApiKeys.CONSUMER_GROUP_HEARTBEAT, (short) 1, "quiet", ++correlation);
+            raw.sendFrame(RawKafkaClient.serialize(header, hb, (short) 1));
+            ConsumerGroupHeartbeatResponseData r =
+                    ((ConsumerGroupHeartbeatResponse) raw.receiveResponse(header)).data();
+            assertThat(r.errorCode()).as(r.errorMessage()).isEqualTo(Errors.NONE.code());
+            if (r.assignment() != null) {
+                List<ConsumerGroupHeartbeatRequestData.TopicPartitions> next = new ArrayList<>();
+                got.clear();
+                for (ConsumerGroupHeartbeatResponseData.TopicPartitions t : r.assignment().topicPartitions()) {
+                    next.add(new ConsumerGroupHeartbeatRequestData.TopicPartitions().setTopicId(t.topicId())
+                            .setPartitions(t.partitions()));
+                    t.partitions().forEach(p -> got.add(new TopicPartition(names.get(t.topicId()), p)));
+                }
+                owned = next;
+            }
+            hb = new ConsumerGroupHeartbeatRequestData().setGroupId("workers-consumer").setMemberId(memberId)
+                    .setMemberEpoch(r.memberEpoch()).setTopicPartitions(owned);
+            if (got.isEmpty()) {
+                Thread.sleep(100);
+            }
+        }
+        // The last heartbeat acknowledges what it holds, so the group sees it owning them.
+        RequestHeader header = new RequestHeader(ApiKeys.CONSUMER_GROUP_HEARTBEAT, (short) 1, "quiet", ++correlation);
+        raw.sendFrame(RawKafkaClient.serialize(header, hb, (short) 1));
+        raw.receiveResponse(header);
+        return got;
     }
 
     private static int correlation;
