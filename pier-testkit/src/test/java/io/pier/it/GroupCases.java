@@ -10,6 +10,9 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.ConsumerGroupDescribeRequestData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.HeartbeatRequestData;
 import org.apache.kafka.common.message.JoinGroupRequestData;
@@ -20,6 +23,8 @@ import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeResponse;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatResponse;
 import org.apache.kafka.common.requests.DescribeGroupsResponse;
 import org.apache.kafka.common.requests.JoinGroupResponse;
 import org.apache.kafka.common.requests.OffsetFetchResponse;
@@ -112,6 +117,33 @@ final class GroupCases {
                 });
             });
         });
+        cases.put(ApiKeys.CONSUMER_GROUP_HEARTBEAT, (c, v) -> {
+            // v0 lets the coordinator pick the member id; v1 clients bring their own (KIP-1082).
+            ConsumerGroupHeartbeatResponse r = consumerJoin(c, name("matrix-consumer-hb-v", v), v);
+            assertThat(r.data().memberId()).isNotEmpty();
+            assertThat(r.data().memberEpoch()).isPositive();
+            assertThat(r.data().assignment().topicPartitions()).singleElement().satisfies(t -> {
+                assertThat(t.topicId()).isEqualTo(ProtocolVersionMatrixIT.topicId());
+                assertThat(t.partitions()).containsExactly(0);
+            });
+        });
+        cases.put(ApiKeys.CONSUMER_GROUP_DESCRIBE, (c, v) -> {
+            String group = name("matrix-consumer-describe-v", v);
+            ConsumerGroupHeartbeatResponse joined = consumerJoin(c, group, (short) 1);
+            ConsumerGroupDescribeResponse r = c.call(ApiKeys.CONSUMER_GROUP_DESCRIBE, v,
+                    new ConsumerGroupDescribeRequestData().setGroupIds(new ArrayList<>(List.of(group))));
+            assertThat(r.data().groups()).singleElement().satisfies(g -> {
+                assertThat(g.errorCode()).isEqualTo(Errors.NONE.code());
+                assertThat(g.groupState()).isEqualTo("Stable");
+                assertThat(g.assignorName()).isEqualTo("uniform");
+                assertThat(g.members()).singleElement().satisfies(m -> {
+                    assertThat(m.memberId()).isEqualTo(joined.data().memberId());
+                    assertThat(m.subscribedTopicNames()).containsExactly(topic);
+                    assertThat(m.assignment().topicPartitions()).singleElement()
+                            .satisfies(t -> assertThat(t.topicName()).isEqualTo(topic));
+                });
+            });
+        });
         cases.put(ApiKeys.OFFSET_COMMIT, (c, v) -> assertNoErrors(
                 c.call(ApiKeys.OFFSET_COMMIT, v, commit(name("matrix-commit-v", v), topic, 10 + v))));
         cases.put(ApiKeys.OFFSET_FETCH, (c, v) -> {
@@ -143,6 +175,18 @@ final class GroupCases {
             delete.topics().add(t);
             assertNoErrors(c.call(ApiKeys.OFFSET_DELETE, v, delete));
         });
+    }
+
+    /** A consumer-protocol member's first heartbeat, subscribed to the matrix topic. */
+    static ConsumerGroupHeartbeatResponse consumerJoin(Connection c, String group, short v) throws IOException {
+        ConsumerGroupHeartbeatResponse r = c.call(ApiKeys.CONSUMER_GROUP_HEARTBEAT, v,
+                new ConsumerGroupHeartbeatRequestData().setGroupId(group)
+                        .setMemberId(v == 0 ? "" : Uuid.randomUuid().toString()).setMemberEpoch(0)
+                        .setRebalanceTimeoutMs(30_000)
+                        .setSubscribedTopicNames(new ArrayList<>(List.of(ProtocolVersionMatrixIT.topic())))
+                        .setTopicPartitions(new ArrayList<>()));
+        assertNoErrors(r);
+        return r;
     }
 
     /** A commit with generation -1 (no member), as an assign() user or Admin sends it. */
