@@ -67,7 +67,10 @@ public final class MetadataHandler implements ApiHandler {
     }
 
     private CompletableFuture<MetadataResponseTopic> describe(MetadataRequestTopic requested, boolean allowCreate) {
-        if (requested.name() == null) {
+        // A lookup by id leaves the name null or, as kafka-clients' MetadataRequest.Builder.forTopicIds
+        // does, at its default "": the id decides.
+        boolean byId = requested.topicId() != null && !Uuid.ZERO_UUID.equals(requested.topicId());
+        if (requested.name() == null || byId) {
             Uuid id = requested.topicId();
             TopicMetadata topic = id == null ? null : topics.topic(id);
             if (topic == null) {
