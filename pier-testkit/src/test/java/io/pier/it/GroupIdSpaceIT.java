@@ -127,6 +127,52 @@ class GroupIdSpaceIT {
     }
 
     @Test
+    void shouldRefuseAConsumerProtocolMemberOnTheIdOfAShareGroupOrOfAClassicGroupWithMembers() throws Exception {
+        String topic = TOPIC + "-848";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get();
+            Properties share = new Properties();
+            share.put("bootstrap.servers", PIER.bootstrapServers());
+            share.put("group.id", "jobs-848");
+            try (KafkaShareConsumer<String, String> sharer =
+                            new KafkaShareConsumer<>(share, new StringDeserializer(), new StringDeserializer());
+                    KafkaConsumer<String, String> reader = new KafkaConsumer<>(consumerProps("readers-848"),
+                            new StringDeserializer(), new StringDeserializer())) {
+                sharer.subscribe(List.of(topic));
+                reader.subscribe(List.of(topic));
+                await("both groups").atMost(Duration.ofSeconds(30)).until(() -> {
+                    sharer.poll(Duration.ofMillis(100));
+                    reader.poll(Duration.ofMillis(100));
+                    return !reader.assignment().isEmpty() && admin.listGroups(ListGroupsOptions.forShareGroups())
+                            .all().get().stream().anyMatch(g -> g.groupId().equals("jobs-848"));
+                });
+                for (String taken : List.of("jobs-848", "readers-848")) {
+                    Properties p = consumerProps(taken);
+                    p.put("group.protocol", "consumer");
+                    try (KafkaConsumer<String, String> intruder =
+                            new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+                        intruder.subscribe(List.of(topic));
+                        // Then its heartbeat is refused with GROUP_ID_NOT_FOUND, as Kafka does
+                        assertThatThrownBy(() -> {
+                            for (int i = 0; i < 100; i++) {
+                                intruder.poll(Duration.ofMillis(100));
+                            }
+                        }).as(taken).isInstanceOf(GroupIdNotFoundException.class);
+                    }
+                }
+                // And the classic group keeps its member and partitions
+                reader.poll(Duration.ofMillis(100));
+                ConsumerGroupDescription described =
+                        admin.describeConsumerGroups(List.of("readers-848")).all().get().get("readers-848");
+                assertThat(described.type()).isEqualTo(GroupType.CLASSIC);
+                assertThat(described.groupState()).isEqualTo(GroupState.STABLE);
+                assertThat(described.members()).singleElement().satisfies(m ->
+                        assertThat(m.assignment().topicPartitions()).hasSize(2));
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseCommitsFromUnknownMembersAndStaleGenerationsLeavingTheGroupStable() throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()));
                 KafkaConsumer<String, String> member = new KafkaConsumer<>(consumerProps("guarded"),
