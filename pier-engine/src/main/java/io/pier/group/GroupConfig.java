@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import java.util.Objects;
 import java.util.TreeMap;
 import org.apache.kafka.common.IsolationLevel;
@@ -13,8 +14,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code share.*} configs of one share group: the overrides stored for the group id, falling
- * back to the broker's {@code group.share.*} defaults ({@link ShareGroupBrokerConfig}).
+ * The configs of one group id: {@code share.*} for a share group and {@code consumer.*} for a
+ * consumer-protocol group, the overrides stored for the id, falling back to the broker's
+ * {@code group.share.*} ({@link ShareGroupBrokerConfig}) and {@code group.consumer.*} ({@link
+ * ConsumerGroupBrokerConfig}) defaults.
  *
  * <p>Immutable; a change produces a new instance ({@link #withChanges}). Overrides set through
  * {@link #withChanges} are within the broker bounds at the time they are set; overrides restored
@@ -23,6 +26,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class GroupConfig {
 
+    public static final String CONSUMER_SESSION_TIMEOUT_MS = "consumer.session.timeout.ms";
+    public static final String CONSUMER_HEARTBEAT_INTERVAL_MS = "consumer.heartbeat.interval.ms";
     public static final String SESSION_TIMEOUT_MS = "share.session.timeout.ms";
     public static final String HEARTBEAT_INTERVAL_MS = "share.heartbeat.interval.ms";
     public static final String RECORD_LOCK_DURATION_MS = "share.record.lock.duration.ms";
@@ -34,6 +39,8 @@ public final class GroupConfig {
 
     /** Every group config name Pier knows, sorted. */
     public static final List<String> NAMES = List.of(
+            CONSUMER_HEARTBEAT_INTERVAL_MS,
+            CONSUMER_SESSION_TIMEOUT_MS,
             AUTO_OFFSET_RESET,
             DELIVERY_COUNT_LIMIT,
             HEARTBEAT_INTERVAL_MS,
@@ -46,16 +53,24 @@ public final class GroupConfig {
     private static final Logger LOG = LoggerFactory.getLogger(GroupConfig.class);
 
     private final ShareGroupBrokerConfig broker;
+    private final ConsumerGroupBrokerConfig consumer;
     private final Map<String, String> overrides;
 
-    private GroupConfig(ShareGroupBrokerConfig broker, Map<String, String> overrides) {
+    private GroupConfig(ShareGroupBrokerConfig broker, ConsumerGroupBrokerConfig consumer,
+            Map<String, String> overrides) {
         this.broker = Objects.requireNonNull(broker, "broker");
+        this.consumer = Objects.requireNonNull(consumer, "consumer");
         this.overrides = Collections.unmodifiableMap(new TreeMap<>(overrides));
     }
 
-    /** A group with no overrides: every value is the broker default. */
+    /** A group with no overrides, with Kafka's default {@code group.consumer.*} settings. */
     public static GroupConfig defaults(ShareGroupBrokerConfig broker) {
-        return new GroupConfig(broker, Map.of());
+        return defaults(broker, ConsumerGroupBrokerConfig.DEFAULTS);
+    }
+
+    /** A group with no overrides: every value is the broker default. */
+    public static GroupConfig defaults(ShareGroupBrokerConfig broker, ConsumerGroupBrokerConfig consumer) {
+        return new GroupConfig(broker, consumer, Map.of());
     }
 
     /**
@@ -63,7 +78,8 @@ public final class GroupConfig {
      * clamped at use). Unknown names and unparsable values are dropped with a warning, so a
      * restart never fails on an old snapshot.
      */
-    public static GroupConfig restore(ShareGroupBrokerConfig broker, Map<String, String> overrides) {
+    public static GroupConfig restore(ShareGroupBrokerConfig broker, ConsumerGroupBrokerConfig consumer,
+            Map<String, String> overrides) {
         Map<String, String> kept = new TreeMap<>();
         overrides.forEach((name, value) -> {
             if (value == null) {
@@ -75,7 +91,7 @@ public final class GroupConfig {
                 LOG.warn("Dropping stored group config: {}", e.getMessage());
             }
         });
-        return new GroupConfig(broker, kept);
+        return new GroupConfig(broker, consumer, kept);
     }
 
     /**
@@ -100,11 +116,16 @@ public final class GroupConfig {
                 next.put(name, value);
             }
         }
-        GroupConfig result = new GroupConfig(broker, next);
+        GroupConfig result = new GroupConfig(broker, consumer, next);
         if (result.effectiveHeartbeatIntervalMs() >= result.effectiveSessionTimeoutMs()) {
             throw new InvalidConfigurationException(HEARTBEAT_INTERVAL_MS + " must be less than "
                     + SESSION_TIMEOUT_MS + " (" + result.effectiveHeartbeatIntervalMs() + " >= "
                     + result.effectiveSessionTimeoutMs() + ")");
+        }
+        if (result.effectiveConsumerHeartbeatIntervalMs() >= result.effectiveConsumerSessionTimeoutMs()) {
+            throw new InvalidConfigurationException(CONSUMER_HEARTBEAT_INTERVAL_MS + " must be less than "
+                    + CONSUMER_SESSION_TIMEOUT_MS + " (" + result.effectiveConsumerHeartbeatIntervalMs() + " >= "
+                    + result.effectiveConsumerSessionTimeoutMs() + ")");
         }
         return result;
     }
@@ -130,6 +151,8 @@ public final class GroupConfig {
     /** The effective value of one config as a string, or null for an unknown name. */
     public String effectiveValue(String name) {
         return switch (name) {
+            case CONSUMER_SESSION_TIMEOUT_MS -> Integer.toString(effectiveConsumerSessionTimeoutMs());
+            case CONSUMER_HEARTBEAT_INTERVAL_MS -> Integer.toString(effectiveConsumerHeartbeatIntervalMs());
             case SESSION_TIMEOUT_MS -> Integer.toString(effectiveSessionTimeoutMs());
             case HEARTBEAT_INTERVAL_MS -> Integer.toString(effectiveHeartbeatIntervalMs());
             case RECORD_LOCK_DURATION_MS -> Integer.toString(effectiveRecordLockDurationMs());
@@ -140,6 +163,16 @@ public final class GroupConfig {
             case RENEW_ACKNOWLEDGE_ENABLE -> Boolean.toString(effectiveRenewAcknowledgeEnable());
             default -> null;
         };
+    }
+
+    public int effectiveConsumerSessionTimeoutMs() {
+        return effectiveInt(CONSUMER_SESSION_TIMEOUT_MS, consumer.sessionTimeoutMs(),
+                consumer.minSessionTimeoutMs(), consumer.maxSessionTimeoutMs());
+    }
+
+    public int effectiveConsumerHeartbeatIntervalMs() {
+        return effectiveInt(CONSUMER_HEARTBEAT_INTERVAL_MS, consumer.heartbeatIntervalMs(),
+                consumer.minHeartbeatIntervalMs(), consumer.maxHeartbeatIntervalMs());
     }
 
     public int effectiveSessionTimeoutMs() {
@@ -194,7 +227,8 @@ public final class GroupConfig {
     private static String parse(String name, String raw) {
         String value = raw.trim();
         switch (name) {
-            case SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS, RECORD_LOCK_DURATION_MS,
+            case CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS,
+                    SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS, RECORD_LOCK_DURATION_MS,
                     DELIVERY_COUNT_LIMIT, PARTITION_MAX_RECORD_LOCKS -> {
                 try {
                     return Integer.toString(Integer.parseInt(value));
@@ -236,6 +270,10 @@ public final class GroupConfig {
 
     private void checkBounds(String name, String value) {
         switch (name) {
+            case CONSUMER_SESSION_TIMEOUT_MS -> checkRange(name, value, consumer.minSessionTimeoutMs(),
+                    consumer.maxSessionTimeoutMs());
+            case CONSUMER_HEARTBEAT_INTERVAL_MS -> checkRange(name, value, consumer.minHeartbeatIntervalMs(),
+                    consumer.maxHeartbeatIntervalMs());
             case SESSION_TIMEOUT_MS -> checkRange(name, value, broker.minSessionTimeoutMs(),
                     broker.maxSessionTimeoutMs());
             case HEARTBEAT_INTERVAL_MS -> checkRange(name, value, broker.minHeartbeatIntervalMs(),
@@ -266,12 +304,13 @@ public final class GroupConfig {
     public boolean equals(Object o) {
         return o instanceof GroupConfig other
                 && broker.equals(other.broker)
+                && consumer.equals(other.consumer)
                 && overrides.equals(other.overrides);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(broker, overrides);
+        return Objects.hash(broker, consumer, overrides);
     }
 
     @Override

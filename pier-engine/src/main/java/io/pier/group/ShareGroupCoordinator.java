@@ -1,5 +1,6 @@
 package io.pier.group;
 
+import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -33,6 +34,7 @@ public final class ShareGroupCoordinator {
     private static final int MAX_MEMBER_ID_LENGTH = 36;
 
     private final ShareGroupBrokerConfig broker;
+    private final ConsumerGroupBrokerConfig consumerBroker;
     private final TopicLookup topics;
     private final TreeMap<String, ShareGroup> groups = new TreeMap<>();
     private final TreeMap<String, GroupConfig> configs = new TreeMap<>();
@@ -43,16 +45,25 @@ public final class ShareGroupCoordinator {
         this(broker, topics, ShareGroupsSnapshot.EMPTY);
     }
 
-    /** Restores group ids, epochs and configs from a snapshot; every restored group is Empty. */
     public ShareGroupCoordinator(
             ShareGroupBrokerConfig broker, TopicLookup topics, ShareGroupsSnapshot snapshot) {
+        this(broker, ConsumerGroupBrokerConfig.DEFAULTS, topics, snapshot);
+    }
+
+    /**
+     * Restores group ids, epochs and configs from a snapshot; every restored group is Empty. The
+     * configs of a group id include its {@code consumer.*} ones, bounded by {@code consumerBroker}.
+     */
+    public ShareGroupCoordinator(ShareGroupBrokerConfig broker, ConsumerGroupBrokerConfig consumerBroker,
+            TopicLookup topics, ShareGroupsSnapshot snapshot) {
         this.broker = Objects.requireNonNull(broker, "broker");
+        this.consumerBroker = Objects.requireNonNull(consumerBroker, "consumerBroker");
         this.topics = Objects.requireNonNull(topics, "topics");
         for (ShareGroupsSnapshot.Group group : snapshot.groups()) {
             groups.put(group.groupId(), new ShareGroup(group.groupId(), group.groupEpoch()));
         }
         snapshot.configOverrides().forEach((groupId, overrides) -> {
-            GroupConfig config = GroupConfig.restore(broker, overrides);
+            GroupConfig config = GroupConfig.restore(broker, consumerBroker, overrides);
             if (!config.overrides().isEmpty()) {
                 configs.put(groupId, config);
             }
@@ -220,7 +231,7 @@ public final class ShareGroupCoordinator {
     /** The configs of a group id (broker defaults if nothing is stored), group or not. */
     public GroupConfig groupConfig(String groupId) {
         GroupConfig config = configs.get(groupId);
-        return config != null ? config : GroupConfig.defaults(broker);
+        return config != null ? config : GroupConfig.defaults(broker, consumerBroker);
     }
 
     /** {@link #alterGroupConfig(String, Map, boolean)} without validate-only. */

@@ -3,6 +3,7 @@ package io.pier.group;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -155,10 +156,24 @@ class GroupConfigTest {
     }
 
     @Test
+    void shouldBoundConsumerTimingsByTheGroupConsumerBrokerSettings() {
+        assertThat(defaults.withChanges(Map.of("consumer.session.timeout.ms", "50000"))
+                .effectiveConsumerSessionTimeoutMs()).isEqualTo(50_000);
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("consumer.session.timeout.ms", "1000")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("consumer.session.timeout.ms must be greater than or equal to 45000");
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("consumer.heartbeat.interval.ms", "20000")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("consumer.heartbeat.interval.ms must be less than or equal to 15000");
+    }
+
+    @Test
     void shouldListEveryConfigWithDefaultFlag() {
         GroupConfig config = defaults.withChanges(Map.of("share.delivery.count.limit", "7"));
 
         assertThat(config.entries()).containsExactly(
+                new GroupConfigEntry("consumer.heartbeat.interval.ms", "5000", true),
+                new GroupConfigEntry("consumer.session.timeout.ms", "45000", true),
                 new GroupConfigEntry("share.auto.offset.reset", "latest", true),
                 new GroupConfigEntry("share.delivery.count.limit", "7", false),
                 new GroupConfigEntry("share.heartbeat.interval.ms", "5000", true),
@@ -171,7 +186,7 @@ class GroupConfigTest {
 
     @Test
     void shouldClampRestoredOverridesIntoCurrentBounds() {
-        GroupConfig restored = GroupConfig.restore(ShareGroupBrokerConfig.DEFAULTS, Map.of(
+        GroupConfig restored = GroupConfig.restore(ShareGroupBrokerConfig.DEFAULTS, ConsumerGroupBrokerConfig.DEFAULTS, Map.of(
                 "share.record.lock.duration.ms", "1000",
                 "share.session.timeout.ms", "not a number",
                 "share.retired.setting", "1"));

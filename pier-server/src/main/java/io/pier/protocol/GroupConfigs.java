@@ -15,7 +15,10 @@ import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.Altera
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 
-/** Group configs ({@code share.*}), resource type GROUP: stored per group id, even before it has members. */
+/**
+ * Group configs ({@code share.*} and {@code consumer.*}), resource type GROUP: stored per group id, even
+ * before it has members.
+ */
 public final class GroupConfigs implements ConfigResourceType {
     private final ShareGroups groups;
 

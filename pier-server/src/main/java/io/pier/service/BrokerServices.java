@@ -2,6 +2,7 @@ package io.pier.service;
 
 import io.pier.common.Clock;
 import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import io.pier.metrics.PierMetrics;
 import io.pier.runtime.AgentHost;
 import io.pier.runtime.AgentSlot;
@@ -90,7 +91,8 @@ public final class BrokerServices implements AutoCloseable {
         logs = new Logs(partitions);
         polls = new Polls(partitions, metrics == null ? LongPoll.Answers.NONE
                 : (api, outcome) -> metrics.onLongPollAnswer(api, outcome.label()));
-        shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(), shareState);
+        shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(),
+                ConsumerGroupBrokerConfig.fromProperties(settings.raw()), shareState);
         consumerGroups = new ConsumerGroups(partitions, topics, shareGroups, offsetStore, clock, settings.raw());
         ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
         SharePartitions live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);

@@ -102,9 +102,24 @@ public final class ConsumerGroups {
         TopicLookups lookup = new TopicLookups(topics);
         Shard[] shards = partitions.shards();
         slots = new Slot[shards.length];
+        ConsumerGroupCoordinator.Timings timings = new ConsumerGroupCoordinator.Timings() {
+            // The group's consumer.* configs, kept with its share.* ones on the same shard.
+            @Override
+            public int sessionTimeoutMs(String groupId) {
+                return shareGroups.config(groupId).effectiveConsumerSessionTimeoutMs();
+            }
+
+            @Override
+            public int heartbeatIntervalMs(String groupId) {
+                return shareGroups.config(groupId).effectiveConsumerHeartbeatIntervalMs();
+            }
+        };
         for (int i = 0; i < shards.length; i++) {
+            ConsumerGroupCoordinator consumer =
+                    new ConsumerGroupCoordinator(consumerConfig, lookup, () -> Uuid.randomUuid().toString());
+            consumer.timings(timings);
             slots[i] = new Slot(shards[i], new ClassicGroupCoordinator(groupConfig, () -> UUID.randomUUID().toString()),
-                    new ConsumerGroupCoordinator(consumerConfig, lookup, () -> Uuid.randomUuid().toString()));
+                    consumer);
         }
         // Groups are not durable, their offsets are: a group with offsets is back, Empty, after a
         // restart (wiring time, before the shards run).

@@ -10,6 +10,7 @@ import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.group.ShareGroupCoordinator;
 import io.pier.group.ShareGroupsSnapshot;
 import io.pier.group.TopicLookup;
+import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import io.pier.share.ShareConfig;
 import io.pier.state.DurableSharePersister;
 import java.util.ArrayList;
@@ -62,11 +63,11 @@ public final class ShareGroups {
      *     delete)
      */
     ShareGroups(PartitionRegistry partitions, TopicService topics, ShareGroupBrokerConfig brokerConfig,
-            DurableSharePersister existence) {
+            ConsumerGroupBrokerConfig consumerConfig, DurableSharePersister existence) {
         this.partitions = partitions;
         this.existence = existence;
         this.topics = topics;
-        this.defaults = GroupConfig.defaults(brokerConfig);
+        this.defaults = GroupConfig.defaults(brokerConfig, consumerConfig);
         TopicLookup lookup = new TopicLookups(topics);
         Shard[] shards = partitions.shards();
         List<List<ShareGroupsSnapshot.Group>> known = new ArrayList<>();
@@ -80,7 +81,7 @@ public final class ShareGroups {
         topics.allGroupConfigs().forEach((id, c) -> configs.get(partitions.shardForKey(id).id()).put(id, c));
         slots = new Slot[shards.length];
         for (int i = 0; i < shards.length; i++) {
-            ShareGroupCoordinator coordinator = new ShareGroupCoordinator(brokerConfig, lookup,
+            ShareGroupCoordinator coordinator = new ShareGroupCoordinator(brokerConfig, consumerConfig, lookup,
                     new ShareGroupsSnapshot(known.get(i), configs.get(i)));
             slots[i] = new Slot(shards[i], coordinator);
             slots[i].publishConfigs();

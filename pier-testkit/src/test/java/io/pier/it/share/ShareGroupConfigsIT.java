@@ -64,7 +64,10 @@ class ShareGroupConfigsIT {
             Config config = describe(admin, group);
             Map<String, String> values = new TreeMap<>();
             config.entries().forEach(e -> values.put(e.name(), e.value()));
+            // A group resource has every group type's configs, as in Kafka (consumer.* for KIP-848 groups).
             assertThat(values).containsOnlyKeys(
+                    "consumer.heartbeat.interval.ms",
+                    "consumer.session.timeout.ms",
                     "share.auto.offset.reset",
                     "share.delivery.count.limit",
                     "share.heartbeat.interval.ms",
