@@ -123,7 +123,8 @@ class LayeringTest {
     void shouldKeepTheShareStateDutyCycleFreeOfClocksThreadsAndLocks() {
         // The persister is an agent: time comes in as doWork's nowMs, its runner owns the thread.
         noClasses().that().haveNameMatching("io\\.pier\\.state\\."
-                        + "(DurableSharePersister|ShareStateChanges|SnapshotPolicy|ShareStateReplay)(\\$.*)?")
+                        + "(DurableSharePersister|DurableStoreAgent|ShareStateChanges|SnapshotPolicy|ShareStateReplay)"
+                        + "(\\$.*)?")
                 .should().callMethod(Clock.class, "monoMs")
                 .orShould().callMethod(Clock.class, "wallMs")
                 .orShould().callMethod(System.class, "nanoTime")

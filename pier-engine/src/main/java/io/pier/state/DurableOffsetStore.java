@@ -1,6 +1,5 @@
 package io.pier.state;
 
-import io.pier.common.ClosableInbox;
 import io.pier.common.Agent;
 import io.pier.common.Clock;
 import io.pier.common.Wakeup;
@@ -17,7 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.slf4j.Logger;
@@ -52,11 +50,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Recovery.</b> {@link #open} replays the log from its start: a value replaces its key's
  * offset, a null value removes it.
+ *
+ * <p>This class says what the committed offsets' submissions and records mean; the duty cycle, the
+ * group commit, the failure and the close are {@link DurableStoreAgent}'s.
  */
-public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseable {
+public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetStore.Op, DurableOffsetStore.Staged>
+        implements OffsetStore {
     private static final Logger LOG = LoggerFactory.getLogger(DurableOffsetStore.class);
-    static final int MAX_SUBMISSIONS_PER_CYCLE = 4096;
-    private static final long NOT_STARTED = Long.MIN_VALUE;
+    private static final Wording WORDING = new Wording("committed-offset",
+            "committed offsets are not writable after an I/O error", "committed-offset store is closed",
+            "no further offsets are written");
 
     /**
      * @param compactionIntervalMs how often keys whose latest record sits in old segments are
@@ -90,9 +93,8 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
     /** A key of the log, as the {@link SnapshotPolicy} tracks it. */
     private record OffsetKey(String groupId, TopicPartition partition) {}
 
-    private sealed interface Op permits CommitOp, DeleteOp, RetainOp, CompactOp {
-        CompletableFuture<Void> done();
-    }
+    /** What a caller submitted (package-private only because the base class names it). */
+    sealed interface Op extends Submission permits CommitOp, DeleteOp, RetainOp, CompactOp {}
 
     private record CommitOp(String groupId, Map<TopicPartition, CommittedOffset> offsets,
             CompletableFuture<Void> done) implements Op {}
@@ -105,25 +107,11 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
 
     private record CompactOp(CompletableFuture<Void> done) implements Op {}
 
-    private final ShareStateLog log;
-    private final Options options;
-    private final Wakeup wakeup;
-    private final FatalHandler fatal;
-    private final ClosableInbox<Op> submitted = new ClosableInbox<>();
     private final Map<String, Map<TopicPartition, CommittedOffset>> published = new ConcurrentHashMap<>();
-    private final AtomicLong recordsAppended = new AtomicLong();
-    private volatile Throwable failure;
-    // Owned by the duty cycle.
-    private final SnapshotPolicy policy = new SnapshotPolicy(Integer.MAX_VALUE);
-    private final List<Op> taken = new ArrayList<>();
-    private boolean inCycle;
-    private long nextPassMs = NOT_STARTED;
 
     private DurableOffsetStore(ShareStateLog log, Options options, Wakeup wakeup, FatalHandler fatal) {
-        this.log = log;
-        this.options = options;
-        this.wakeup = wakeup;
-        this.fatal = fatal;
+        super(log, new SnapshotPolicy(Integer.MAX_VALUE), options.compactionIntervalMs(), wakeup, fatal::onFatal,
+                WORDING);
     }
 
     /**
@@ -134,17 +122,7 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
     public static DurableOffsetStore open(ShareStateLog log, Options options, Wakeup wakeup, FatalHandler fatal)
             throws IOException {
         DurableOffsetStore s = new DurableOffsetStore(log, options, wakeup, fatal);
-        try {
-            s.replay();
-        } catch (IOException | RuntimeException e) {
-            try {
-                log.close();
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
-        s.policy.startColdPassesAt(log.startOffset());
+        s.recover(() -> s.replay(log));
         return s;
     }
 
@@ -154,7 +132,7 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
         return open(LocalShareStateLog.open(dir, options.segmentBytes(), clock, io), options, wakeup, fatal);
     }
 
-    private void replay() throws IOException {
+    private void replay(ShareStateLog log) throws IOException {
         Map<String, Map<TopicPartition, CommittedOffset>> groups = new HashMap<>();
         log.replay((offset, rawKey, value) -> {
             try {
@@ -182,11 +160,11 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
             if (m != null) {
                 m.remove(key.partition());
             }
-            policy.onDeleted(k);
+            policy().onDeleted(k);
         } else {
             groups.computeIfAbsent(key.groupId(), g -> new HashMap<>())
                     .put(key.partition(), OffsetRecords.decodeValue(value));
-            policy.onFullRecord(k, offset);
+            policy().onFullRecord(k, offset);
         }
     }
 
@@ -227,29 +205,7 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
         return Set.copyOf(published.keySet());
     }
 
-    /** Records appended since open. */
-    public long recordsAppended() {
-        return recordsAppended.get();
-    }
-
-    /** The log's start offset (moves on as compaction passes free old segments). */
-    public long logStartOffset() {
-        return log.startOffset();
-    }
-
-    private CompletableFuture<Void> submit(Op op) {
-        Throwable f = failure;
-        if (f != null) {
-            op.done().completeExceptionally(new IOException("committed offsets are not writable after an I/O error", f));
-        } else if (!submitted.offer(op)) {
-            op.done().completeExceptionally(new IOException("committed-offset store is closed"));
-        } else {
-            wakeup.wake();
-        }
-        return op.done();
-    }
-
-    // ---------------------------------------------------------------- Agent, the duty-cycle thread
+    // ---------------------------------------------------------------- the duty-cycle thread
 
     @Override
     public String roleName() {
@@ -257,201 +213,121 @@ public final class DurableOffsetStore implements OffsetStore, Agent, AutoCloseab
     }
 
     @Override
-    public int doWork(long nowMs) {
-        if (submitted.isClosed()) {
-            return 0;
-        }
-        if (nextPassMs == NOT_STARTED) {
-            nextPassMs = after(nowMs);
-        }
-        boolean due = nowMs >= nextPassMs;
-        int work = cycle(due);
-        if (due) {
-            nextPassMs = after(nowMs);
-        }
-        return work;
+    boolean forcesPass(Op op) {
+        return op instanceof CompactOp;
+    }
+
+    /** The key's published offset, rewritten as it is. */
+    @Override
+    Staged rewrite(Object coldKey) {
+        OffsetKey k = (OffsetKey) coldKey;
+        CommittedOffset current = offsets(k.groupId()).get(k.partition());
+        return current == null ? null : new Staged(k, current);
     }
 
     @Override
-    public long nextDeadlineMs() {
-        return failure != null || submitted.isClosed() || nextPassMs == NOT_STARTED ? Long.MAX_VALUE : nextPassMs;
+    Staging<Staged> stage(List<Op> ops) {
+        return new Changes(ops);
     }
 
-    private long after(long nowMs) {
-        long interval = options.compactionIntervalMs();
-        return nowMs > Long.MAX_VALUE - interval ? Long.MAX_VALUE : nowMs + interval;
+    @Override
+    ShareStateLog.Entry entry(Staged s) {
+        return new ShareStateLog.Entry(OffsetRecords.key(s.key().groupId(), s.key().partition()),
+                s.value() == null ? null : OffsetRecords.value(s.value()));
     }
 
-    private int cycle(boolean passDue) {
-        inCycle = true;
-        for (Op op; taken.size() < MAX_SUBMISSIONS_PER_CYCLE && (op = submitted.poll()) != null; ) {
-            taken.add(op);
-        }
-        int work = taken.size();
-        if (failure != null) {
-            failAll(taken, failure);
+    @Override
+    void appended(Staged s, long offset) {
+        if (s.value() == null) {
+            policy().onDeleted(s.key());
         } else {
-            boolean pass = passDue || taken.stream().anyMatch(CompactOp.class::isInstance);
-            commit(pass);
-            work += pass ? 1 : 0;
-        }
-        taken.clear();
-        inCycle = false;
-        return work;
-    }
-
-    /** A change staged in this cycle: its key and its record's value (null: a tombstone). */
-    private record Staged(OffsetKey key, CommittedOffset value) {}
-
-    private void commit(boolean pass) {
-        long passEnd = log.endOffset();
-        List<Staged> records = new ArrayList<>();
-        if (pass && log.reclaimable()) {
-            // The pass rewrites the published (pre-cycle) values, so this cycle's changes go after them.
-            for (Object key : policy.coldKeys()) {
-                OffsetKey k = (OffsetKey) key;
-                CommittedOffset current = offsets(k.groupId()).get(k.partition());
-                if (current != null) {
-                    records.add(new Staged(k, current));
-                }
-            }
-        }
-        Map<String, Map<TopicPartition, CommittedOffset>> staged = new HashMap<>();
-        for (Op op : taken) {
-            stage(op, staged, records);
-        }
-        if (!records.isEmpty() && !appendAndFlush(records)) {
-            failAll(taken, failure);
-            return;
-        }
-        staged.forEach((g, m) -> {
-            if (m.isEmpty()) {
-                published.remove(g);
-            } else {
-                published.put(g, Map.copyOf(m));
-            }
-        });
-        for (Op op : taken) {
-            op.done().complete(null);
-        }
-        if (pass) {
-            policy.endColdPass(passEnd);
-            long needed = policy.neededFrom(log.endOffset());
-            try {
-                if (needed > log.startOffset()) {
-                    log.moveStart(needed);
-                }
-            } catch (IOException | RuntimeException e) {
-                onFailure(e);
-            }
+            policy().onFullRecord(s.key(), offset);
         }
     }
 
-    private Map<TopicPartition, CommittedOffset> working(Map<String, Map<TopicPartition, CommittedOffset>> staged,
-            String groupId) {
-        return staged.computeIfAbsent(groupId, g -> new HashMap<>(offsets(g)));
-    }
+    /**
+     * A change staged in this cycle: its key and its record's value (null: a tombstone).
+     * Package-private only because the base class names it.
+     */
+    record Staged(OffsetKey key, CommittedOffset value) {}
 
-    private void stage(Op op, Map<String, Map<TopicPartition, CommittedOffset>> staged, List<Staged> records) {
-        if (op instanceof CommitOp c) {
-            Map<TopicPartition, CommittedOffset> m = working(staged, c.groupId());
-            c.offsets().forEach((tp, o) -> {
-                m.put(tp, o);
-                records.add(new Staged(new OffsetKey(c.groupId(), tp), o));
-            });
-        } else if (op instanceof DeleteOp d) {
-            Map<TopicPartition, CommittedOffset> m = working(staged, d.groupId());
-            List<TopicPartition> gone = new ArrayList<>(d.partitions() == null ? m.keySet() : d.partitions());
-            for (TopicPartition tp : gone) {
-                if (m.remove(tp) != null) {
-                    records.add(new Staged(new OffsetKey(d.groupId(), tp), null));
-                }
+    /**
+     * One cycle's changes: the touched groups copied from the published view and changed, one
+     * record per changed key. Nothing is refused, so the cycle's submissions complete, or fail,
+     * together.
+     */
+    private final class Changes implements Staging<Staged> {
+        private final List<Op> ops;
+        private final Map<String, Map<TopicPartition, CommittedOffset>> staged = new HashMap<>();
+        private final List<Staged> records = new ArrayList<>();
+
+        Changes(List<Op> ops) {
+            this.ops = ops;
+            for (Op op : ops) {
+                stageChange(op);
             }
-        } else if (op instanceof RetainOp r) {
-            Set<String> groups = new HashSet<>(published.keySet());
-            groups.addAll(staged.keySet());
-            for (String g : groups) {
-                Map<TopicPartition, CommittedOffset> m = working(staged, g);
-                List<TopicPartition> gone = new ArrayList<>();
-                m.forEach((tp, o) -> {
-                    if (!o.topicId().equals(r.liveTopics().get(tp.topic()))) {
-                        gone.add(tp);
-                    }
+        }
+
+        private Map<TopicPartition, CommittedOffset> working(String groupId) {
+            return staged.computeIfAbsent(groupId, g -> new HashMap<>(offsets(g)));
+        }
+
+        private void stageChange(Op op) {
+            if (op instanceof CommitOp c) {
+                Map<TopicPartition, CommittedOffset> m = working(c.groupId());
+                c.offsets().forEach((tp, o) -> {
+                    m.put(tp, o);
+                    records.add(new Staged(new OffsetKey(c.groupId(), tp), o));
                 });
+            } else if (op instanceof DeleteOp d) {
+                Map<TopicPartition, CommittedOffset> m = working(d.groupId());
+                List<TopicPartition> gone = new ArrayList<>(d.partitions() == null ? m.keySet() : d.partitions());
                 for (TopicPartition tp : gone) {
-                    m.remove(tp);
-                    records.add(new Staged(new OffsetKey(g, tp), null));
+                    if (m.remove(tp) != null) {
+                        records.add(new Staged(new OffsetKey(d.groupId(), tp), null));
+                    }
+                }
+            } else if (op instanceof RetainOp r) {
+                Set<String> groups = new HashSet<>(published.keySet());
+                groups.addAll(staged.keySet());
+                for (String g : groups) {
+                    Map<TopicPartition, CommittedOffset> m = working(g);
+                    List<TopicPartition> gone = new ArrayList<>();
+                    m.forEach((tp, o) -> {
+                        if (!o.topicId().equals(r.liveTopics().get(tp.topic()))) {
+                            gone.add(tp);
+                        }
+                    });
+                    for (TopicPartition tp : gone) {
+                        m.remove(tp);
+                        records.add(new Staged(new OffsetKey(g, tp), null));
+                    }
                 }
             }
         }
-    }
 
-    private boolean appendAndFlush(List<Staged> records) {
-        try {
-            List<ShareStateLog.Entry> entries = new ArrayList<>(records.size());
-            for (Staged s : records) {
-                entries.add(new ShareStateLog.Entry(OffsetRecords.key(s.key().groupId(), s.key().partition()),
-                        s.value() == null ? null : OffsetRecords.value(s.value())));
-            }
-            long first = log.append(entries);
-            recordsAppended.addAndGet(entries.size());
-            for (int i = 0; i < records.size(); i++) {
-                Staged s = records.get(i);
-                if (s.value() == null) {
-                    policy.onDeleted(s.key());
+        @Override
+        public List<Staged> records() {
+            return records;
+        }
+
+        @Override
+        public void durable() {
+            staged.forEach((g, m) -> {
+                if (m.isEmpty()) {
+                    published.remove(g);
                 } else {
-                    policy.onFullRecord(s.key(), first + i);
+                    published.put(g, Map.copyOf(m));
                 }
+            });
+            for (Op op : ops) {
+                op.done().complete(null);
             }
-            log.flush();
-            return true;
-        } catch (IOException | RuntimeException e) {
-            onFailure(e);
-            return false;
         }
-    }
 
-    private void onFailure(Throwable e) {
-        if (failure == null) {
-            failure = e;
-            LOG.error("Committed-offset log {} failed; no further offsets are written", log.name(), e);
-            fatal.onFatal("writing the committed-offset log failed", e);
-        }
-    }
-
-    private static void failAll(List<Op> ops, Throwable cause) {
-        for (Op op : ops) {
-            op.done().completeExceptionally(new IOException("committed offsets are not writable after an I/O error",
-                    cause));
-        }
-    }
-
-    @Override
-    public void onClose() {
-        close();
-    }
-
-    /** Writes what was submitted before the close (unless the log failed), then closes the log. */
-    @Override
-    public void close() {
-        if (submitted.isClosed()) {
-            return;
-        }
-        submitted.close();
-        if (inCycle) {
-            if (failure == null) {
-                failure = new IllegalStateException("a committed-offset duty cycle did not finish");
-            }
-            failAll(taken, failure);
-            taken.clear();
-        }
-        while (!submitted.isEmpty()) {
-            cycle(false);
-        }
-        try {
-            log.close();
-        } catch (RuntimeException e) {
-            LOG.warn("Closing the committed-offset log {} failed", log.name(), e);
+        @Override
+        public void notDurable(Throwable cause) {
+            failTaken(cause);
         }
     }
 }

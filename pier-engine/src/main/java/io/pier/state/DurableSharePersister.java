@@ -1,6 +1,5 @@
 package io.pier.state;
 
-import io.pier.common.ClosableInbox;
 import io.pier.common.Agent;
 import io.pier.common.Clock;
 import io.pier.common.Wakeup;
@@ -13,10 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.ConcurrentHashMap;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A {@link SharePersister} that keeps share-partition state, and which share groups exist, in a
@@ -56,16 +52,15 @@ import org.slf4j.LoggerFactory;
  * <p><b>Recovery.</b> {@link #open} replays the log from its start offset: a snapshot replaces a
  * key's state, an update is merged into it, a null value deletes it (see {@link ShareStateReplay}).
  *
- * <p>This class runs the duty cycle and the group commit; when a key is written whole and how far
- * the log start may move is {@link SnapshotPolicy}'s decision, where the bytes go is the
- * {@link ShareStateLog}'s.
+ * <p>This class says what the share state's submissions and records mean; the duty cycle, the
+ * group commit, the failure and the close are {@link DurableStoreAgent}'s, when a key is written
+ * whole and how far the log start may move is {@link SnapshotPolicy}'s decision, where the bytes go
+ * is the {@link ShareStateLog}'s.
  */
-public final class DurableSharePersister implements SharePersister, Agent, AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(DurableSharePersister.class);
-    /** Submissions taken per duty cycle; the rest wait for the next cycle, which follows at once. */
-    static final int MAX_SUBMISSIONS_PER_CYCLE = 4096;
-    /** {@link #nextColdPassMs} before the first duty cycle has told the time. */
-    private static final long NOT_STARTED = Long.MIN_VALUE;
+public final class DurableSharePersister
+        extends DurableStoreAgent<DurableSharePersister.Op, ShareStateChanges.Staged> implements SharePersister {
+    private static final Wording WORDING = new Wording("share-state", "share state is not writable after an I/O error",
+            "share-state persister is closed", "no further share state is written");
 
     /**
      * @param updatesPerSnapshot {@code share.coordinator.snapshot.update.records.per.snapshot}:
@@ -101,10 +96,8 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
         void onFatal(String what, Throwable cause);
     }
 
-    /** What a caller submitted, with the future the duty cycle completes. */
-    private sealed interface Op permits WriteOp, InitOp, DeleteOp, GroupOp, CompactOp {
-        CompletableFuture<Void> done();
-    }
+    /** What a caller submitted (package-private only because the base class names it). */
+    sealed interface Op extends Submission permits WriteOp, InitOp, DeleteOp, GroupOp, CompactOp {}
 
     private record WriteOp(ShareStateWrite write, CompletableFuture<Void> done) implements Op {}
 
@@ -116,30 +109,16 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
 
     private record CompactOp(CompletableFuture<Void> done) implements Op {}
 
-    private final ShareStateLog log;
-    private final Options options;
-    private final Wakeup wakeup;
-    private final FatalHandler fatal;
-    // Met by other threads: submissions in, the published view out.
-    private final ClosableInbox<Op> submitted = new ClosableInbox<>();
+    // Met by other threads: the published view, which only the duty cycle writes, after the flush.
     private final Map<SharePartitionKey, ShareState> published = new ConcurrentHashMap<>();
     private final Set<String> publishedGroups = ConcurrentHashMap.newKeySet();
-    private volatile Throwable failure;
-    // Written only by the duty cycle, read by any thread (tests, benchmarks).
-    private final AtomicLong recordsAppended = new AtomicLong();
-    private final AtomicLong flushes = new AtomicLong();
     // Owned by the duty cycle.
     private final SnapshotPolicy snapshots;
-    private final List<Op> taken = new ArrayList<>();
-    private boolean inCycle;
-    private long nextColdPassMs = NOT_STARTED;
 
     private DurableSharePersister(ShareStateLog log, Options options, Wakeup wakeup, FatalHandler fatal) {
-        this.log = log;
-        this.options = options;
-        this.wakeup = wakeup;
-        this.fatal = fatal;
-        this.snapshots = new SnapshotPolicy(options.updatesPerSnapshot());
+        super(log, new SnapshotPolicy(options.updatesPerSnapshot()), options.coldSnapshotIntervalMs(), wakeup,
+                fatal::onFatal, WORDING);
+        this.snapshots = policy();
     }
 
     /**
@@ -153,17 +132,7 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     public static DurableSharePersister open(ShareStateLog log, Options options, Wakeup wakeup, FatalHandler fatal)
             throws IOException {
         DurableSharePersister p = new DurableSharePersister(log, options, wakeup, fatal);
-        try {
-            ShareStateReplay.replay(log, p.published, p.publishedGroups, p.snapshots);
-        } catch (IOException | RuntimeException e) {
-            try {
-                log.close();
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
-        p.snapshots.startColdPassesAt(log.startOffset());
+        p.recover(() -> ShareStateReplay.replay(log, p.published, p.publishedGroups, p.snapshots));
         return p;
     }
 
@@ -234,34 +203,12 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
         return Map.copyOf(published);
     }
 
-    /** Records appended since open. */
-    public long recordsAppended() {
-        return recordsAppended.get();
-    }
-
     /** Group commits (flushes of the state log) since open. */
     public long flushes() {
-        return flushes.get();
+        return flushCount();
     }
 
-    /** The state log's start offset (advances as superseded records are cleaned away). */
-    public long logStartOffset() {
-        return log.startOffset();
-    }
-
-    private CompletableFuture<Void> submit(Op op) {
-        Throwable f = failure;
-        if (f != null) {
-            op.done().completeExceptionally(new IOException("share state is not writable after an I/O error", f));
-        } else if (!submitted.offer(op)) {
-            op.done().completeExceptionally(new IOException("share-state persister is closed"));
-        } else {
-            wakeup.wake();
-        }
-        return op.done();
-    }
-
-    // ---------------------------------------------------------------- Agent, the duty-cycle thread
+    // ---------------------------------------------------------------- the duty-cycle thread
 
     @Override
     public String roleName() {
@@ -269,141 +216,34 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     }
 
     @Override
-    public int doWork(long nowMs) {
-        if (submitted.isClosed()) {
-            return 0;
-        }
-        if (nextColdPassMs == NOT_STARTED) {
-            nextColdPassMs = deadlineAfter(nowMs);
-        }
-        int work = cycle(nowMs >= nextColdPassMs);
-        if (nowMs >= nextColdPassMs) {
-            nextColdPassMs = deadlineAfter(nowMs);
-        }
-        return work;
+    boolean forcesPass(Op op) {
+        return op instanceof CompactOp;
     }
 
-    /** The next cold pass; none once the log failed or the persister closed. */
+    /** A share-partition's published state as a snapshot, or a group's existence. */
     @Override
-    public long nextDeadlineMs() {
-        return failure != null || submitted.isClosed() || nextColdPassMs == NOT_STARTED ? Long.MAX_VALUE : nextColdPassMs;
-    }
-
-    private long deadlineAfter(long nowMs) {
-        long interval = options.coldSnapshotIntervalMs();
-        return nowMs > Long.MAX_VALUE - interval ? Long.MAX_VALUE : nowMs + interval;
-    }
-
-    /**
-     * Takes a bounded batch of submissions, writes them (after the cold snapshots, if a cold pass
-     * is due or was asked for) with one flush, completes them, then lets the log start move on.
-     * Returns the submissions taken, plus one for a cold pass.
-     */
-    private int cycle(boolean coldPassDue) {
-        inCycle = true;
-        for (Op op; taken.size() < MAX_SUBMISSIONS_PER_CYCLE && (op = submitted.poll()) != null; ) {
-            taken.add(op);
-        }
-        List<Op> changes = new ArrayList<>(taken.size());
-        List<CompactOp> compactions = new ArrayList<>();
-        for (Op op : taken) {
-            if (op instanceof CompactOp c) {
-                compactions.add(c);
-            } else {
-                changes.add(op);
-            }
-        }
-        int work = taken.size();
-        if (failure != null) {
-            failAll(taken, failure);
-        } else {
-            boolean coldPass = coldPassDue || !compactions.isEmpty();
-            commit(changes, coldPass);
-            work += coldPass ? 1 : 0;
-            for (CompactOp c : compactions) {
-                if (failure == null) {
-                    c.done().complete(null);
-                } else {
-                    c.done().completeExceptionally(new IOException("share-state log failed", failure));
-                }
-            }
-        }
-        taken.clear();
-        inCycle = false;
-        return work;
-    }
-
-    /**
-     * Validates and merges the changes, appends their records after the cold pass's snapshots,
-     * flushes once, publishes, completes the futures; then, for a cold pass, moves the log start.
-     * The cold snapshots come first because they hold the published (pre-cycle) state: a change of
-     * the same key in this cycle must land after them to win on replay.
-     */
-    private void commit(List<Op> ops, boolean coldPass) {
-        long passEnd = log.endOffset();
-        List<ShareStateChanges.Staged> records = coldPass && log.reclaimable() ? coldSnapshots() : new ArrayList<>();
-        ShareStateChanges changes = new ShareStateChanges(published, publishedGroups, snapshots);
-        List<CompletableFuture<Void>> succeeded = new ArrayList<>();
-        for (Op op : ops) {
-            RuntimeException refused = stage(op, changes);
-            if (refused != null) {
-                op.done().completeExceptionally(refused);
-            } else {
-                succeeded.add(op.done());
-            }
-        }
-        records.addAll(changes.records());
-        if (!records.isEmpty() && !appendAndFlush(records)) {
-            for (CompletableFuture<Void> f : succeeded) {
-                f.completeExceptionally(new IOException("share state could not be made durable", failure));
-            }
-            return;
-        }
-        changes.publish();
-        for (CompletableFuture<Void> f : succeeded) {
-            f.complete(null);
-        }
-        if (coldPass) {
-            moveStartAfterColdPass(passEnd);
-        }
-    }
-
-    /** Returns why the op was refused, or null once it is staged (or needs no record at all). */
-    private static RuntimeException stage(Op op, ShareStateChanges changes) {
-        if (op instanceof WriteOp w) {
-            return changes.write(w.write());
-        } else if (op instanceof InitOp i) {
-            changes.initialize(i.key(), i.startOffset());
-        } else if (op instanceof DeleteOp d) {
-            changes.delete(d.key());
-        } else if (op instanceof GroupOp g) {
-            changes.group(g.groupId(), g.exists());
+    ShareStateChanges.Staged rewrite(Object coldKey) {
+        if (coldKey instanceof SharePartitionKey spk) {
+            ShareState s = published.get(spk);
+            return s == null ? null : ShareStateChanges.Staged.snapshot(spk, s);
+        } else if (coldKey instanceof String group) {
+            return ShareStateChanges.Staged.groupExists(group);
         }
         return null;
     }
 
-    /** Appends the records and flushes once; false (and the persister failed) on any error. */
-    private boolean appendAndFlush(List<ShareStateChanges.Staged> records) {
-        try {
-            List<ShareStateLog.Entry> entries = new ArrayList<>(records.size());
-            for (ShareStateChanges.Staged p : records) {
-                entries.add(p.entry());
-            }
-            long first = log.append(entries);
-            recordsAppended.addAndGet(entries.size());
-            for (int i = 0; i < records.size(); i++) {
-                note(records.get(i), first + i);
-            }
-            log.flush();
-            flushes.incrementAndGet();
-            return true;
-        } catch (IOException | RuntimeException e) {
-            onFailure(e);
-            return false;
-        }
+    @Override
+    Staging<ShareStateChanges.Staged> stage(List<Op> ops) {
+        return new Changes(ops);
     }
 
-    private void note(ShareStateChanges.Staged p, long offset) {
+    @Override
+    ShareStateLog.Entry entry(ShareStateChanges.Staged record) {
+        return record.entry();
+    }
+
+    @Override
+    void appended(ShareStateChanges.Staged p, long offset) {
         if (p.entry().value() == null) {
             snapshots.onDeleted(p.infoKey());
         } else if (p.full()) {
@@ -414,89 +254,72 @@ public final class DurableSharePersister implements SharePersister, Agent, AutoC
     }
 
     /**
-     * A cold pass's records: a snapshot of every key whose last full record is older than the end
-     * the previous pass saw (only asked for when moving the log start could free anything).
+     * One cycle's changes, validated and merged per key by {@link ShareStateChanges}; a refused
+     * change fails at once. Compaction requests complete last, once their pass has run.
      */
-    private List<ShareStateChanges.Staged> coldSnapshots() {
-        List<ShareStateChanges.Staged> records = new ArrayList<>();
-        for (Object key : snapshots.coldKeys()) {
-            if (key instanceof SharePartitionKey spk) {
-                ShareState s = published.get(spk);
-                if (s != null) {
-                    records.add(ShareStateChanges.Staged.snapshot(spk, s));
+    private final class Changes implements Staging<ShareStateChanges.Staged> {
+        private final ShareStateChanges changes = new ShareStateChanges(published, publishedGroups, snapshots);
+        private final List<CompletableFuture<Void>> succeeded = new ArrayList<>();
+        private final List<CompactOp> compactions = new ArrayList<>();
+
+        Changes(List<Op> ops) {
+            for (Op op : ops) {
+                if (op instanceof CompactOp c) {
+                    compactions.add(c);
+                    continue;
                 }
-            } else if (key instanceof String group) {
-                records.add(ShareStateChanges.Staged.groupExists(group));
+                RuntimeException refused = stageChange(op);
+                if (refused != null) {
+                    op.done().completeExceptionally(refused);
+                } else {
+                    succeeded.add(op.done());
+                }
             }
         }
-        return records;
-    }
 
-    /**
-     * Ends a cold pass that saw the log up to {@code passEnd}, then moves the log start to the
-     * oldest full record still needed, which frees the storage wholly below it.
-     */
-    private void moveStartAfterColdPass(long passEnd) {
-        snapshots.endColdPass(passEnd);
-        // Every append so far was flushed in its own cycle, so the log end is the durable end.
-        long needed = snapshots.neededFrom(log.endOffset());
-        try {
-            if (needed > log.startOffset()) {
-                log.moveStart(needed);
+        /** Returns why the op was refused, or null once it is staged (or needs no record at all). */
+        private RuntimeException stageChange(Op op) {
+            if (op instanceof WriteOp w) {
+                return changes.write(w.write());
+            } else if (op instanceof InitOp i) {
+                changes.initialize(i.key(), i.startOffset());
+            } else if (op instanceof DeleteOp d) {
+                changes.delete(d.key());
+            } else if (op instanceof GroupOp g) {
+                changes.group(g.groupId(), g.exists());
             }
-        } catch (IOException | RuntimeException e) {
-            onFailure(e);
+            return null;
         }
-    }
 
-    private void onFailure(Throwable e) {
-        if (failure == null) {
-            failure = e;
-            LOG.error("Share-state log {} failed; no further share state is written", log.name(), e);
-            fatal.onFatal("writing the share-state log failed", e);
+        @Override
+        public List<ShareStateChanges.Staged> records() {
+            return changes.records();
         }
-    }
 
-    private static void failAll(List<? extends Op> ops, Throwable cause) {
-        for (Op op : ops) {
-            op.done().completeExceptionally(new IOException("share state is not writable after an I/O error", cause));
-        }
-    }
-
-    /** Called by the runner on the duty-cycle thread after the last cycle: see {@link #close}. */
-    @Override
-    public void onClose() {
-        close();
-    }
-
-    /**
-     * Writes what was submitted before the close (unless the log failed), fails what comes later,
-     * then closes the log. Call it where {@link #doWork} runs, once no cycle runs any more: the
-     * runner does so through {@link #onClose}, a test that drives the cycles by hand calls it
-     * directly. Idempotent.
-     */
-    @Override
-    public void close() {
-        if (submitted.isClosed()) {
-            return;
-        }
-        submitted.close();
-        if (inCycle) {
-            // The last cycle threw half-way (a broken invariant): what it took is in doubt.
-            if (failure == null) {
-                failure = new IllegalStateException("a share-state duty cycle did not finish");
+        @Override
+        public void durable() {
+            changes.publish();
+            for (CompletableFuture<Void> f : succeeded) {
+                f.complete(null);
             }
-            failAll(taken, failure);
-            taken.clear();
         }
-        // Bounded: once closed, a submitter whose op is not drained here takes it back.
-        while (!submitted.isEmpty()) {
-            cycle(false);
+
+        @Override
+        public void notDurable(Throwable cause) {
+            for (CompletableFuture<Void> f : succeeded) {
+                f.completeExceptionally(new IOException("share state could not be made durable", cause));
+            }
         }
-        try {
-            log.close();
-        } catch (RuntimeException e) {
-            LOG.warn("Closing the share-state log {} failed", log.name(), e);
+
+        @Override
+        public void ended(Throwable failure) {
+            for (CompactOp c : compactions) {
+                if (failure == null) {
+                    c.done().complete(null);
+                } else {
+                    c.done().completeExceptionally(new IOException("share-state log failed", failure));
+                }
+            }
         }
     }
 }

@@ -8,7 +8,8 @@ import java.util.List;
  * Where the share-state records are stored: an ordered, offset-addressed log of (key, value)
  * records as {@link ShareStateRecords} encodes them. This is the I/O half of the share-state
  * persister; what to write, when to snapshot and how far the start may move is decided by
- * {@link DurableSharePersister}, which is the only caller. {@link LocalShareStateLog} keeps the
+ * {@link DurableSharePersister} ({@link DurableOffsetStore} keeps committed offsets in one too),
+ * whose {@link DurableStoreAgent} is the only writer. {@link LocalShareStateLog} keeps the
  * records on Pier's own partition log; a backend over an upstream Kafka topic implements the same
  * contract ({@code ShareStateLogContract} in the tests checks it for every backend).
  *
