@@ -117,6 +117,51 @@ final class ClassicGroup {
 
 
 
+    /**
+     * Hands the group and its members to the consumer protocol (online upgrade): parked JoinGroup
+     * and SyncGroup calls are answered REBALANCE_IN_PROGRESS, so those members rejoin the
+     * consumer-protocol group; the group is Dead after.
+     */
+    ClassicGroupHandover handOver() {
+        List<ClassicMemberState> out = new ArrayList<>();
+        for (ClassicGroupMember m : members.values()) {
+            m.answerJoin(ClassicJoinResult.error(Errors.REBALANCE_IN_PROGRESS, m.memberId));
+            m.answerSync(ClassicSyncResult.error(Errors.REBALANCE_IN_PROGRESS));
+            out.add(new ClassicMemberState(m.memberId, m.groupInstanceId, m.clientId, m.clientHost,
+                    m.rebalanceTimeoutMs, m.sessionTimeoutMs, m.protocols, m.assignment));
+        }
+        pendingMembers.clear();
+        markDead();
+        return new ClassicGroupHandover(generationId, out);
+    }
+
+    /**
+     * Takes members over from the consumer protocol (online downgrade): the group is Stable at the
+     * handed-over generation with each member's assignment, then rebalances at once, so every
+     * member rejoins with the classic protocol (a member that does not is dropped as usual).
+     */
+    void adopt(ClassicGroupHandover handover, long nowMs) {
+        protocolType = ClassicGroupCoordinator.CONSUMER_PROTOCOL_TYPE;
+        for (ClassicMemberState s : handover.members()) {
+            ClassicGroupMember m = new ClassicGroupMember(s.memberId(), new ClassicJoin(groupId, s.memberId(),
+                    s.groupInstanceId(), s.clientId(), s.clientHost(), s.sessionTimeoutMs(), s.rebalanceTimeoutMs(),
+                    protocolType, s.protocols(), false, false));
+            m.assignment = s.assignment();
+            m.heartbeatDeadlineMs = nowMs + s.sessionTimeoutMs();
+            members.put(m.memberId, m);
+            if (m.groupInstanceId != null) {
+                staticMembers.put(m.groupInstanceId, m.memberId);
+            }
+        }
+        leaderId = members.keySet().iterator().next();
+        generationId = handover.generationId();
+        protocolName = selectProtocol();
+        transitionTo(ClassicGroupState.PREPARING_REBALANCE);
+        transitionTo(ClassicGroupState.COMPLETING_REBALANCE);
+        transitionTo(ClassicGroupState.STABLE);
+        prepareRebalance(nowMs);
+    }
+
     ClassicJoinResult joinResult(String memberId, boolean withMembers, boolean skipAssignment,
             String leader) {
         List<ClassicJoinResult.Member> list = new ArrayList<>();

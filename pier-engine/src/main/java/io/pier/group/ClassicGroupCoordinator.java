@@ -62,6 +62,28 @@ public final class ClassicGroupCoordinator {
         return true;
     }
 
+    /**
+     * Whether a consumer-protocol member may take this group over (KIP-848 online upgrade, which
+     * Kafka 4.4 allows by default): it has members, and they use the embedded consumer protocol.
+     */
+    public boolean isUpgradable(String groupId) {
+        ClassicGroup group = groups.get(groupId);
+        return group != null && !group.isEmpty() && CONSUMER_PROTOCOL_TYPE.equals(group.protocolType());
+    }
+
+    /** Hands an upgradable group over to the consumer protocol; it is gone from here after. */
+    public ClassicGroupHandover handOver(String groupId) {
+        ClassicGroup group = groups.remove(groupId);
+        return group.handOver();
+    }
+
+    /** Takes a group over from the consumer protocol (online downgrade), rebalancing at once. */
+    public void adopt(String groupId, ClassicGroupHandover handover, long nowMs) {
+        ClassicGroup group = new ClassicGroup(groupId, config);
+        groups.put(groupId, group);
+        group.adopt(handover, nowMs);
+    }
+
     /** JoinGroup; {@code reply} is called now or when the join phase ends. */
     public void join(ClassicJoin req, long nowMs, Consumer<ClassicJoinResult> reply) {
         if (req.groupId() == null || req.groupId().isEmpty()) {

@@ -12,7 +12,7 @@ public record ClassicJoinResult(Errors error, int generationId, String protocolT
     /** One member as the leader sees it. */
     public record Member(String memberId, String groupInstanceId, byte[] metadata) {}
 
-    static ClassicJoinResult error(Errors error, String memberId) {
+    public static ClassicJoinResult error(Errors error, String memberId) {
         return new ClassicJoinResult(error, -1, null, null, "", memberId, false, List.of());
     }
 }

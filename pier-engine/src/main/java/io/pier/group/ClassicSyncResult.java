@@ -6,7 +6,7 @@ import org.apache.kafka.common.protocol.Errors;
 public record ClassicSyncResult(Errors error, String protocolType, String protocolName, byte[] assignment) {
     static final byte[] EMPTY_ASSIGNMENT = new byte[0];
 
-    static ClassicSyncResult error(Errors error) {
+    public static ClassicSyncResult error(Errors error) {
         return new ClassicSyncResult(error, null, null, EMPTY_ASSIGNMENT);
     }
 }

@@ -197,8 +197,19 @@ public final class ConsumerGroups {
             long nowMs = s.shard.nowMs();
             s.coordinator.onDeadlines(nowMs);
             s.consumer.onDeadlines(nowMs);
+            downgrade(s);
             rearm(s);
         });
+    }
+
+    /**
+     * Shard thread only: groups whose last consumer-protocol member went pass to the classic
+     * coordinator with their classic members (online downgrade, Kafka 4.4's default policy).
+     */
+    private static void downgrade(Slot s) {
+        for (String groupId : s.consumer.takeDowngrades()) {
+            s.coordinator.adopt(groupId, s.consumer.handOverToClassic(groupId), s.shard.nowMs());
+        }
     }
 
     // ------------------------------------------------------------------ the classic protocol
@@ -206,30 +217,45 @@ public final class ConsumerGroups {
     /** JoinGroup: answered when the join phase ends; a share group's id is refused. */
     public CompletableFuture<ClassicJoinResult> join(ClassicJoin request) {
         return parkOnShard(request.groupId() == null ? "" : request.groupId(), (s, reply) -> {
-            // A consumer-protocol group passes to the classic protocol only while Empty.
-            if (shareGroups.existsOnShard(request.groupId()) || !s.consumer.removeEmpty(request.groupId())) {
+            if (shareGroups.existsOnShard(request.groupId())) {
                 reply.accept(new ClassicJoinResult(Errors.INCONSISTENT_GROUP_PROTOCOL, -1, null, null, "", "",
                         false, List.of()));
-            } else {
+            } else if (s.consumer.removeEmpty(request.groupId())) {
                 s.coordinator.join(request, s.shard.nowMs(), reply);
+            } else {
+                // A classic member joins a consumer-protocol group with members (online migration).
+                reply.accept(s.consumer.classicJoin(request, UUID.randomUUID().toString(), s.shard.nowMs()));
             }
         });
     }
 
     /** SyncGroup: a follower's waits for the leader's assignment. */
     public CompletableFuture<ClassicSyncResult> sync(ClassicSync request) {
-        return parkOnShard(request.groupId() == null ? "" : request.groupId(),
-                (s, reply) -> s.coordinator.sync(request, s.shard.nowMs(), reply));
+        return parkOnShard(request.groupId() == null ? "" : request.groupId(), (s, reply) -> {
+            if (s.consumer.exists(request.groupId())) {
+                reply.accept(s.consumer.classicSync(request, s.shard.nowMs()));
+            } else {
+                s.coordinator.sync(request, s.shard.nowMs(), reply);
+            }
+        });
     }
 
     public CompletableFuture<Errors> heartbeat(String groupId, String memberId, String groupInstanceId,
             int generationId) {
-        return onShard(groupId == null ? "" : groupId,
-                s -> s.coordinator.heartbeat(groupId, memberId, groupInstanceId, generationId, s.shard.nowMs()));
+        return onShard(groupId == null ? "" : groupId, s -> s.consumer.exists(groupId)
+                ? s.consumer.classicHeartbeat(groupId, memberId, groupInstanceId, generationId, s.shard.nowMs())
+                : s.coordinator.heartbeat(groupId, memberId, groupInstanceId, generationId, s.shard.nowMs()));
     }
 
     public CompletableFuture<ClassicLeave.Result> leave(String groupId, List<ClassicLeave.Member> members) {
-        return onShard(groupId == null ? "" : groupId, s -> s.coordinator.leave(groupId, members, s.shard.nowMs()));
+        return onShard(groupId == null ? "" : groupId, s -> {
+            if (!s.consumer.exists(groupId)) {
+                return s.coordinator.leave(groupId, members, s.shard.nowMs());
+            }
+            ClassicLeave.Result result = s.consumer.classicLeave(groupId, members);
+            downgrade(s);
+            return result;
+        });
     }
 
     /** What DescribeGroups shows; {@code otherType} true when the id is a group of another type. */
@@ -250,14 +276,24 @@ public final class ConsumerGroups {
     public CompletableFuture<ConsumerHeartbeatResult> consumerHeartbeat(ConsumerHeartbeat request) {
         String groupId = request.groupId() == null ? "" : request.groupId();
         return onShard(groupId, s -> {
+            long nowMs = s.shard.nowMs();
             if (!groupId.isEmpty() && !s.consumer.exists(groupId)
                     && request.memberEpoch() == ConsumerHeartbeat.JOIN_EPOCH) {
-                if (shareGroups.existsOnShard(groupId) || !s.coordinator.removeEmptyGroup(groupId)) {
+                ConsumerHeartbeatResult invalid = s.consumer.validate(request);
+                if (invalid != null) {
+                    return invalid;
+                }
+                if (s.coordinator.isUpgradable(groupId)) {
+                    // The first consumer-protocol member of a classic group (online upgrade).
+                    s.consumer.adoptClassic(groupId, s.coordinator.handOver(groupId), nowMs);
+                } else if (shareGroups.existsOnShard(groupId) || !s.coordinator.removeEmptyGroup(groupId)) {
                     return new ConsumerHeartbeatResult(Errors.GROUP_ID_NOT_FOUND,
                             "Group " + groupId + " is not a consumer group.", null, 0, 0, null);
                 }
             }
-            return s.consumer.heartbeat(request, s.shard.nowMs());
+            ConsumerHeartbeatResult result = s.consumer.heartbeat(request, nowMs);
+            downgrade(s);
+            return result;
         });
     }
 

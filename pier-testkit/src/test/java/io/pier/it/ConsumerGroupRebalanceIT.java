@@ -28,6 +28,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
@@ -71,6 +72,7 @@ class ConsumerGroupRebalanceIT {
 
     private String protocol;
     private String topic;
+    private String group;
 
     /** Values seen, with how often. */
     private final Map<String, AtomicInteger> consumed = new ConcurrentHashMap<>();
@@ -78,6 +80,7 @@ class ConsumerGroupRebalanceIT {
     /** A KafkaConsumer polling on its own thread, committing after every poll. */
     private final class Member implements AutoCloseable {
         final String name;
+        final String memberProtocol;
         final Set<TopicPartition> owned = ConcurrentHashMap.newKeySet();
         final List<Set<TopicPartition>> revocations = new CopyOnWriteArrayList<>();
         final List<Throwable> failures = new CopyOnWriteArrayList<>();
@@ -85,7 +88,12 @@ class ConsumerGroupRebalanceIT {
         private final Thread thread;
 
         Member(String name) {
-            this.name = name + "-" + protocol;
+            this(name, protocol);
+        }
+
+        Member(String name, String memberProtocol) {
+            this.name = name + "-" + memberProtocol;
+            this.memberProtocol = memberProtocol;
             this.thread = new Thread(this::run, "member-" + name);
             thread.start();
         }
@@ -93,12 +101,12 @@ class ConsumerGroupRebalanceIT {
         private void run() {
             Properties p = new Properties();
             p.put("bootstrap.servers", PIER.bootstrapServers());
-            p.put("group.id", "workers-" + protocol);
-            p.put("group.protocol", protocol);
+            p.put("group.id", group);
+            p.put("group.protocol", memberProtocol);
             p.put("client.id", name);
             p.put("enable.auto.commit", "false");
             p.put("auto.offset.reset", "earliest");
-            if (protocol.equals("classic")) {
+            if (memberProtocol.equals("classic")) {
                 // With the consumer protocol the broker assigns and sets these timings.
                 p.put("partition.assignment.strategy", CooperativeStickyAssignor.class.getName());
                 p.put("session.timeout.ms", "6000");
@@ -204,6 +212,7 @@ class ConsumerGroupRebalanceIT {
     void shouldSpreadMoveAndHandOverPartitionsConsumingEveryRecordExactlyOnce(String groupProtocol) throws Exception {
         protocol = groupProtocol;
         topic = TOPIC + "-" + groupProtocol;
+        group = "workers-" + groupProtocol;
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
             admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get();
         }
@@ -259,6 +268,59 @@ class ConsumerGroupRebalanceIT {
                 m.close();
             }
         }
+    }
+
+    /**
+     * A rolling upgrade and its undoing (KIP-848 online migration, on by default in Kafka 4.4): a
+     * consumer-protocol member joins a classic group with members, which becomes a consumer group
+     * whose classic members go on with JoinGroup/SyncGroup/Heartbeat; when it leaves, the group is
+     * classic again. Partitions are shared by all throughout and every record is consumed once.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldMigrateAGroupWithMembersBetweenProtocolsConsumingEveryRecordOnce() throws Exception {
+        protocol = "classic";
+        topic = TOPIC + "-migration";
+        group = "workers-migration";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get();
+            produce(0, 300);
+            List<Member> members = new ArrayList<>();
+            try {
+                // Given a classic group of two
+                members.add(new Member("c1", "classic"));
+                members.add(new Member("c2", "classic"));
+                awaitSpread(members, 3, 3);
+                awaitConsumed(300);
+
+                // When a consumer-protocol member joins, the group becomes a consumer group of three
+                Member upgraded = new Member("n1", "consumer");
+                members.add(upgraded);
+                produce(300, 600);
+                awaitSpread(members, 2, 2, 2);
+                awaitConsumed(600);
+                assertThat(groupType(admin)).isEqualTo(GroupType.CONSUMER);
+
+                // When it leaves again, the classic members have a classic group
+                members.remove(upgraded);
+                upgraded.close();
+                awaitSpread(members, 3, 3);
+                assertThat(groupType(admin)).isEqualTo(GroupType.CLASSIC);
+                produce(600, 900);
+                awaitConsumed(900);
+
+                // And every record was consumed exactly once
+                assertThat(consumed).hasSize(900);
+                assertThat(consumed.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+            } finally {
+                for (Member m : members) {
+                    m.close();
+                }
+            }
+        }
+    }
+
+    private GroupType groupType(Admin admin) throws Exception {
+        return admin.describeConsumerGroups(List.of(group)).all().get().get(group).type();
     }
 
     /**

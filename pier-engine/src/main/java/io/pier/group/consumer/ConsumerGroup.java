@@ -158,6 +158,35 @@ final class ConsumerGroup {
         return next;
     }
 
+    /** A member taken over from a classic group keeps what it had, as its target too. */
+    void adoptAssigned(ConsumerMember member, Set<PartitionKey> partitions) {
+        Set<PartitionKey> free = new HashSet<>();
+        for (PartitionKey p : partitions) {
+            if (!owners.containsKey(p)) {
+                free.add(p);
+            }
+        }
+        hold(member, free, Set.of());
+        target.put(member.memberId, Set.copyOf(free));
+    }
+
+    /** After a takeover from a classic group: the group is at that group's generation. */
+    void adoptEpoch(int epoch) {
+        groupEpoch = epoch;
+        assignmentEpoch = epoch;
+    }
+
+    /** Whether a member still waits for partitions of its target that other members hold. */
+    boolean waitsOnOthers(ConsumerMember member) {
+        for (PartitionKey p : target(member.memberId)) {
+            String owner = owners.get(p);
+            if (!member.assigned.contains(p) && owner != null && !owner.equals(member.memberId)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Frees the partitions a member holds (it left, was fenced, or rejoined from scratch). */
     void release(ConsumerMember member) {
         unhold(member);

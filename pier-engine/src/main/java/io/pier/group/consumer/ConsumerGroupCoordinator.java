@@ -3,6 +3,12 @@ package io.pier.group.consumer;
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
 import io.pier.group.AssignedTopic;
+import io.pier.group.ClassicGroupHandover;
+import io.pier.group.ClassicJoin;
+import io.pier.group.ClassicJoinResult;
+import io.pier.group.ClassicLeave;
+import io.pier.group.ClassicSync;
+import io.pier.group.ClassicSyncResult;
 import io.pier.group.PartitionKey;
 import io.pier.group.TopicInfo;
 import io.pier.group.TopicLookup;
@@ -54,6 +60,8 @@ public final class ConsumerGroupCoordinator {
     private Timings timings;
     private final Map<String, ConsumerGroup> groups = new HashMap<>();
     private final TreeSet<Deadline> deadlines = new TreeSet<>(ORDER);
+    private final Set<String> downgrades = new TreeSet<>();
+    private final ClassicMembers classic = new ClassicMembers(this);
 
     /** @param memberIds new member ids for v0 clients that leave them to the coordinator */
     public ConsumerGroupCoordinator(ConsumerGroupBrokerConfig broker, TopicLookup topics, Supplier<String> memberIds) {
@@ -165,25 +173,57 @@ public final class ConsumerGroupCoordinator {
             }
         }
         rebalance |= apply(req, member);
+        member.classicProtocols = null; // a classic member that now heartbeats speaks the consumer protocol
         if (rebalance) {
             group.rebalance(topics, broker.defaultAssignor(), true);
         }
-        MemberState stateBefore = member.state;
-        boolean changed = group.reconcile(member, req.ownedPartitions());
-        if (member.state != MemberState.UNREVOKED_PARTITIONS) {
-            member.revocationDeadlineMs = Long.MAX_VALUE;
-        } else if (stateBefore != MemberState.UNREVOKED_PARTITIONS || member.revocationDeadlineMs == Long.MAX_VALUE) {
-            member.revocationDeadlineMs = nowMs + member.rebalanceTimeoutMs;
-        }
-        unschedule(group, member);
-        member.sessionDeadlineMs = nowMs + timings.sessionTimeoutMs(group.groupId);
-        schedule(group, member);
+        boolean changed = reconcile(group, member, req.ownedPartitions(), nowMs);
+        arm(group, member, nowMs + timings.sessionTimeoutMs(group.groupId));
         return new ConsumerHeartbeatResult(Errors.NONE, null, member.memberId, member.memberEpoch,
                 timings.heartbeatIntervalMs(group.groupId),
                 req.isFull() || changed ? wire(member.assigned) : null);
     }
 
-    private ConsumerHeartbeatResult validate(ConsumerHeartbeat req) {
+    /**
+     * Reconciles a member and keeps its revocation deadline: set when it is first asked to revoke,
+     * kept while it still must, cleared once it has. Returns whether its partitions changed.
+     */
+    boolean reconcile(ConsumerGroup group, ConsumerMember member, Set<PartitionKey> owned, long nowMs) {
+        MemberState stateBefore = member.state;
+        boolean changed = group.reconcile(member, owned);
+        if (member.state != MemberState.UNREVOKED_PARTITIONS) {
+            member.revocationDeadlineMs = Long.MAX_VALUE;
+        } else if (stateBefore != MemberState.UNREVOKED_PARTITIONS || member.revocationDeadlineMs == Long.MAX_VALUE) {
+            member.revocationDeadlineMs = nowMs + member.rebalanceTimeoutMs;
+        }
+        return changed;
+    }
+
+    /** Moves a member's session deadline (its entry in {@code deadlines} with it). */
+    void arm(ConsumerGroup group, ConsumerMember member, long sessionDeadlineMs) {
+        unschedule(group, member);
+        member.sessionDeadlineMs = sessionDeadlineMs;
+        schedule(group, member);
+    }
+
+    ConsumerGroup group(String groupId) {
+        return groups.get(groupId);
+    }
+
+    ConsumerGroup createGroup(String groupId) {
+        return groups.computeIfAbsent(groupId, id -> new ConsumerGroup(id, broker.defaultAssignor()));
+    }
+
+    ConsumerGroupBrokerConfig broker() {
+        return broker;
+    }
+
+    TopicLookup topics() {
+        return topics;
+    }
+
+    /** The error a heartbeat gets before any group is looked at (bad fields, assignor, regex), or null. */
+    public ConsumerHeartbeatResult validate(ConsumerHeartbeat req) {
         String reason = null;
         if (req.groupId() == null || req.groupId().isEmpty()) {
             reason = "GroupId can't be empty.";
@@ -261,10 +301,29 @@ public final class ConsumerGroupCoordinator {
                 timings.heartbeatIntervalMs(group.groupId), null);
     }
 
-    private void fence(ConsumerGroup group, ConsumerMember member) {
+    /**
+     * Removes a member and rebalances. When only classic-protocol members are left, the group is
+     * marked for the classic protocol (online downgrade, see {@link #takeDowngrades}).
+     */
+    void fence(ConsumerGroup group, ConsumerMember member) {
         unschedule(group, member);
         group.remove(member);
         group.rebalance(topics, broker.defaultAssignor(), true);
+        if (!member.isClassic() && group.size() > 0
+                && group.members().stream().allMatch(ConsumerMember::isClassic)) {
+            downgrades.add(group.groupId);
+        }
+    }
+
+    /**
+     * The groups whose last consumer-protocol member went, leaving classic members only: the owner
+     * hands each to the classic coordinator ({@link #handOverToClassic}), as Kafka 4.4's default
+     * migration policy does.
+     */
+    public List<String> takeDowngrades() {
+        List<String> ids = new ArrayList<>(downgrades);
+        downgrades.clear();
+        return ids;
     }
 
     private static ConsumerHeartbeatResult unknownMember(ConsumerHeartbeat req) {
@@ -300,11 +359,11 @@ public final class ConsumerGroupCoordinator {
         return changed;
     }
 
-    private void schedule(ConsumerGroup group, ConsumerMember member) {
+    void schedule(ConsumerGroup group, ConsumerMember member) {
         deadlines.add(new Deadline(member.nextDeadlineMs(), group.groupId, member.memberId));
     }
 
-    private void unschedule(ConsumerGroup group, ConsumerMember member) {
+    void unschedule(ConsumerGroup group, ConsumerMember member) {
         deadlines.remove(new Deadline(member.nextDeadlineMs(), group.groupId, member.memberId));
     }
 
@@ -327,6 +386,43 @@ public final class ConsumerGroupCoordinator {
             fenced++;
         }
         return fenced;
+    }
+
+    // ------------------------------------------------------------------ classic members (online migration)
+
+    /**
+     * Takes a classic group over (online upgrade): its members keep their partitions at the group's
+     * generation and go on with JoinGroup, SyncGroup and Heartbeat, served by {@link ClassicMembers}.
+     */
+    public void adoptClassic(String groupId, ClassicGroupHandover handover, long nowMs) {
+        classic.adopt(groupId, handover, nowMs);
+    }
+
+    /** Hands a group of classic members only to the classic coordinator (online downgrade). */
+    public ClassicGroupHandover handOverToClassic(String groupId) {
+        ConsumerGroup group = groups.remove(groupId);
+        for (ConsumerMember m : group.members()) {
+            unschedule(group, m);
+        }
+        return classic.handOver(group);
+    }
+
+    /** JoinGroup of a classic member to a group with members of this protocol; answered at once. */
+    public ClassicJoinResult classicJoin(ClassicJoin req, String newMemberId, long nowMs) {
+        return classic.join(req, newMemberId, nowMs);
+    }
+
+    public ClassicSyncResult classicSync(ClassicSync req, long nowMs) {
+        return classic.sync(req, nowMs);
+    }
+
+    public Errors classicHeartbeat(String groupId, String memberId, String groupInstanceId, int generationId,
+            long nowMs) {
+        return classic.heartbeat(groupId, memberId, groupInstanceId, generationId, nowMs);
+    }
+
+    public ClassicLeave.Result classicLeave(String groupId, List<ClassicLeave.Member> members) {
+        return classic.leave(groupId, members);
     }
 
     /** Topics were created, deleted or grew: every group's target follows. */
@@ -354,6 +450,9 @@ public final class ConsumerGroupCoordinator {
         ConsumerMember member = memberId == null ? null : group.member(memberId).orElse(null);
         if (member == null) {
             return Errors.UNKNOWN_MEMBER_ID;
+        }
+        if (member.isClassic()) {
+            return memberEpoch == member.memberEpoch ? Errors.NONE : Errors.ILLEGAL_GENERATION;
         }
         if (apiVersion < 9) {
             return Errors.UNSUPPORTED_VERSION;

@@ -1,5 +1,6 @@
 package io.pier.group.consumer;
 
+import io.pier.group.ClassicProtocol;
 import io.pier.group.PartitionKey;
 import java.util.List;
 import java.util.Set;
@@ -28,6 +29,13 @@ final class ConsumerMember {
     Set<PartitionKey> assigned = Set.of();
     Set<PartitionKey> pendingRevocation = Set.of();
     long sessionDeadlineMs = Long.MAX_VALUE;
+    /**
+     * For a member that speaks the classic protocol inside this group (online migration): the
+     * protocols of its last JoinGroup, null for a consumer-protocol member.
+     */
+    List<ClassicProtocol> classicProtocols;
+    /** A classic member's session timeout from its JoinGroup. */
+    int classicSessionTimeoutMs;
     /** When the member must have revoked {@code pendingRevocation}, or MAX_VALUE. */
     long revocationDeadlineMs = Long.MAX_VALUE;
 
@@ -44,6 +52,10 @@ final class ConsumerMember {
     void rejoin() {
         memberEpoch = 0;
         previousMemberEpoch = 0;
+    }
+
+    boolean isClassic() {
+        return classicProtocols != null;
     }
 
     long nextDeadlineMs() {
