@@ -5,10 +5,11 @@
 # Options:
 #   --rounds N            rounds (brokers alternate; the order rotates every round)
 #   --only KEY-SUBSTRING  only the rows whose key contains it, e.g. share-implicit-16c-1p, produce-100,
-#                         kcat, lat-5000, linger0 (keys are in the "Every round" table)
+#                         kcat, lat-5000, linger0, group (every consumer-group row), group-classic-4c-10p,
+#                         group-consumer (keys are in the "Every round" table)
 #   --brokers LIST        comma-separated subset of pier-durable,pier-none,kafka,kafka-fsync
 #                         (kafka: defaults, no fsync; kafka-fsync: log.flush.interval.messages=1)
-#   --records N           share records per run
+#   --records N           records per share and consumer-group run
 #   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
 #   --jfr                 record the Pier JVMs of the last round with JFR, add the hottest frames to the page
 #   --no-jmh, --heap 1g, --out FILE, --help

@@ -16,8 +16,9 @@ import org.apache.kafka.common.config.ConfigException;
 
 /**
  * Command line: {@code pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value]}
- * runs a broker until Ctrl-C or SIGTERM, then stops it cleanly; {@code pier share-group ...}
- * prints one share group at a glance ({@link ShareGroupCommand}); {@code pier cds-training} is the
+ * runs a broker until Ctrl-C or SIGTERM, then stops it cleanly; {@code pier group ...} lists the
+ * groups or shows one ({@link GroupCommand}); {@code pier share-group ...} prints one share group at
+ * a glance ({@link ShareGroupCommand}); {@code pier cds-training} is the
  * launcher's one-off run that records the classes a broker loads ({@link CdsTraining}).
  */
 public final class Main {
@@ -28,7 +29,8 @@ public final class Main {
         // them costs the first connection about 80 ms of class loading, for telemetry Pier never reads.
         // -Dio.netty.jfr.enabled=true turns it back on.
         System.setProperty("io.netty.jfr.enabled", System.getProperty("io.netty.jfr.enabled", "false"));
-        if (args.length > 0 && (args[0].equals("share-group") || args[0].equals("cds-training"))) {
+        if (args.length > 0 && (args[0].equals("share-group") || args[0].equals("group")
+                || args[0].equals("cds-training"))) {
             // The Admin client logs its whole configuration at INFO; a one-shot command wants its table only.
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
                     System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
@@ -47,6 +49,9 @@ public final class Main {
         }
         if (args[0].equals("share-group")) {
             return ShareGroupCommand.run(args, out, err);
+        }
+        if (args[0].equals("group")) {
+            return GroupCommand.run(args, out, err);
         }
         if (args[0].equals("cds-training")) {
             return CdsTraining.run(args, out, err);
@@ -152,6 +157,7 @@ public final class Main {
         s.println("  Runs a Kafka-compatible broker on 127.0.0.1:9092 with its data in ./data.");
         s.println("  --config reads server.properties-style settings (Kafka's names).");
         s.println("  Metrics: http://127.0.0.1:9404/metrics (pier.metrics.port, pier.metrics.enable=false to turn off).");
+        GroupCommand.usage(s);
         ShareGroupCommand.usage(s);
     }
 }

@@ -1,5 +1,13 @@
 package io.pier.cli;
 
+import static io.pier.cli.AdminCli.TIMEOUT_MS;
+import static io.pier.cli.AdminCli.admin;
+import static io.pier.cli.AdminCli.failed;
+import static io.pier.cli.AdminCli.logEndOffsets;
+import static io.pier.cli.AdminCli.sortedPartitions;
+import static io.pier.cli.AdminCli.table;
+import static io.pier.cli.AdminCli.value;
+
 import io.pier.server.BrokerConfig;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -15,10 +23,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
@@ -35,8 +40,6 @@ import org.apache.kafka.common.TopicPartition;
  * (by default port 9404 on the bootstrap host), and shown as "-" with a note when it cannot be read.
  */
 final class ShareGroupCommand {
-    private static final long TIMEOUT_MS = 15_000;
-
     private ShareGroupCommand() {}
 
     static int run(String[] args, PrintStream out, PrintStream err) {
@@ -65,16 +68,13 @@ final class ShareGroupCommand {
         if (metrics && metricsUrl == null) {
             metricsUrl = "http://" + host(bootstrap) + ":" + BrokerConfig.DEFAULT_METRICS_PORT + "/metrics";
         }
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS))) {
+        try (Admin admin = admin(bootstrap)) {
             ShareGroupDescription description = admin.describeShareGroups(List.of(group)).describedGroups()
                     .get(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
             Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin
                     .listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
                     .partitionsToOffsetInfo(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-            TreeSet<TopicPartition> partitions = new TreeSet<>(
-                    Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+            TreeSet<TopicPartition> partitions = sortedPartitions();
             partitions.addAll(offsets.keySet());
             description.members().forEach(m -> partitions.addAll(m.assignment().topicPartitions()));
             Map<TopicPartition, Long> logEnd = logEndOffsets(admin, partitions);
@@ -90,30 +90,9 @@ final class ShareGroupCommand {
             }
             print(out, description, partitions, offsets, logEnd, scrape, metricsNote);
             return 0;
-        } catch (ExecutionException e) {
-            err.println("pier: cannot describe share group " + group + ": " + e.getCause().getMessage());
-            return 1;
-        } catch (TimeoutException e) {
-            err.println("pier: no answer from " + bootstrap + " within " + TIMEOUT_MS + " ms");
-            return 1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 1;
+        } catch (ExecutionException | TimeoutException | InterruptedException e) {
+            return failed(err, "describe share group " + group, bootstrap, e);
         }
-    }
-
-    private static Map<TopicPartition, Long> logEndOffsets(Admin admin, TreeSet<TopicPartition> partitions)
-            throws InterruptedException, ExecutionException, TimeoutException {
-        Map<TopicPartition, OffsetSpec> specs = new HashMap<>();
-        partitions.forEach(tp -> specs.put(tp, OffsetSpec.latest()));
-        Map<TopicPartition, Long> out = new HashMap<>();
-        if (specs.isEmpty()) {
-            return out;
-        }
-        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> got =
-                admin.listOffsets(specs).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        got.forEach((tp, info) -> out.put(tp, info.offset()));
-        return out;
     }
 
     private static void print(PrintStream out, ShareGroupDescription d, TreeSet<TopicPartition> partitions,
@@ -171,33 +150,10 @@ final class ShareGroupCommand {
         return String.valueOf((long) v);
     }
 
-    private static void table(PrintStream out, List<String[]> rows) {
-        int[] widths = new int[rows.get(0).length];
-        for (String[] r : rows) {
-            for (int i = 0; i < r.length; i++) {
-                widths[i] = Math.max(widths[i], r[i].length());
-            }
-        }
-        for (String[] r : rows) {
-            StringBuilder line = new StringBuilder();
-            for (int i = 0; i < r.length; i++) {
-                line.append(i == r.length - 1 ? r[i] : String.format("%-" + (widths[i] + 2) + "s", r[i]));
-            }
-            out.println(line.toString().stripTrailing());
-        }
-    }
-
     private static String host(String bootstrap) {
         String first = bootstrap.split(",")[0].strip();
         int colon = first.lastIndexOf(':');
         return colon < 0 ? first : first.substring(0, colon);
-    }
-
-    private static String value(String[] args, int i) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(args[i - 1] + " needs a value");
-        }
-        return args[i];
     }
 
     static void usage(PrintStream s) {

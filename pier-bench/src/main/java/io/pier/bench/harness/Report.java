@@ -104,7 +104,17 @@ final class Report {
                         + "from the first record received (Kafka assigns partitions on a later heartbeat, ~5 s: see "
                         + "the \"subscribe to first record\" row); plain fetch reads the 10-partition share source "
                 + SideBySide.PLAIN_FETCH_PASSES + " times, each time with a new assigned consumer, counted "
-                + "from its first record to its last; produce-to-ACCEPT latency measured from just "
+                + "from its first record to its last; consumer-group consumption of the same 10-partition source "
+                + "by 1, 4 and 10 `KafkaConsumer`s that `subscribe`, each run a new group with "
+                + "`auto.offset.reset=earliest`, once with `group.protocol=classic` and once with "
+                + "`group.protocol=consumer` (KIP-848), each consumer calling `commitSync()` after every poll that "
+                + "returned records (synchronous, so every poll waits for its OffsetCommit and the broker's commit "
+                + "path is in the rate, as in an at-least-once consumer), counted from the first record received "
+                + "to the last, a record read twice after a rebalance counted once; `group.initial.rebalance.delay.ms` "
+                + "stays at its 3 s default on both brokers, so a new classic group waits 3 s for more members "
+                + "before its first assignment, and up to 3 s again while more keep joining (see its \"subscribe "
+                + "to first record\" row; consumer-protocol groups have no such delay); produce-to-ACCEPT latency "
+                + "measured from just "
                         + "before `send()` to the acknowledgement commit callback, one explicit consumer, "
                         + "at %s rec/s for %d s each, once with the producer's defaults (kafka-clients 4.x: "
                         + "`linger.ms=5`) and once with `linger.ms=0`.\n",
@@ -113,8 +123,8 @@ final class Report {
                 p.latencySeconds()));
         sb.append("- **Broker CPU per record** (the `↳` row under each throughput row): the broker process's CPU "
                 + "time (user + system, all threads, from `utime` + `stime` in `/proc/<pid>/stat`, in clock ticks of "
-                + "`getconf CLK_TCK`) over the same window as the row's rate (share and plain-fetch runs: from the "
-                + "first record received to the last, so the share group join and consumer close are left out; "
+                + "`getconf CLK_TCK`) over the same window as the row's rate (share, consumer-group and plain-fetch runs: "
+                + "from the first record received to the last, so the group join and consumer close are left out; "
                 + "produce and kcat runs: the whole run, topic creation excluded), divided by the records moved, "
                 + "in µs. It counts the broker's work rather than its waiting, so it moves less than throughput "
                 + "when other processes take the cores; it "
@@ -128,7 +138,10 @@ final class Report {
                         + "run (start-up and metadata included), with librdkafka's default batching (up to 10,000 "
                         + "records or 1 MB per batch, against kafka-clients' 16 KB)."
                 : kcat));
-        sb.append("- Ratios are Pier / Kafka medians. ↑: higher is better, ↓: lower is better.\n\n");
+        sb.append("- Ratios are Pier / Kafka medians. ↑: higher is better, ↓: lower is better. `–`: no figure "
+                + "(e.g. too little CPU to read); `" + NOT_AVAILABLE + "`: the broker could not run the workload "
+                + "(the client failed, e.g. `group.protocol=consumer` against a broker without ConsumerGroupHeartbeat; "
+                + "the run log has the client's error).\n\n");
 
         List<String> brokers = brokers();
         List<Pair> pairs = pairs();
@@ -140,7 +153,7 @@ final class Report {
             sb.append("| ").append(m.label()).append(" | ").append(m.unit()).append(m.higherIsBetter() ? " ↑" : " ↓")
                     .append(" |");
             for (String x : brokers) {
-                sb.append(' ').append(fmt(r.median(m.key(), x))).append(" |");
+                sb.append(' ').append(r.unavailable(m.key(), x) ? NOT_AVAILABLE : fmt(r.median(m.key(), x))).append(" |");
             }
             for (Pair x : pairs) {
                 sb.append(' ').append(ratio(r.median(m.key(), x.pier()), r.median(m.key(), x.kafka()))).append(" |");
@@ -202,7 +215,12 @@ final class Report {
         for (Results.Metric m : r.metrics()) {
             sb.append("| ").append(m.key());
             for (String b : brokers) {
-                sb.append(" | ").append(r.values(m.key(), b).stream().map(Report::fmt).collect(Collectors.joining(", ")));
+                List<Double> v = r.values(m.key(), b);
+                List<String> cells = new ArrayList<>();
+                for (int i = 0; i < v.size(); i++) {
+                    cells.add(r.unavailable(m.key(), b, i) ? NOT_AVAILABLE : fmt(v.get(i)));
+                }
+                sb.append(" | ").append(String.join(", ", cells));
             }
             sb.append(" |\n");
         }
@@ -213,6 +231,9 @@ final class Report {
                 + "from Maven Central into a cache folder.\n");
         return sb.toString();
     }
+
+    /** The cell of a broker that could not run the workload (why is in the run log). */
+    static final String NOT_AVAILABLE = "n/a";
 
     static String fmt(double v) {
         if (Double.isNaN(v)) {

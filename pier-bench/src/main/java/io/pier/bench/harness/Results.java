@@ -2,9 +2,11 @@ package io.pier.bench.harness;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** Every figure of every round, per metric and broker; medians on demand. */
 final class Results {
@@ -12,11 +14,34 @@ final class Results {
 
     private final Map<String, Metric> metrics = new LinkedHashMap<>();
     private final Map<String, Map<String, List<Double>>> values = new LinkedHashMap<>();
+    /** Per metric and broker, the rounds (indexes into its values) in which the broker could not run the workload. */
+    private final Map<String, Map<String, Set<Integer>>> unavailable = new LinkedHashMap<>();
 
     void add(String key, String label, String unit, boolean higherIsBetter, String broker, double value) {
         metrics.putIfAbsent(key, new Metric(key, label, unit, higherIsBetter));
         values.computeIfAbsent(key, k -> new LinkedHashMap<>())
                 .computeIfAbsent(broker, b -> new ArrayList<>()).add(value);
+    }
+
+    /**
+     * A round in which the broker could not run the workload at all (the client failed: e.g. a
+     * protocol the broker does not serve), shown as {@code n/a} rather than a missing figure.
+     */
+    void addUnavailable(String key, String label, String unit, boolean higherIsBetter, String broker) {
+        add(key, label, unit, higherIsBetter, broker, Double.NaN);
+        unavailable.computeIfAbsent(key, k -> new LinkedHashMap<>())
+                .computeIfAbsent(broker, b -> new HashSet<>()).add(values(key, broker).size() - 1);
+    }
+
+    /** Whether round {@code index} of this metric and broker was one the broker could not run. */
+    boolean unavailable(String key, String broker, int index) {
+        return unavailable.getOrDefault(key, Map.of()).getOrDefault(broker, Set.of()).contains(index);
+    }
+
+    /** Whether the broker has no figure for this metric because it could not run it in any round it tried. */
+    boolean unavailable(String key, String broker) {
+        Set<Integer> failed = unavailable.getOrDefault(key, Map.of()).getOrDefault(broker, Set.of());
+        return !failed.isEmpty() && Double.isNaN(median(key, broker));
     }
 
     List<Metric> metrics() {

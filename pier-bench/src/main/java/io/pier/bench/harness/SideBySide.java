@@ -285,7 +285,7 @@ public final class SideBySide {
                             + partitions + " partition" + (partitions > 1 ? "s" : "") + ", "
                             + (explicit ? "explicit ACCEPT per record" : "implicit acks");
                     measure(pass, broker, b, key, label, null, () -> {
-                        Workloads.ShareRun run = w.share("src-" + partitions + "p", consumers, explicit,
+                        Workloads.ConsumeRun run = w.share("src-" + partitions + "p", consumers, explicit,
                                 (int) filled[partitions == 1 ? 0 : 1], 0);
                         firstRecord.add(run.firstRecordMs());
                         return run.throughput();
@@ -302,6 +302,9 @@ public final class SideBySide {
                 null, () -> {
                     return w.share("src-1p", 4, true, (int) filled[0], 10).throughput();
                 });
+        for (String protocol : GROUP_PROTOCOLS) {
+            groupRows(pass, w, broker, b, protocol, (int) filled[1]);
+        }
         measure(pass, broker, b, "plain-fetch", "Plain consumer fetch (assign, no group), 10 partitions, "
                 + PLAIN_FETCH_PASSES + " passes", null,
                 () -> w.plainFetch("src-10p", 10, (int) filled[1], PLAIN_FETCH_PASSES));
@@ -315,9 +318,62 @@ public final class SideBySide {
         }
     }
 
-    /** The share and plain-fetch rows read topics that are filled first; skip the filling when none of them runs. */
+    /**
+     * Consumer-group consumption of the 10-partition share source with one {@code group.protocol}:
+     * a row per consumer count, then the median wait from subscribe to the first record over them.
+     * A broker that refuses the protocol (Pier before it serves ConsumerGroupHeartbeat) gets
+     * {@code n/a} in every row, the first-record row included, and the other rows run on.
+     */
+    private void groupRows(Pass pass, Workloads w, BrokerProcess broker, String b, String protocol, int records) {
+        List<Double> firstRecord = new ArrayList<>();
+        int attempted = 0;
+        for (int consumers : GROUP_CONSUMERS) {
+            String key = groupKey(protocol, consumers);
+            if (!key.contains(only)) {
+                continue;
+            }
+            attempted++;
+            String label = "Consumer group, group.protocol=" + protocol + ", " + consumers + " consumer"
+                    + (consumers > 1 ? "s" : "") + ", 10 partitions, commitSync after every poll";
+            measure(pass, broker, b, key, label, null, () -> {
+                Workloads.ConsumeRun run = w.group("src-10p", 10, protocol, consumers, records);
+                firstRecord.add(run.firstRecordMs());
+                return run.throughput();
+            });
+        }
+        if (attempted == 0 || pass.warmup()) {
+            return;
+        }
+        String key = "group-" + protocol + "-first";
+        // group.initial.rebalance.delay.ms is left at its default (3 s on both brokers): a new classic group
+        // waits that long for more members before its first assignment, which is what this row compares.
+        String label = "Consumer group, group.protocol=" + protocol + ": subscribe to first record (median of the "
+                + "runs above; " + (protocol.equals("classic")
+                        ? "includes the brokers' default 3 s group.initial.rebalance.delay.ms"
+                        : "that delay is for classic groups only") + ")";
+        if (firstRecord.isEmpty()) {
+            pass.results().addUnavailable(key, label, "ms", false, b);
+            return;
+        }
+        firstRecord.sort(Comparator.naturalOrder());
+        pass.results().add(key, label, "ms", false, b, firstRecord.get(firstRecord.size() / 2));
+    }
+
+    static String groupKey(String protocol, int consumers) {
+        return "group-" + protocol + "-" + consumers + "c-10p";
+    }
+
+    /**
+     * The share, consumer-group and plain-fetch rows read topics that are filled first; skip the
+     * filling when none of them runs.
+     */
     private boolean wantsShareSource() {
         List<String> readers = new ArrayList<>(List.of("share-redeliver", "plain-fetch"));
+        for (String protocol : GROUP_PROTOCOLS) {
+            for (int c : GROUP_CONSUMERS) {
+                readers.add(groupKey(protocol, c));
+            }
+        }
         for (String mode : List.of("explicit", "implicit")) {
             for (int c : new int[] {1, 4, 16}) {
                 for (int partitions : new int[] {1, 10}) {
@@ -382,6 +438,11 @@ public final class SideBySide {
      */
     static final int PLAIN_FETCH_PASSES = 10;
 
+    /** The consumer-group rows' {@code group.protocol} values: the classic protocol and KIP-848's. */
+    static final List<String> GROUP_PROTOCOLS = List.of("classic", "consumer");
+    /** The consumer-group rows' consumer counts, all on the 10-partition source. */
+    static final int[] GROUP_CONSUMERS = {1, 4, 10};
+
     interface Setup {
         void run() throws Exception;
     }
@@ -397,9 +458,11 @@ public final class SideBySide {
     /**
      * One throughput row and its broker-CPU-per-record row: the broker's CPU time (all threads,
      * user + system) over the records the workload moved, taken over the same window as its rate:
-     * from the first record received to the last for share and plain-fetch runs (which read it
-     * themselves), and from just before to just after the run otherwise. {@code setup} (creating
-     * the topic) runs before the CPU clock starts.
+     * from the first record received to the last for share, consumer-group and plain-fetch runs
+     * (which read it themselves), and from just before to just after the run otherwise.
+     * {@code setup} (creating the topic) runs before the CPU clock starts. A run that throws (the
+     * broker refused what the client asked, say) puts {@code n/a} in both rows and its error in the
+     * run log, and the bench goes on with the next row.
      */
     private void measure(Pass pass, BrokerProcess broker, String b, String key, String label, Setup setup, Measured m,
             boolean always) {
@@ -425,8 +488,12 @@ public final class SideBySide {
                         key, cpu / 1_000_000, MIN_CPU_TICKS));
             }
         } catch (Exception e) {
-            log("  " + key + " FAILED: " + e);
-            v = Double.NaN;
+            if (key.contains(only) && !pass.warmup()) {
+                pass.results().addUnavailable(key, label, "rec/s", true, b);
+                pass.results().addUnavailable(key + "-cpu", "↳ broker CPU per record", "µs", false, b);
+            }
+            log("  " + (pass.warmup() ? "(warm-up) " : "") + key + " n/a on " + b + ", the run failed: " + rootCause(e));
+            return;
         }
         if (!key.contains(only)) {
             return; // ran only to fill a topic another selected row reads
@@ -437,6 +504,19 @@ public final class SideBySide {
         }
         log(String.format(Locale.ROOT, "  %s%-28s %,12.0f rec/s  %8.2f µs broker CPU/rec",
                 pass.warmup() ? "(warm-up) " : "", key, v, cpuPerRecordMicros));
+    }
+
+    /**
+     * The failure and its innermost cause, which says what the broker lacked (the client wraps
+     * "The node does not support CONSUMER_GROUP_HEARTBEAT" in an advice to use the classic protocol).
+     */
+    static String rootCause(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        String what = e.getClass().getSimpleName() + ": " + e.getMessage();
+        return t == e ? what : what + " (cause: " + t.getClass().getSimpleName() + ": " + t.getMessage() + ")";
     }
 
     private String jfrSection() throws IOException {

@@ -13,16 +13,21 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -41,8 +46,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * deadline.
  */
 final class Workloads implements AutoCloseable {
-    /** Result of a share consumption run: records/s from the first record, and the wait for it. */
-    record ShareRun(double recordsPerSec, double firstRecordMs, long records, boolean complete, long brokerCpuNanos) {
+    /** Result of a share or consumer-group consumption run: records/s from the first record, and the wait for it. */
+    record ConsumeRun(double recordsPerSec, double firstRecordMs, long records, boolean complete, long brokerCpuNanos) {
         Throughput throughput() {
             return new Throughput(recordsPerSec, records, brokerCpuNanos);
         }
@@ -169,78 +174,181 @@ final class Workloads implements AutoCloseable {
      * {@code releaseEvery > 0} every record whose offset is a multiple of it is RELEASEd on its
      * first delivery and ACCEPTed when it comes back.
      */
-    ShareRun share(String topic, int consumers, boolean explicit, int target, int releaseEvery) throws Exception {
+    ConsumeRun share(String topic, int consumers, boolean explicit, int target, int releaseEvery) throws Exception {
         String group = newShareGroup(topic + "-" + consumers + (explicit ? "e" : "i"));
         LongAdder accepted = new LongAdder();
-        AtomicLong firstNanos = new AtomicLong();
-        AtomicLong doneNanos = new AtomicLong();
-        AtomicLong firstCpu = new AtomicLong(-1);
-        AtomicLong doneCpu = new AtomicLong(-1);
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Thread> threads = new ArrayList<>();
-        long start = System.nanoTime();
-        long deadline = start + capNanos;
-        for (int c = 0; c < consumers; c++) {
-            Properties p = new Properties();
-            p.put("bootstrap.servers", bootstrap);
-            p.put("group.id", group);
-            p.put("client.id", group + "-c" + c);
-            p.put("share.acknowledgement.mode", explicit ? "explicit" : "implicit");
-            Thread t = new Thread(() -> {
-                try (KafkaShareConsumer<byte[], byte[]> consumer =
-                        new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-                    consumer.subscribe(List.of(topic));
-                    while (!stop.get() && System.nanoTime() < deadline) {
-                        ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
-                        if (records.isEmpty()) {
-                            continue;
-                        }
-                        if (firstNanos.compareAndSet(0, System.nanoTime())) {
-                            firstCpu.set(brokerCpuNanos.getAsLong());
-                        }
-                        int ok = 0;
-                        for (ConsumerRecord<byte[], byte[]> r : records) {
-                            if (!explicit) {
-                                ok++;
-                            } else if (releaseEvery > 0 && r.offset() % releaseEvery == 0
-                                    && r.deliveryCount().orElse((short) 1) <= 1) {
-                                consumer.acknowledge(r, AcknowledgeType.RELEASE);
-                            } else {
-                                consumer.acknowledge(r, AcknowledgeType.ACCEPT);
-                                ok++;
-                            }
-                        }
-                        accepted.add(ok);
-                        if (accepted.sum() >= target) {
-                            if (doneNanos.compareAndSet(0, System.nanoTime())) {
-                                doneCpu.set(brokerCpuNanos.getAsLong());
-                            }
-                            stop.set(true);
+        Window window = new Window();
+        runConsumers(consumers, "share-", c -> {
+            Properties p = member(group, c, "share.acknowledgement.mode", explicit ? "explicit" : "implicit");
+            try (KafkaShareConsumer<byte[], byte[]> consumer =
+                    new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                consumer.subscribe(List.of(topic));
+                window.pollWhileOpen(() -> consumer.poll(Duration.ofMillis(100)), records -> {
+                    int ok = 0;
+                    for (ConsumerRecord<byte[], byte[]> r : records) {
+                        if (!explicit) {
+                            ok++;
+                        } else if (releaseEvery > 0 && r.offset() % releaseEvery == 0
+                                && r.deliveryCount().orElse((short) 1) <= 1) {
+                            consumer.acknowledge(r, AcknowledgeType.RELEASE);
+                        } else {
+                            consumer.acknowledge(r, AcknowledgeType.ACCEPT);
+                            ok++;
                         }
                     }
-                    consumer.close(Duration.ofSeconds(5));
-                } catch (RuntimeException e) {
-                    System.err.println("[bench]   share consumer failed: " + e);
+                    accepted.add(ok);
+                    if (accepted.sum() >= target) {
+                        window.reached();
+                    }
+                });
+                consumer.close(Duration.ofSeconds(5));
+            } catch (RuntimeException e) {
+                System.err.println("[bench]   share consumer failed: " + e);
+            }
+        });
+        return window.result("share", accepted.sum(), target);
+    }
+
+    /**
+     * Consumer-group consumption of a pre-filled topic (offsets from 0 in every partition, as the
+     * fill leaves them) by {@code consumers} {@link KafkaConsumer}s subscribed in one new group with
+     * {@code group.protocol=protocol}, reading from the earliest offset, each committing with
+     * {@code commitSync()} after every poll that returned records, until every one of the
+     * {@code target} records was read. A record read twice (its partition moved in a rebalance
+     * before its commit) counts once. When no consumer can run (the broker refuses the group
+     * protocol, say), the first consumer's failure is thrown, so the row shows {@code n/a} rather
+     * than a rate of nothing.
+     */
+    ConsumeRun group(String topic, int partitions, String protocol, int consumers, int target) throws Exception {
+        String group = "bench-group-" + protocol + "-" + consumers + "c-" + (++groupSeq);
+        // Per partition, the offset after the last record read: the distinct records read are their sum.
+        AtomicLongArray readUpTo = new AtomicLongArray(partitions);
+        LongAdder read = new LongAdder();
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        Window window = new Window();
+        runConsumers(consumers, "group-", c -> {
+            Properties p = member(group, c, "group.protocol", protocol, "auto.offset.reset", "earliest",
+                    "enable.auto.commit", "false");
+            try (KafkaConsumer<byte[], byte[]> consumer =
+                    new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                consumer.subscribe(List.of(topic));
+                window.pollWhileOpen(() -> consumer.poll(Duration.ofMillis(100)), records -> {
+                    for (TopicPartition tp : records.partitions()) {
+                        List<ConsumerRecord<byte[], byte[]>> got = records.records(tp);
+                        long end = got.get(got.size() - 1).offset() + 1;
+                        long before = readUpTo.getAndAccumulate(tp.partition(), end, Math::max);
+                        if (end > before) {
+                            read.add(end - before);
+                        }
+                    }
+                    consumer.commitSync();
+                    if (read.sum() >= target) {
+                        window.reached();
+                    }
+                });
+                consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
+            } catch (RuntimeException e) {
+                if (!failure.compareAndSet(null, e)) {
+                    return;
                 }
-            }, "share-" + c);
+                System.err.println("[bench]   group consumer failed: " + e);
+            }
+        });
+        RuntimeException e = failure.get();
+        if (e != null && read.sum() == 0) {
+            throw e;
+        }
+        return window.result("group", read.sum(), target);
+    }
+
+    /** The settings of consumer {@code c} of {@code group}, named after both, plus {@code keyValues}. */
+    private Properties member(String group, int c, String... keyValues) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", group);
+        p.put("client.id", group + "-c" + c);
+        for (int i = 0; i + 1 < keyValues.length; i += 2) {
+            p.put(keyValues[i], keyValues[i + 1]);
+        }
+        return p;
+    }
+
+    /**
+     * Runs one consumer loop per thread, {@code consumers} of them, and waits for them all (a loop
+     * ends by the time cap, so the wait is bounded too).
+     */
+    private void runConsumers(int consumers, String name, IntConsumer loop) throws InterruptedException {
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < consumers; c++) {
+            int index = c;
+            Thread t = new Thread(() -> loop.accept(index), name + c);
             threads.add(t);
             t.start();
         }
         for (Thread t : threads) {
             t.join(TimeUnit.NANOSECONDS.toMillis(capNanos) + 30_000);
         }
-        long first = firstNanos.get();
-        long done = doneNanos.get();
-        boolean complete = done != 0;
-        if (!complete) {
-            System.err.println("[bench]   share run stopped at the time cap: " + accepted.sum() + "/" + target);
-            done = System.nanoTime();
-            doneCpu.set(brokerCpuNanos.getAsLong());
+    }
+
+    /**
+     * The window a consumption run's rate and broker CPU are taken over, shared by its consumer
+     * threads: from the first record any of them received to the moment the target was reached,
+     * so the group join before it and the consumers' close after it stay out. It opens at
+     * construction, just before the consumers are created, which is where the wait for the first
+     * record is counted from.
+     */
+    private final class Window {
+        private final long start = System.nanoTime();
+        private final long deadline = start + capNanos;
+        private final AtomicLong firstNanos = new AtomicLong();
+        private final AtomicLong doneNanos = new AtomicLong();
+        private final AtomicLong firstCpu = new AtomicLong(-1);
+        private final AtomicLong doneCpu = new AtomicLong(-1);
+        private final AtomicBoolean stop = new AtomicBoolean();
+
+        /**
+         * One consumer's loop: polls until the target is reached (by any consumer) or the time cap
+         * is hit, handing each non-empty batch to {@code handle} once the window has noted it.
+         */
+        void pollWhileOpen(Supplier<ConsumerRecords<byte[], byte[]>> poll,
+                Consumer<ConsumerRecords<byte[], byte[]>> handle) {
+            while (!stop.get() && System.nanoTime() < deadline) {
+                ConsumerRecords<byte[], byte[]> records = poll.get();
+                if (!records.isEmpty()) {
+                    received();
+                    handle.accept(records);
+                }
+            }
         }
-        double rate = first == 0 ? 0 : accepted.sum() * 1e9 / Math.max(1, done - first);
-        double ttfr = first == 0 ? Double.NaN : (first - start) / 1e6;
-        long cpu = firstCpu.get() >= 0 && doneCpu.get() >= 0 ? doneCpu.get() - firstCpu.get() : -1;
-        return new ShareRun(rate, ttfr, accepted.sum(), complete, cpu);
+
+        private void received() {
+            if (firstNanos.compareAndSet(0, System.nanoTime())) {
+                firstCpu.set(brokerCpuNanos.getAsLong());
+            }
+        }
+
+        void reached() {
+            if (doneNanos.compareAndSet(0, System.nanoTime())) {
+                doneCpu.set(brokerCpuNanos.getAsLong());
+            }
+            stop.set(true);
+        }
+
+        ConsumeRun result(String what, long records, int target) {
+            long first = firstNanos.get();
+            long done = doneNanos.get();
+            boolean complete = done != 0;
+            long endCpu = doneCpu.get();
+            if (!complete) {
+                System.err.println("[bench]   " + what + " run stopped at the time cap: " + records + "/" + target);
+                done = System.nanoTime();
+                endCpu = brokerCpuNanos.getAsLong();
+            }
+            double rate = first == 0 ? 0 : records * 1e9 / Math.max(1, done - first);
+            double ttfr = first == 0 ? Double.NaN : (first - start) / 1e6;
+            long cpu = firstCpu.get() >= 0 && endCpu >= 0 ? endCpu - firstCpu.get() : -1;
+            return new ConsumeRun(rate, ttfr, records, complete, cpu);
+        }
     }
 
     /**

@@ -1,15 +1,14 @@
 package io.pier.it.share;
 
+import static io.pier.it.PierCli.columns;
+import static io.pier.it.PierCli.pier;
 import static io.pier.it.share.ShareClients.pollUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pier.cli.Main;
+import io.pier.it.PierCli.Run;
 import io.pier.server.Pier;
 import io.pier.testkit.PierExtension;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -131,12 +130,12 @@ class ShareMetricsIT {
             Run glance = pier("share-group", "--bootstrap-server", PIER.bootstrapServers(), "--group", GROUP,
                     "--metrics-url", "http://127.0.0.1:" + PIER.pier().metricsPort() + "/metrics");
 
-            assertThat(glance.code).as(glance.err).isZero();
-            assertThat(glance.out).contains("Share group " + GROUP + ": state Stable", "1 member(s)");
-            assertThat(columns(glance.out, member)).as(glance.out).containsSequence("1", "4");
-            List<String> row = columns(glance.out, TOPIC + " ");
+            assertThat(glance.code()).as(glance.err()).isZero();
+            assertThat(glance.out()).contains("Share group " + GROUP + ": state Stable", "1 member(s)");
+            assertThat(columns(glance.out(), member)).as(glance.out()).containsSequence("1", "4");
+            List<String> row = columns(glance.out(), TOPIC + " ");
             // TOPIC PARTITION START END LOG-END LAG AVAILABLE ACQUIRED ACKNOWLEDGED ARCHIVED OLDEST-AGE
-            assertThat(row.subList(0, 10)).as(glance.out)
+            assertThat(row.subList(0, 10)).as(glance.out())
                     .containsExactly(TOPIC, "0", "10", "13", "14", "4", "0", "4", "0", "0");
             assertThat(Double.parseDouble(row.get(10).replace("s", ""))).isGreaterThan(0.1);
 
@@ -153,10 +152,10 @@ class ShareMetricsIT {
         Run glance = pier("share-group", "--bootstrap-server", PIER.bootstrapServers(), "--group", GROUP,
                 "--no-metrics");
 
-        assertThat(glance.code).as(glance.err).isZero();
-        assertThat(glance.out).contains("not read (--no-metrics)");
-        List<String> row = columns(glance.out, TOPIC + " ");
-        assertThat(row).as(glance.out).containsExactly(TOPIC, "0", "14", "-", "14", "0", "-", "-", "-", "-", "-");
+        assertThat(glance.code()).as(glance.err()).isZero();
+        assertThat(glance.out()).contains("not read (--no-metrics)");
+        List<String> row = columns(glance.out(), TOPIC + " ");
+        assertThat(row).as(glance.out()).containsExactly(TOPIC, "0", "14", "-", "14", "0", "-", "-", "-", "-", "-");
     }
 
     @Test
@@ -164,8 +163,8 @@ class ShareMetricsIT {
     void shouldRefuseAnUnknownOptionWithUsage() {
         Run run = pier("share-group", "--bootstrap-server", PIER.bootstrapServers(), "--grop", GROUP);
 
-        assertThat(run.code).isEqualTo(2);
-        assertThat(run.err).contains("unknown option --grop", "usage: pier share-group");
+        assertThat(run.code()).isEqualTo(2);
+        assertThat(run.err()).contains("unknown option --grop", "usage: pier share-group");
     }
 
     @Test
@@ -227,21 +226,5 @@ class ShareMetricsIT {
             assertThat(members).hasSize(1);
             return members.stream().map(ShareMemberDescription::consumerId).findFirst().orElseThrow();
         }
-    }
-
-    private record Run(int code, String out, String err) {}
-
-    private static Run pier(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
-    /** The whitespace-separated columns of the first output line starting with {@code prefix}. */
-    private static List<String> columns(String output, String prefix) {
-        return output.lines().filter(l -> l.startsWith(prefix)).findFirst()
-                .map(l -> List.of(l.trim().split("\\s+"))).orElse(List.of());
     }
 }
