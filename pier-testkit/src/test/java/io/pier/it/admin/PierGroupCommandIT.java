@@ -21,6 +21,8 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,7 +36,8 @@ class PierGroupCommandIT {
     private static final int PARTITIONS = 4;
 
     @RegisterExtension
-    static final PierExtension PIER = PierExtension.withConfig("group.initial.rebalance.delay.ms", "0");
+    static final PierExtension PIER = PierExtension.withConfig("group.initial.rebalance.delay.ms", "0",
+            "group.consumer.min.heartbeat.interval.ms", "100", "group.consumer.heartbeat.interval.ms", "200");
 
     private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
 
@@ -42,16 +45,19 @@ class PierGroupCommandIT {
      * Given partition p of "orders" holding 10 + p records and a two-member classic group in which
      * each member committed offset 2p + 1 for the partitions it owns, the lag of p is 9 - p.
      */
-    @Test
-    void shouldShowAConsumerGroupsMembersPartitionsCommittedOffsetsAndLag() throws Exception {
-        clients.createTopic(TOPIC, PARTITIONS);
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "consumer"})
+    void shouldShowAConsumerGroupsMembersPartitionsCommittedOffsetsAndLag(String protocol) throws Exception {
+        String topic = TOPIC + "-" + protocol;
+        String group = "g-orders-" + protocol;
+        clients.createTopic(topic, PARTITIONS);
         for (int p = 0; p < PARTITIONS; p++) {
-            clients.produce(TOPIC, p, "v", 10 + p);
+            clients.produce(topic, p, "v", 10 + p);
         }
-        try (KafkaConsumer<String, String> a = consumer("g-orders", "reader-a");
-                KafkaConsumer<String, String> b = consumer("g-orders", "reader-b")) {
-            a.subscribe(List.of(TOPIC));
-            b.subscribe(List.of(TOPIC));
+        try (KafkaConsumer<String, String> a = consumer(group, "reader-a", protocol);
+                KafkaConsumer<String, String> b = consumer(group, "reader-b", protocol)) {
+            a.subscribe(List.of(topic));
+            b.subscribe(List.of(topic));
             // One thread polls both, so each gets to rejoin when the other's arrival starts a rebalance.
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (!(a.assignment().size() == 2 && b.assignment().size() == 2) && System.nanoTime() < deadline) {
@@ -71,37 +77,38 @@ class PierGroupCommandIT {
             }
 
             Run list = pier("group", "--bootstrap-server", PIER.bootstrapServers());
-            Run describe = pier("group", "--bootstrap-server", PIER.bootstrapServers(), "--group", "g-orders");
+            Run describe = pier("group", "--bootstrap-server", PIER.bootstrapServers(), "--group", group);
 
             assertThat(list.code()).as(list.err()).isZero();
             assertThat(list.out()).startsWith("GROUP");
-            assertThat(columns(list.out(), "g-orders ")).as(list.out())
-                    .containsExactly("g-orders", "classic", "Stable", "2");
+            assertThat(columns(list.out(), group + " ")).as(list.out())
+                    .containsExactly(group, protocol, "Stable", "2");
             assertThat(describe.code()).as(describe.err()).isZero();
             assertThat(describe.out()).as(describe.out())
-                    .startsWith("Consumer group g-orders: state Stable, protocol classic, assignor range, 2 member(s)");
+                    .startsWith("Consumer group " + group + ": state Stable, protocol " + protocol + ", assignor "
+                            + (protocol.equals("classic") ? "range" : "uniform") + ", 2 member(s)");
             for (KafkaConsumer<String, String> c : List.of(a, b)) {
                 String member = c.groupMetadata().memberId();
                 assertThat(columns(describe.out(), member)).as(describe.out())
-                        .containsExactly(member, member.startsWith("reader-a") ? "reader-a" : "reader-b",
+                        .containsExactly(member, c == a ? "reader-a" : "reader-b",
                                 "/127.0.0.1", partitionList(c.assignment()));
             }
             for (int p = 0; p < PARTITIONS; p++) {
                 // TOPIC PARTITION COMMITTED-OFFSET LOG-END-OFFSET LAG MEMBER
-                assertThat(partitionRow(describe.out(), p)).as(describe.out()).containsExactly(TOPIC,
+                assertThat(partitionRow(describe.out(), topic, p)).as(describe.out()).containsExactly(topic,
                         String.valueOf(p), String.valueOf(2 * p + 1), String.valueOf(10 + p), String.valueOf(9 - p),
-                        owner.get(new TopicPartition(TOPIC, p)));
+                        owner.get(new TopicPartition(topic, p)));
             }
         }
 
         // Once both members left, the group is Empty and its committed offsets and lag remain.
-        Run empty = pier("group", "--bootstrap-server", PIER.bootstrapServers(), "--group", "g-orders");
+        Run empty = pier("group", "--bootstrap-server", PIER.bootstrapServers(), "--group", group);
 
         assertThat(empty.code()).as(empty.err()).isZero();
-        assertThat(empty.out()).as(empty.out()).startsWith("Consumer group g-orders: state Empty")
+        assertThat(empty.out()).as(empty.out()).startsWith("Consumer group " + group + ": state Empty")
                 .contains("0 member(s)");
         for (int p = 0; p < PARTITIONS; p++) {
-            assertThat(partitionRow(empty.out(), p)).as(empty.out()).containsExactly(TOPIC, String.valueOf(p),
+            assertThat(partitionRow(empty.out(), topic, p)).as(empty.out()).containsExactly(topic, String.valueOf(p),
                     String.valueOf(2 * p + 1), String.valueOf(10 + p), String.valueOf(9 - p), "-");
         }
     }
@@ -164,12 +171,12 @@ class PierGroupCommandIT {
         assertThat(help.out()).contains("usage: pier group --bootstrap-server HOST:PORT [--group GROUP");
     }
 
-    private static KafkaConsumer<String, String> consumer(String group, String clientId) {
+    private static KafkaConsumer<String, String> consumer(String group, String clientId, String protocol) {
         Properties p = new Properties();
         p.put("bootstrap.servers", PIER.bootstrapServers());
         p.put("group.id", group);
         p.put("client.id", clientId);
-        p.put("group.protocol", "classic");
+        p.put("group.protocol", protocol);
         p.put("enable.auto.commit", "false");
         p.put("auto.offset.reset", "earliest");
         return new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer());
@@ -182,9 +189,9 @@ class PierGroupCommandIT {
     }
 
     /** The columns of the partition table's row for partition {@code p} of the topic. */
-    private static List<String> partitionRow(String output, int p) {
+    private static List<String> partitionRow(String output, String topic, int p) {
         return output.lines().map(l -> List.of(l.trim().split("\\s+")))
-                .filter(c -> c.size() > 1 && c.get(0).equals(TOPIC) && c.get(1).equals(String.valueOf(p)))
+                .filter(c -> c.size() > 1 && c.get(0).equals(topic) && c.get(1).equals(String.valueOf(p)))
                 .findFirst().orElse(List.of());
     }
 }
