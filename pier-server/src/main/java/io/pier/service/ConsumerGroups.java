@@ -10,6 +10,7 @@ import io.pier.group.ClassicJoinResult;
 import io.pier.group.ClassicLeave;
 import io.pier.group.ClassicSync;
 import io.pier.group.ClassicSyncResult;
+import io.pier.group.PartitionKey;
 import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import io.pier.group.consumer.ConsumerGroupCoordinator;
 import io.pier.group.consumer.ConsumerGroupDescription;
@@ -368,9 +369,26 @@ public final class ConsumerGroups {
             result.replaceAll((tp, e) -> Errors.INVALID_GROUP_ID);
             return CompletableFuture.completedFuture(result);
         }
-        return onShard(request.groupId(), s -> validateCommit(s, request)).thenCompose(error -> {
-            if (error != Errors.NONE || accepted.isEmpty()) {
+        return onShard(request.groupId(), s -> {
+            Errors error = validateCommit(s, request);
+            if (error == Errors.NONE) {
+                // A consumer-protocol member's commit from an older epoch, partition by partition.
+                accepted.forEach((tp, o) -> {
+                    Errors e = s.consumer.validateOffsetCommitPartition(request.groupId(), request.memberId(),
+                            request.generationId(), new PartitionKey(o.topicId(), tp.partition()));
+                    if (e != Errors.NONE) {
+                        result.put(tp, e);
+                    }
+                });
+            }
+            return error;
+        }).thenCompose(error -> {
+            if (error != Errors.NONE) {
                 accepted.keySet().forEach(tp -> result.put(tp, error));
+                return CompletableFuture.completedFuture(result);
+            }
+            accepted.keySet().removeIf(tp -> result.get(tp) != Errors.NONE);
+            if (accepted.isEmpty()) {
                 return CompletableFuture.completedFuture(result);
             }
             return offsets.commit(request.groupId(), accepted).thenApply(v -> result);

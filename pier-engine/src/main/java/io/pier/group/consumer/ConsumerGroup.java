@@ -7,6 +7,7 @@ import io.pier.group.TopicLookup;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -143,6 +144,7 @@ final class ConsumerGroup {
         next.subscribedTopicRegex = old.subscribedTopicRegex;
         next.assigned = old.assigned;
         next.pendingRevocation = old.pendingRevocation;
+        next.assignedAt = old.assignedAt;
         next.state = old.state;
         members.remove(old.memberId);
         members.put(newMemberId, next);
@@ -192,6 +194,7 @@ final class ConsumerGroup {
         unhold(member);
         member.assigned = Set.of();
         member.pendingRevocation = Set.of();
+        member.assignedAt = Map.of();
         member.state = MemberState.STABLE;
         member.revocationDeadlineMs = Long.MAX_VALUE;
     }
@@ -320,7 +323,19 @@ final class ConsumerGroup {
         }
     }
 
+    /**
+     * Records what a member holds now. A partition it already had keeps the epoch it was assigned
+     * at; a new one is assigned at the member's current epoch (KIP-1251: commits from any epoch
+     * since then are the member's own).
+     */
     private void hold(ConsumerMember member, Set<PartitionKey> assigned, Set<PartitionKey> pending) {
+        Map<PartitionKey, Integer> since = new HashMap<>();
+        for (Set<PartitionKey> ps : List.of(assigned, pending)) {
+            for (PartitionKey p : ps) {
+                since.put(p, member.assignedAt.getOrDefault(p, Math.max(member.memberEpoch, 0)));
+            }
+        }
+        member.assignedAt = Map.copyOf(since);
         member.assigned = Set.copyOf(assigned);
         member.pendingRevocation = Set.copyOf(pending);
         for (PartitionKey p : assigned) {

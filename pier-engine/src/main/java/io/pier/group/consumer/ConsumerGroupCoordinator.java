@@ -457,7 +457,25 @@ public final class ConsumerGroupCoordinator {
         if (apiVersion < 9) {
             return Errors.UNSUPPORTED_VERSION;
         }
-        return memberEpoch == member.memberEpoch ? Errors.NONE : Errors.STALE_MEMBER_EPOCH;
+        // An older epoch is checked per partition (KIP-1251, Kafka 4.4): the member may not have
+        // heard of its newer epoch yet when it commits.
+        return memberEpoch <= member.memberEpoch ? Errors.NONE : Errors.STALE_MEMBER_EPOCH;
+    }
+
+    /**
+     * The partition check of an OffsetCommit that {@link #validateOffsetCommit} let through: with
+     * an epoch older than the member's, the partition must be the member's since that epoch or
+     * earlier (STALE_MEMBER_EPOCH otherwise), so a commit never lands on a partition that moved.
+     */
+    public Errors validateOffsetCommitPartition(String groupId, String memberId, int memberEpoch,
+            PartitionKey partition) {
+        ConsumerGroup group = groups.get(groupId);
+        ConsumerMember member = group == null || memberId == null ? null : group.member(memberId).orElse(null);
+        if (member == null || member.isClassic() || memberEpoch < 0 || memberEpoch == member.memberEpoch) {
+            return Errors.NONE;
+        }
+        Integer since = member.assignedAt.get(partition);
+        return since != null && since <= memberEpoch ? Errors.NONE : Errors.STALE_MEMBER_EPOCH;
     }
 
     /** OffsetFetch with a member id and epoch (v9+): the member must exist at that epoch. */

@@ -3,6 +3,7 @@ package io.pier.group.consumer;
 import io.pier.group.ClassicProtocol;
 import io.pier.group.PartitionKey;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -28,6 +29,8 @@ final class ConsumerMember {
     MemberState state = MemberState.STABLE;
     Set<PartitionKey> assigned = Set.of();
     Set<PartitionKey> pendingRevocation = Set.of();
+    /** The member epoch at which it was given each partition of {@code assigned} and {@code pendingRevocation}. */
+    Map<PartitionKey, Integer> assignedAt = Map.of();
     long sessionDeadlineMs = Long.MAX_VALUE;
     /**
      * For a member that speaks the classic protocol inside this group (online migration): the

@@ -251,7 +251,7 @@ class ConsumerGroupCoordinatorTest {
         short v9 = 9;
         assertThat(coordinator.validateOffsetCommit(GROUP, "a", a.memberEpoch(), v9)).isEqualTo(Errors.NONE);
         assertThat(coordinator.validateOffsetCommit(GROUP, "a", a.memberEpoch() + 1, v9))
-                .isEqualTo(Errors.STALE_MEMBER_EPOCH);
+                .isEqualTo(Errors.STALE_MEMBER_EPOCH); // newer than the coordinator's
         assertThat(coordinator.validateOffsetCommit(GROUP, "x", 1, v9)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
         assertThat(coordinator.validateOffsetCommit(GROUP, "", -1, v9)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
         assertThat(coordinator.validateOffsetCommit(GROUP, "a", a.memberEpoch(), (short) 8))
@@ -265,6 +265,27 @@ class ConsumerGroupCoordinatorTest {
         assertThat(state()).isEqualTo(ConsumerGroupState.EMPTY);
         assertThat(coordinator.deleteGroup(GROUP)).isEqualTo(Errors.NONE);
         assertThat(coordinator.exists(GROUP)).isFalse();
+    }
+
+    @Test
+    void shouldAcceptACommitFromAnOlderEpochOnlyForPartitionsHeldSinceThen() {
+        // KIP-1251: a member commits with the epoch it knows, which may be older than the coordinator's
+        ConsumerHeartbeatResult a = ok(join("a", List.of("orders")));
+        ok(beat("a", 1, owned(a)));
+        topics.grow("orders", 6);
+        coordinator.onTopicsChanged();
+        ConsumerHeartbeatResult grown = ok(beat("a", 1, owned(a)));
+        assertThat(grown.memberEpoch()).isEqualTo(2);
+        short v9 = 9;
+
+        assertThat(coordinator.validateOffsetCommit(GROUP, "a", 1, v9)).isEqualTo(Errors.NONE);
+        assertThat(coordinator.validateOffsetCommitPartition(GROUP, "a", 1, parts(orders, 0).iterator().next()))
+                .isEqualTo(Errors.NONE);
+        assertThat(coordinator.validateOffsetCommitPartition(GROUP, "a", 1, parts(orders, 5).iterator().next()))
+                .isEqualTo(Errors.STALE_MEMBER_EPOCH);
+        assertThat(coordinator.validateOffsetCommitPartition(GROUP, "a", 2, parts(orders, 5).iterator().next()))
+                .isEqualTo(Errors.NONE);
+        assertThat(coordinator.validateOffsetCommit(GROUP, "a", 3, v9)).isEqualTo(Errors.STALE_MEMBER_EPOCH);
     }
 
     @Test
