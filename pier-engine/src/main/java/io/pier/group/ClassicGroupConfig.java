@@ -29,23 +29,11 @@ public record ClassicGroupConfig(int minSessionTimeoutMs, int maxSessionTimeoutM
 
     public static ClassicGroupConfig fromProperties(Map<String, String> props) {
         return new ClassicGroupConfig(
-                intOf(props, "group.min.session.timeout.ms", DEFAULTS.minSessionTimeoutMs),
-                intOf(props, "group.max.session.timeout.ms", DEFAULTS.maxSessionTimeoutMs),
-                intOf(props, "group.initial.rebalance.delay.ms", DEFAULTS.initialRebalanceDelayMs),
-                intOf(props, "group.max.size", DEFAULTS.maxSize),
+                BrokerSettings.intOf(props, "group.min.session.timeout.ms", DEFAULTS.minSessionTimeoutMs),
+                BrokerSettings.intOf(props, "group.max.session.timeout.ms", DEFAULTS.maxSessionTimeoutMs),
+                BrokerSettings.intOf(props, "group.initial.rebalance.delay.ms", DEFAULTS.initialRebalanceDelayMs),
+                BrokerSettings.intOf(props, "group.max.size", DEFAULTS.maxSize),
                 DEFAULTS.newMemberJoinTimeoutMs,
-                intOf(props, "message.max.bytes", DEFAULTS.maxGroupRecordBytes));
-    }
-
-    private static int intOf(Map<String, String> props, String name, int fallback) {
-        String v = props.get(name);
-        if (v == null) {
-            return fallback;
-        }
-        try {
-            return Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + " must be an integer, not '" + v + "'", e);
-        }
+                BrokerSettings.intOf(props, "message.max.bytes", DEFAULTS.maxGroupRecordBytes));
     }
 }

@@ -10,7 +10,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.protocol.Errors;
 
@@ -122,7 +121,7 @@ public final class ShareGroupCoordinator {
         boolean sendAssignment = req.memberEpoch() == HeartbeatRequest.JOIN_EPOCH
                 || req.subscribedTopicNames() != null || changed || behind;
         return new HeartbeatResponse(Errors.NONE, null, member.memberId, member.memberEpoch,
-                config.effectiveHeartbeatIntervalMs(), sendAssignment ? wireAssignment(member.assignment) : null);
+                config.effectiveHeartbeatIntervalMs(), sendAssignment ? Assignments.byTopic(member.assignment) : null);
     }
 
     /**
@@ -166,7 +165,7 @@ public final class ShareGroupCoordinator {
         List<MemberDescription> members = new ArrayList<>();
         for (ShareGroupMember m : group.members()) {
             members.add(new MemberDescription(m.memberId, m.rackId, m.memberEpoch, m.clientId,
-                    m.clientHost, m.subscribedTopicNames, describeAssignment(group, m.assignment)));
+                    m.clientHost, m.subscribedTopicNames, Assignments.describe(m.assignment, group::topicName, topics)));
         }
         return Optional.of(new GroupDescription(groupId, group.state(), group.groupEpoch(),
                 group.assignmentEpoch(), SimpleAssignor.NAME, List.copyOf(members)));
@@ -361,27 +360,5 @@ public final class ShareGroupCoordinator {
         deadlines.remove(new SessionDeadline(member.sessionDeadlineMs, groupId, member.memberId));
         member.sessionDeadlineMs = deadlineMs;
         deadlines.add(new SessionDeadline(deadlineMs, groupId, member.memberId));
-    }
-
-    private static Map<Uuid, List<Integer>> wireAssignment(Set<PartitionKey> assignment) {
-        TreeMap<Uuid, List<Integer>> byTopic = new TreeMap<>();
-        for (PartitionKey partition : new TreeSet<>(assignment)) {
-            byTopic.computeIfAbsent(partition.topicId(), t -> new ArrayList<>()).add(partition.partition());
-        }
-        byTopic.replaceAll((topic, partitions) -> List.copyOf(partitions));
-        return Collections.unmodifiableMap(byTopic);
-    }
-
-    private List<AssignedTopic> describeAssignment(ShareGroup group, Set<PartitionKey> assignment) {
-        List<AssignedTopic> result = new ArrayList<>();
-        wireAssignment(assignment).forEach((topicId, partitions) -> {
-            String name = group.topicName(topicId);
-            if (name == null) {
-                name = topics.byId(topicId).map(TopicInfo::name).orElse("");
-            }
-            result.add(new AssignedTopic(topicId, name, partitions));
-        });
-        result.sort((a, b) -> a.topicName().compareTo(b.topicName()));
-        return List.copyOf(result);
     }
 }

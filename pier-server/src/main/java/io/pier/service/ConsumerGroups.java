@@ -270,9 +270,10 @@ public final class ConsumerGroups {
     // ------------------------------------------------------------------ the consumer protocol (KIP-848)
 
     /**
-     * ConsumerGroupHeartbeat. A joining member takes over an Empty classic group's id (its
-     * committed offsets stay); a classic group with members or a share group refuses it with
-     * GROUP_ID_NOT_FOUND, as Kafka does for a group of another type.
+     * ConsumerGroupHeartbeat. A joining member takes over a classic group's id: an Empty one (its
+     * committed offsets stay) or one whose members use the embedded consumer protocol (online
+     * upgrade); any other classic group or a share group refuses it with GROUP_ID_NOT_FOUND, as
+     * Kafka does for a group of another type.
      */
     public CompletableFuture<ConsumerHeartbeatResult> consumerHeartbeat(ConsumerHeartbeat request) {
         String groupId = request.groupId() == null ? "" : request.groupId();

@@ -1,5 +1,6 @@
 package io.pier.group.consumer;
 
+import io.pier.group.BrokerSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -90,26 +91,14 @@ public record ConsumerGroupBrokerConfig(
             }
         }
         return new ConsumerGroupBrokerConfig(
-                intOf(props, SESSION_TIMEOUT_MS, DEFAULTS.sessionTimeoutMs),
-                intOf(props, MIN_SESSION_TIMEOUT_MS, DEFAULTS.minSessionTimeoutMs),
-                intOf(props, MAX_SESSION_TIMEOUT_MS, DEFAULTS.maxSessionTimeoutMs),
-                intOf(props, HEARTBEAT_INTERVAL_MS, DEFAULTS.heartbeatIntervalMs),
-                intOf(props, MIN_HEARTBEAT_INTERVAL_MS, DEFAULTS.minHeartbeatIntervalMs),
-                intOf(props, MAX_HEARTBEAT_INTERVAL_MS, DEFAULTS.maxHeartbeatIntervalMs),
+                BrokerSettings.intOf(props, SESSION_TIMEOUT_MS, DEFAULTS.sessionTimeoutMs),
+                BrokerSettings.intOf(props, MIN_SESSION_TIMEOUT_MS, DEFAULTS.minSessionTimeoutMs),
+                BrokerSettings.intOf(props, MAX_SESSION_TIMEOUT_MS, DEFAULTS.maxSessionTimeoutMs),
+                BrokerSettings.intOf(props, HEARTBEAT_INTERVAL_MS, DEFAULTS.heartbeatIntervalMs),
+                BrokerSettings.intOf(props, MIN_HEARTBEAT_INTERVAL_MS, DEFAULTS.minHeartbeatIntervalMs),
+                BrokerSettings.intOf(props, MAX_HEARTBEAT_INTERVAL_MS, DEFAULTS.maxHeartbeatIntervalMs),
                 names,
-                intOf(props, MAX_SIZE, DEFAULTS.maxSize));
-    }
-
-    private static int intOf(Map<String, String> props, String name, int fallback) {
-        String v = props.get(name);
-        if (v == null) {
-            return fallback;
-        }
-        try {
-            return Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigException(name + " must be an integer, got '" + v + "'");
-        }
+                BrokerSettings.intOf(props, MAX_SIZE, DEFAULTS.maxSize));
     }
 
     /** The assignor used when no member names one. */

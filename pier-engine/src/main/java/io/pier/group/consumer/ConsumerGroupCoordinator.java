@@ -2,7 +2,7 @@ package io.pier.group.consumer;
 
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
-import io.pier.group.AssignedTopic;
+import io.pier.group.Assignments;
 import io.pier.group.ClassicGroupHandover;
 import io.pier.group.ClassicJoin;
 import io.pier.group.ClassicJoinResult;
@@ -10,10 +10,8 @@ import io.pier.group.ClassicLeave;
 import io.pier.group.ClassicSync;
 import io.pier.group.ClassicSyncResult;
 import io.pier.group.PartitionKey;
-import io.pier.group.TopicInfo;
 import io.pier.group.TopicLookup;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -21,10 +19,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Supplier;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
@@ -181,7 +177,7 @@ public final class ConsumerGroupCoordinator {
         arm(group, member, nowMs + timings.sessionTimeoutMs(group.groupId));
         return new ConsumerHeartbeatResult(Errors.NONE, null, member.memberId, member.memberEpoch,
                 timings.heartbeatIntervalMs(group.groupId),
-                req.isFull() || changed ? wire(member.assigned) : null);
+                req.isFull() || changed ? Assignments.byTopic(member.assigned) : null);
     }
 
     /**
@@ -532,31 +528,10 @@ public final class ConsumerGroupCoordinator {
         for (ConsumerMember m : group.members()) {
             members.add(new ConsumerGroupDescription.Member(m.memberId, m.instanceId, m.rackId, m.memberEpoch,
                     m.clientId, m.clientHost, m.subscribedTopicNames, m.subscribedTopicRegex,
-                    describe(group, m.assigned), describe(group, group.target(m.memberId))));
+                    Assignments.describe(m.assigned, group::topicName, topics),
+                    Assignments.describe(group.target(m.memberId), group::topicName, topics)));
         }
         return Optional.of(new ConsumerGroupDescription(groupId, group.state(), group.groupEpoch(),
                 group.assignmentEpoch(), group.assignorName(), List.copyOf(members)));
-    }
-
-    private List<AssignedTopic> describe(ConsumerGroup group, Set<PartitionKey> partitions) {
-        List<AssignedTopic> result = new ArrayList<>();
-        wire(partitions).forEach((topicId, ps) -> {
-            String name = group.topicName(topicId);
-            if (name == null) {
-                name = topics.byId(topicId).map(TopicInfo::name).orElse("");
-            }
-            result.add(new AssignedTopic(topicId, name, ps));
-        });
-        result.sort(Comparator.comparing(AssignedTopic::topicName));
-        return List.copyOf(result);
-    }
-
-    private static Map<Uuid, List<Integer>> wire(Set<PartitionKey> partitions) {
-        TreeMap<Uuid, List<Integer>> byTopic = new TreeMap<>();
-        for (PartitionKey p : new TreeSet<>(partitions)) {
-            byTopic.computeIfAbsent(p.topicId(), t -> new ArrayList<>()).add(p.partition());
-        }
-        byTopic.replaceAll((t, ps) -> List.copyOf(ps));
-        return Collections.unmodifiableMap(byTopic);
     }
 }
