@@ -19,6 +19,8 @@ import org.apache.kafka.common.config.ConfigException;
  * @param assignors {@code group.consumer.assignors}: the server-side assignors members may name,
  *     the first being the default
  * @param maxSize {@code group.consumer.max.size}
+ * @param reconcileHeartbeatIntervalMs {@code pier.group.consumer.reconcile.heartbeat.interval.ms}:
+ *     the interval told to a member that waits for partitions other members still hold
  */
 public record ConsumerGroupBrokerConfig(
         int sessionTimeoutMs,
@@ -28,7 +30,8 @@ public record ConsumerGroupBrokerConfig(
         int minHeartbeatIntervalMs,
         int maxHeartbeatIntervalMs,
         List<String> assignors,
-        int maxSize) {
+        int maxSize,
+        int reconcileHeartbeatIntervalMs) {
 
     public static final String SESSION_TIMEOUT_MS = "group.consumer.session.timeout.ms";
     public static final String MIN_SESSION_TIMEOUT_MS = "group.consumer.min.session.timeout.ms";
@@ -38,9 +41,11 @@ public record ConsumerGroupBrokerConfig(
     public static final String MAX_HEARTBEAT_INTERVAL_MS = "group.consumer.max.heartbeat.interval.ms";
     public static final String ASSIGNORS = "group.consumer.assignors";
     public static final String MAX_SIZE = "group.consumer.max.size";
+    /** Pier's own: the heartbeat interval of a member waiting for partitions others still hold. */
+    public static final String RECONCILE_HEARTBEAT_INTERVAL_MS = "pier.group.consumer.reconcile.heartbeat.interval.ms";
 
     public static final ConsumerGroupBrokerConfig DEFAULTS = new ConsumerGroupBrokerConfig(45_000, 45_000, 60_000,
-            5_000, 5_000, 15_000, List.of(UniformAssignor.NAME, RangeAssignor.NAME), Integer.MAX_VALUE);
+            5_000, 5_000, 15_000, List.of(UniformAssignor.NAME, RangeAssignor.NAME), Integer.MAX_VALUE, 250);
 
     public ConsumerGroupBrokerConfig {
         assignors = List.copyOf(assignors);
@@ -61,6 +66,10 @@ public record ConsumerGroupBrokerConfig(
         }
         if (maxSize < 1) {
             throw new ConfigException(MAX_SIZE + " must be at least 1, got " + maxSize);
+        }
+        if (reconcileHeartbeatIntervalMs < 1) {
+            throw new ConfigException(RECONCILE_HEARTBEAT_INTERVAL_MS + " must be at least 1, got "
+                    + reconcileHeartbeatIntervalMs);
         }
     }
 
@@ -98,7 +107,8 @@ public record ConsumerGroupBrokerConfig(
                 BrokerSettings.intOf(props, MIN_HEARTBEAT_INTERVAL_MS, DEFAULTS.minHeartbeatIntervalMs),
                 BrokerSettings.intOf(props, MAX_HEARTBEAT_INTERVAL_MS, DEFAULTS.maxHeartbeatIntervalMs),
                 names,
-                BrokerSettings.intOf(props, MAX_SIZE, DEFAULTS.maxSize));
+                BrokerSettings.intOf(props, MAX_SIZE, DEFAULTS.maxSize),
+                BrokerSettings.intOf(props, RECONCILE_HEARTBEAT_INTERVAL_MS, DEFAULTS.reconcileHeartbeatIntervalMs));
     }
 
     /** The assignor used when no member names one. */

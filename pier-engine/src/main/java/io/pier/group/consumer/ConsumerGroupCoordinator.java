@@ -176,7 +176,7 @@ public final class ConsumerGroupCoordinator {
         boolean changed = reconcile(group, member, req.ownedPartitions(), nowMs);
         arm(group, member, nowMs + timings.sessionTimeoutMs(group.groupId));
         return new ConsumerHeartbeatResult(Errors.NONE, null, member.memberId, member.memberEpoch,
-                timings.heartbeatIntervalMs(group.groupId),
+                heartbeatIntervalMs(group, member),
                 req.isFull() || changed ? Assignments.byTopic(member.assigned) : null);
     }
 
@@ -193,6 +193,21 @@ public final class ConsumerGroupCoordinator {
             member.revocationDeadlineMs = nowMs + member.rebalanceTimeoutMs;
         }
         return changed;
+    }
+
+    /**
+     * The interval a member is told to heartbeat at. A member that waits for partitions another
+     * still holds hears of their release only on its next heartbeat, so while it waits it is told
+     * to come back after {@link ConsumerGroupBrokerConfig#reconcileHeartbeatIntervalMs()} rather
+     * than the group's interval: a partition moves in well under a second instead of up to one
+     * heartbeat interval (5 s by default) after its old owner let go. Kafka's coordinator does not
+     * shorten it; clients take whatever interval a response says.
+     */
+    private int heartbeatIntervalMs(ConsumerGroup group, ConsumerMember member) {
+        int interval = timings.heartbeatIntervalMs(group.groupId);
+        return member.state == MemberState.UNRELEASED_PARTITIONS
+                ? Math.min(interval, broker.reconcileHeartbeatIntervalMs())
+                : interval;
     }
 
     /** Moves a member's session deadline (its entry in {@code deadlines} with it). */

@@ -88,6 +88,7 @@ class ConsumerGroupCoordinatorTest {
         ConsumerHeartbeatResult b = ok(join("b", List.of("orders")));
         assertThat(b.memberEpoch()).isEqualTo(2);
         assertThat(b.assignment()).isEmpty();
+        assertThat(b.heartbeatIntervalMs()).as("waiting members come back sooner").isEqualTo(250);
         assertThat(state()).isEqualTo(ConsumerGroupState.RECONCILING);
 
         // a is asked to give up two partitions and keeps its epoch until it has
@@ -107,6 +108,7 @@ class ConsumerGroupCoordinatorTest {
         all.addAll(owned(b2));
         assertThat(owned(b2)).hasSize(2).doesNotContainAnyElementsOf(kept);
         assertThat(all).isEqualTo(parts(orders, 0, 1, 2, 3));
+        assertThat(b2.heartbeatIntervalMs()).isEqualTo(5_000);
         ok(beat("b", 2, owned(b2)));
         assertThat(state()).isEqualTo(ConsumerGroupState.STABLE);
     }
