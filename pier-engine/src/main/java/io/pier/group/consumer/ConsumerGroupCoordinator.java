@@ -4,6 +4,7 @@ import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
 import io.pier.group.AssignedTopic;
 import io.pier.group.PartitionKey;
+import io.pier.group.RebalanceCounter;
 import io.pier.group.TopicInfo;
 import io.pier.group.TopicLookup;
 import java.util.ArrayList;
@@ -54,6 +55,7 @@ public final class ConsumerGroupCoordinator {
     private Timings timings;
     private final Map<String, ConsumerGroup> groups = new HashMap<>();
     private final TreeSet<Deadline> deadlines = new TreeSet<>(ORDER);
+    private final RebalanceCounter rebalances = new RebalanceCounter();
 
     /** @param memberIds new member ids for v0 clients that leave them to the coordinator */
     public ConsumerGroupCoordinator(ConsumerGroupBrokerConfig broker, TopicLookup topics, Supplier<String> memberIds) {
@@ -89,7 +91,7 @@ public final class ConsumerGroupCoordinator {
 
     /** An Empty group of this type (an Empty classic group whose id a consumer-protocol member takes). */
     public void createEmpty(String groupId) {
-        groups.computeIfAbsent(groupId, id -> new ConsumerGroup(id, broker.defaultAssignor()));
+        groups.computeIfAbsent(groupId, id -> new ConsumerGroup(id, broker.defaultAssignor(), rebalances));
     }
 
     /** Drops an Empty group (its id goes to a classic group); false if it has members. */
@@ -134,7 +136,7 @@ public final class ConsumerGroupCoordinator {
             }
         } else {
             if (group == null) {
-                group = new ConsumerGroup(req.groupId(), broker.defaultAssignor());
+                group = new ConsumerGroup(req.groupId(), broker.defaultAssignor(), rebalances);
                 groups.put(req.groupId(), group);
             }
             member = group.member(memberId).orElse(null);
@@ -441,5 +443,10 @@ public final class ConsumerGroupCoordinator {
         }
         byTopic.replaceAll((t, ps) -> List.copyOf(ps));
         return Collections.unmodifiableMap(byTopic);
+    }
+
+    /** Group epoch bumps of this coordinator's groups since it was made (deleted groups included). */
+    public long rebalances() {
+        return rebalances.count();
     }
 }
