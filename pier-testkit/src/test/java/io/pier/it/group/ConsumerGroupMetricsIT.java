@@ -10,14 +10,12 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -46,13 +44,7 @@ class ConsumerGroupMetricsIT {
     private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
 
     private static KafkaConsumer<String, String> consumer(String group, String protocol) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", PIER.bootstrapServers());
-        p.put("group.id", group);
-        p.put("group.protocol", protocol);
-        p.put("enable.auto.commit", "false");
-        p.put("auto.offset.reset", "earliest");
-        return new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+        return GroupClients.consumer(PIER.bootstrapServers(), group, protocol, null);
     }
 
     /**
