@@ -31,6 +31,8 @@ import org.apache.kafka.common.protocol.Errors;
 final class ClassicGroup {
     final String groupId;
     final ClassicGroupConfig config;
+    /** The coordinator's count of generations started, over all its groups. */
+    private final RebalanceCounter rebalances;
     private ClassicGroupState state = ClassicGroupState.EMPTY;
     private ClassicGroupState previousState = ClassicGroupState.EMPTY;
     int generationId;
@@ -51,9 +53,10 @@ final class ClassicGroup {
     private final ClassicSyncPhase syncPhase = new ClassicSyncPhase(this);
     private final ClassicGroupDeadlines deadlines = new ClassicGroupDeadlines(this);
 
-    ClassicGroup(String groupId, ClassicGroupConfig config) {
+    ClassicGroup(String groupId, ClassicGroupConfig config, RebalanceCounter rebalances) {
         this.groupId = groupId;
         this.config = config;
+        this.rebalances = rebalances;
     }
 
     ClassicGroupState state() {
@@ -284,6 +287,7 @@ final class ClassicGroup {
             return;
         }
         generationId++;
+        rebalances.increment();
         if (members.isEmpty()) {
             protocolName = null;
             transitionTo(ClassicGroupState.EMPTY);

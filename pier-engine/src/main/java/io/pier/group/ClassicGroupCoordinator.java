@@ -30,6 +30,7 @@ public final class ClassicGroupCoordinator {
     private final ClassicGroupConfig config;
     private final Supplier<String> memberIdSuffix;
     private final Map<String, ClassicGroup> groups = new HashMap<>();
+    private final RebalanceCounter rebalances = new RebalanceCounter();
 
     /** @param memberIdSuffix the unique part of new member ids (a random UUID on a broker) */
     public ClassicGroupCoordinator(ClassicGroupConfig config, Supplier<String> memberIdSuffix) {
@@ -43,7 +44,7 @@ public final class ClassicGroupCoordinator {
 
     /** Restores Empty groups that have committed offsets (after a restart). */
     public void restoreEmptyGroup(String groupId) {
-        groups.computeIfAbsent(groupId, id -> new ClassicGroup(id, config));
+        groups.computeIfAbsent(groupId, id -> new ClassicGroup(id, config, rebalances));
     }
 
     /**
@@ -79,7 +80,7 @@ public final class ClassicGroupCoordinator {
 
     /** Takes a group over from the consumer protocol (online downgrade), rebalancing at once. */
     public void adopt(String groupId, ClassicGroupHandover handover, long nowMs) {
-        ClassicGroup group = new ClassicGroup(groupId, config);
+        ClassicGroup group = new ClassicGroup(groupId, config, rebalances);
         groups.put(groupId, group);
         group.adopt(handover, nowMs);
     }
@@ -101,7 +102,7 @@ public final class ClassicGroupCoordinator {
                 reply.accept(ClassicJoinResult.error(Errors.UNKNOWN_MEMBER_ID, req.memberId()));
                 return;
             }
-            group = new ClassicGroup(req.groupId(), config);
+            group = new ClassicGroup(req.groupId(), config, rebalances);
             groups.put(req.groupId(), group);
             created = true;
         }
@@ -148,7 +149,7 @@ public final class ClassicGroupCoordinator {
             if (generationId >= 0) {
                 return apiVersion >= 9 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
             }
-            group = new ClassicGroup(groupId, config);
+            group = new ClassicGroup(groupId, config, rebalances);
             groups.put(groupId, group);
         }
         return group.validateOffsetCommit(memberId, groupInstanceId, generationId, nowMs);
@@ -240,5 +241,10 @@ public final class ClassicGroupCoordinator {
                 g.onDeadlines(nowMs);
             }
         }
+    }
+
+    /** Generations started by this coordinator's groups since it was made (deleted groups included). */
+    public long rebalances() {
+        return rebalances.count();
     }
 }

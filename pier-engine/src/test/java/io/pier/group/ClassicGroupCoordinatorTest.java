@@ -213,4 +213,33 @@ class ClassicGroupCoordinatorTest {
                 sync::add);
         assertThat(sync.get(0).assignment()).containsExactly(7);
     }
+
+    @Test
+    void shouldCountEveryGenerationStartedAndKeepTheCountWhenTheGroupIsDeleted() {
+        // Given two members in generation 1
+        String first = newMember(new ArrayList<>());
+        String second = newMember(new ArrayList<>());
+        assertThat(coordinator.rebalances()).isZero();
+        tick(0);
+        assertThat(coordinator.rebalances()).isEqualTo(1);
+
+        // When one leaves: the rebalance starts a generation only once the other rejoined
+        coordinator.leave("g", List.of(new ClassicLeave.Member(first, null)), now);
+        assertThat(state()).isEqualTo("PreparingRebalance");
+        assertThat(coordinator.rebalances()).isEqualTo(1);
+        coordinator.join(join(second, null, range()), now, r -> { });
+        assertThat(coordinator.rebalances()).isEqualTo(2);
+
+        // And the other leaves: one more generation, Empty
+        coordinator.leave("g", List.of(new ClassicLeave.Member(second, null)), now);
+        assertThat(state()).isEqualTo("Empty");
+        assertThat(coordinator.rebalances()).isEqualTo(3);
+
+        // Then deleting the group keeps the count, and a new group of the same id adds to it
+        assertThat(coordinator.deleteGroup("g")).isEqualTo(Errors.NONE);
+        assertThat(coordinator.rebalances()).isEqualTo(3);
+        newMember(new ArrayList<>());
+        tick(0);
+        assertThat(coordinator.rebalances()).isEqualTo(4);
+    }
 }

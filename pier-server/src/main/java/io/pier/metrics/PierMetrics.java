@@ -2,16 +2,19 @@ package io.pier.metrics;
 
 import io.pier.share.ShareEvents;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.ToDoubleFunction;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.ApiKeys;
 
 /**
@@ -24,20 +27,23 @@ import org.apache.kafka.common.protocol.ApiKeys;
  *       Prometheus by that shard's {@link ShardShareMetrics#flush} (no Prometheus call per record);
  *   <li>request latency per API, observed on whatever thread completes a response, and how long
  *       polls were answered, counted on their home shard;
- *   <li>gauges (offsets, lag, in-flight records, oldest age, log size), read by the scrape thread
- *       from immutable snapshots each shard publishes with {@link #publish} every
+ *   <li>gauges (offsets, lag, in-flight records, oldest age, log size, groups by state, committed
+ *       offsets) and the rebalance counter, read by the scrape thread from immutable snapshots
+ *       each shard publishes with {@link #publish} and {@link #publishGroups} every
  *       {@code pier.metrics.snapshot.interval.ms}: a scrape never touches engine state.
  * </ul>
  *
  * <p>Every metric is listed in {@code docs/operations.md}.
  */
 public final class PierMetrics {
-    static final String[] SHARE_LABELS = {"group", "topic", "partition"};
+    /** A partition as a group sees it: share-partitions and consumer groups' committed offsets. */
+    static final String[] GROUP_PARTITION_LABELS = {"group", "topic", "partition"};
     private static final double[] LATENCY_BUCKETS_SECONDS = {
         0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final AtomicReferenceArray<ShardSnapshot> published;
+    private final AtomicReferenceArray<GroupSnapshot> publishedGroups;
     private final ShardShareMetrics[] shardShares;
 
     final Counter deliveries;
@@ -58,6 +64,10 @@ public final class PierMetrics {
         published = new AtomicReferenceArray<>(shards);
         for (int i = 0; i < shards; i++) {
             published.set(i, new ShardSnapshot(List.of(), List.of()));
+        }
+        publishedGroups = new AtomicReferenceArray<>(shards);
+        for (int i = 0; i < shards; i++) {
+            publishedGroups.set(i, GroupSnapshot.NONE);
         }
         deliveries = shareCounter("pier_share_deliveries_total",
                 "Records handed to consumers (each delivery of a record counts once)");
@@ -91,6 +101,7 @@ public final class PierMetrics {
                 .register(registry);
         registerShareGauges();
         registerLogGauges();
+        registerGroupMetrics();
         shardShares = new ShardShareMetrics[shards];
         for (int i = 0; i < shards; i++) {
             shardShares[i] = new ShardShareMetrics(this);
@@ -137,13 +148,18 @@ public final class PierMetrics {
         published.set(shard, new ShardSnapshot(List.copyOf(shares), List.copyOf(logs)));
     }
 
+    /** Shard {@code shard} replaces what it showed last of the groups it coordinates. */
+    public void publishGroups(int shard, GroupSnapshot groups) {
+        publishedGroups.set(shard, groups);
+    }
+
     /** Serves {@code /metrics} on {@code host:port} (0 picks a free port) until closed. */
     public MetricsEndpoint serve(String host, int port) throws IOException {
         return MetricsEndpoint.start(registry, host, port);
     }
 
     private Counter shareCounter(String name, String help) {
-        return Counter.builder().name(name).help(help).labelNames(SHARE_LABELS).withoutExemplars().register(registry);
+        return Counter.builder().name(name).help(help).labelNames(GROUP_PARTITION_LABELS).withoutExemplars().register(registry);
     }
 
     private void forEachShare(Consumer<SharePartitionSnapshot> action) {
@@ -159,7 +175,7 @@ public final class PierMetrics {
     }
 
     private void shareGauge(String name, String help, ToDoubleFunction<SharePartitionSnapshot> value) {
-        GaugeWithCallback.builder().name(name).help(help).labelNames(SHARE_LABELS)
+        GaugeWithCallback.builder().name(name).help(help).labelNames(GROUP_PARTITION_LABELS)
                 .callback(cb -> forEachShare(s -> cb.call(value.applyAsDouble(s),
                         s.group(), s.topic(), String.valueOf(s.partition()))))
                 .register(registry);
@@ -211,5 +227,62 @@ public final class PierMetrics {
         logGauge("pier_log_end_offset", "Offset the next appended record gets", LogSnapshot::endOffset);
         logGauge("pier_log_high_watermark", "Durable end of the partition log: consumers read below it",
                 LogSnapshot::highWatermark);
+    }
+
+    private void forEachGroupSnapshot(Consumer<GroupSnapshot> action) {
+        for (int i = 0; i < publishedGroups.length(); i++) {
+            action.accept(publishedGroups.get(i));
+        }
+    }
+
+    private void registerGroupMetrics() {
+        GaugeWithCallback.builder().name("pier_groups")
+                .help("Groups by type (classic, consumer, share) and state, with Kafka's state names")
+                .labelNames("type", "state")
+                .callback(cb -> {
+                    Map<GroupSnapshot.Kind, Integer> counts = new LinkedHashMap<>();
+                    GroupSnapshot.KINDS.forEach(k -> counts.put(k, 0));
+                    forEachGroupSnapshot(g -> g.groups().forEach((k, n) -> counts.merge(k, n, Integer::sum)));
+                    counts.forEach((k, n) -> cb.call(n, k.type(), k.state()));
+                })
+                .register(registry);
+        CounterWithCallback.builder().name("pier_group_rebalances_total")
+                .help("Rebalances since the broker started, by group type: generations started (classic),"
+                        + " group epoch bumps (consumer)")
+                .labelNames("type")
+                .callback(cb -> {
+                    long classic = 0;
+                    long consumer = 0;
+                    for (int i = 0; i < publishedGroups.length(); i++) {
+                        classic += publishedGroups.get(i).classicRebalances();
+                        consumer += publishedGroups.get(i).consumerRebalances();
+                    }
+                    cb.call(classic, GroupSnapshot.CLASSIC);
+                    cb.call(consumer, GroupSnapshot.CONSUMER);
+                })
+                .register(registry);
+        GaugeWithCallback.builder().name("pier_consumer_group_committed_offset")
+                .help("Committed offset of a consumer group (either protocol) on a partition")
+                .labelNames(GROUP_PARTITION_LABELS)
+                .callback(cb -> forEachGroupSnapshot(g -> g.committed().forEach(c ->
+                        cb.call(c.offset(), c.group(), c.topic(), String.valueOf(c.partition())))))
+                .register(registry);
+        GaugeWithCallback.builder().name("pier_consumer_group_lag")
+                .help("Records a consumer group has yet to consume on a partition: high watermark - committed"
+                        + " offset, never below 0")
+                .labelNames(GROUP_PARTITION_LABELS)
+                .callback(cb -> {
+                    // Joined at scrape time: a group's offsets are snapshot on the group's shard, a
+                    // partition's high watermark on the partition's, usually another one.
+                    Map<TopicPartition, Long> highWatermarks = new HashMap<>();
+                    forEachLog(l -> highWatermarks.put(new TopicPartition(l.topic(), l.partition()), l.highWatermark()));
+                    forEachGroupSnapshot(g -> g.committed().forEach(c -> {
+                        Long hw = highWatermarks.get(new TopicPartition(c.topic(), c.partition()));
+                        if (hw != null) {
+                            cb.call(Math.max(0, hw - c.offset()), c.group(), c.topic(), String.valueOf(c.partition()));
+                        }
+                    }));
+                })
+                .register(registry);
     }
 }

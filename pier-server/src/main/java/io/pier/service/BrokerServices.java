@@ -101,12 +101,13 @@ public final class BrokerServices implements AutoCloseable {
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
                 this::releaseSession);
         producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
+        GroupSnapshots groupSnapshots = new GroupSnapshots(partitions, consumerGroups, shareGroups, offsetStore);
         for (Shard shard : shards) {
             shard.addStep(shares.lockExpiry(shard));
             shard.addStep(shareGroups.sessionExpiry(shard));
             shard.addStep(RetentionStep.step(shard, partitions, settings.retentionCheckIntervalMs()));
             if (metrics != null) {
-                shard.addStep(MetricsSnapshotStep.step(shard, partitions, live, metrics,
+                shard.addStep(MetricsSnapshotStep.step(shard, partitions, live, groupSnapshots, metrics,
                         settings.metricsSnapshotIntervalMs()));
             }
             shard.addCloseHook(() -> partitions.closeOwned(shard));

@@ -486,4 +486,17 @@ public final class ConsumerGroups {
             return offsets.delete(groupId, gone).thenApply(v -> d);
         });
     }
+
+    // ------------------------------------------------------------------ metrics
+
+    /** What one shard's coordinators hold, for the metrics snapshot. */
+    record OnShard(List<ClassicGroupListing> classic, List<ConsumerGroupListing> consumer, long classicRebalances,
+            long consumerRebalances) {}
+
+    /** Shard thread of {@code shard} only: its groups of both protocols and their rebalance counts. */
+    OnShard groupsOn(Shard shard) {
+        Slot s = slots[shard.id()];
+        return new OnShard(s.coordinator.listGroups(), s.consumer.listGroups(), s.coordinator.rebalances(),
+                s.consumer.rebalances());
+    }
 }

@@ -1,6 +1,7 @@
 package io.pier.service;
 
 import io.pier.log.PartitionLog;
+import io.pier.metrics.GroupSnapshot;
 import io.pier.metrics.LogSnapshot;
 import io.pier.metrics.PierMetrics;
 import io.pier.metrics.SharePartitionSnapshot;
@@ -11,7 +12,8 @@ import java.util.List;
 
 /**
  * On each shard, every {@code pier.metrics.snapshot.interval.ms}, takes an immutable snapshot of
- * the logs and share-partitions the shard owns and publishes it for the gauges, so the scrape
+ * the logs and share-partitions the shard owns and of the groups it coordinates, and publishes it
+ * for the gauges, so the scrape
  * thread never reads engine state. Just before publishing, it flushes the counters of the
  * share-partitions the shard owns: a scrape that sees a snapshot also sees the counts of every
  * change the snapshot reflects.
@@ -20,14 +22,14 @@ final class MetricsSnapshotStep {
     private MetricsSnapshotStep() {}
 
     /** The step that publishes {@code shard}'s snapshot every {@code intervalMs}, the first at once. */
-    static DutyStep step(Shard shard, PartitionRegistry partitions, SharePartitions shares, PierMetrics metrics,
-            long intervalMs) {
+    static DutyStep step(Shard shard, PartitionRegistry partitions, SharePartitions shares, GroupSnapshots groups,
+            PierMetrics metrics, long intervalMs) {
         return DutyStep.every(intervalMs, "metrics snapshot", true,
-                nowMs -> publish(shard, partitions, shares, metrics, nowMs));
+                nowMs -> publish(shard, partitions, shares, groups, metrics, nowMs));
     }
 
-    private static void publish(Shard shard, PartitionRegistry partitions, SharePartitions shares, PierMetrics metrics,
-            long nowMs) {
+    private static void publish(Shard shard, PartitionRegistry partitions, SharePartitions shares,
+            GroupSnapshots groups, PierMetrics metrics, long nowMs) {
         List<LogSnapshot> logs = new ArrayList<>();
         partitions.forEachOwned(shard, p -> {
             PartitionLog log = p.log();
@@ -40,12 +42,14 @@ final class MetricsSnapshotStep {
                 shareSnapshots.add(snapshot(p, sp, nowMs));
             }
         });
+        GroupSnapshot groupSnapshot = groups.take(shard);
         // After the snapshots are taken (nothing changes on this shard meanwhile) and right before
         // they are published: the collectors of one scrape run in no set order, and this keeps
         // the window short in which a scrape could read the counters before the flush and the
         // gauges after the publish.
         metrics.shares(shard.id()).flush();
         metrics.publish(shard.id(), shareSnapshots, logs);
+        metrics.publishGroups(shard.id(), groupSnapshot);
     }
 
     private static SharePartitionSnapshot snapshot(Partition p, SharePartition sp, long nowMs) {

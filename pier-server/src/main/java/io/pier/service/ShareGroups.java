@@ -238,4 +238,9 @@ public final class ShareGroups {
             }));
         });
     }
+
+    /** Shard thread of {@code shard} only: the share groups it coordinates, for the metrics snapshot. */
+    List<GroupListing> groupsOn(Shard shard) {
+        return slots[shard.id()].coordinator.listGroups();
+    }
 }

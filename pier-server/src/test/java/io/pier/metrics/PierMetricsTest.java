@@ -83,4 +83,24 @@ class PierMetricsTest {
 
         assertThat(exposition()).doesNotContain("pier_share_rejects_total{group=\"g\"");
     }
+
+    @Test
+    void shouldAddUpGroupsOverShardsAndJoinCommittedOffsetsWithTheHighWatermarkOfAnyShard() throws IOException {
+        GroupSnapshot.Kind stable = new GroupSnapshot.Kind(GroupSnapshot.CONSUMER, "Stable");
+        metrics.publish(1, List.of(), List.of(new LogSnapshot("t", 0, 0, 12, 10, 100)));
+        metrics.publishGroups(0, new GroupSnapshot(Map.of(stable, 2), 3, 5,
+                List.of(new GroupSnapshot.Committed("g", "t", 0, 4), new GroupSnapshot.Committed("g", "gone", 0, 9))));
+        metrics.publishGroups(1, new GroupSnapshot(Map.of(stable, 1), 1, 0, List.of()));
+
+        String text = exposition();
+        assertThat(text).contains("pier_groups{state=\"Stable\",type=\"consumer\"} 3.0\n",
+                "pier_groups{state=\"PreparingRebalance\",type=\"classic\"} 0.0\n",
+                "pier_group_rebalances_total{type=\"classic\"} 4.0\n",
+                "pier_group_rebalances_total{type=\"consumer\"} 5.0\n",
+                "pier_consumer_group_committed_offset{group=\"g\",partition=\"0\",topic=\"t\"} 4.0\n",
+                "pier_consumer_group_lag{group=\"g\",partition=\"0\",topic=\"t\"} 6.0\n",
+                "pier_consumer_group_committed_offset{group=\"g\",partition=\"0\",topic=\"gone\"} 9.0\n");
+        // The lag is high watermark - committed (10 - 4), not end offset; without a log, none.
+        assertThat(text).doesNotContain("pier_consumer_group_lag{group=\"g\",partition=\"0\",topic=\"gone\"}");
+    }
 }

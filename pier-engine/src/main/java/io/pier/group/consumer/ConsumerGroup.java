@@ -2,6 +2,7 @@ package io.pier.group.consumer;
 
 import com.google.re2j.Pattern;
 import io.pier.group.PartitionKey;
+import io.pier.group.RebalanceCounter;
 import io.pier.group.TopicInfo;
 import io.pier.group.TopicLookup;
 import java.util.Collection;
@@ -42,10 +43,13 @@ final class ConsumerGroup {
     private Map<Uuid, Integer> resolvedCounts = Map.of();
     private Map<Uuid, String> resolvedNames = Map.of();
     private String assignorName;
+    /** The coordinator's count of epoch bumps, over all its groups. */
+    private final RebalanceCounter rebalances;
 
-    ConsumerGroup(String groupId, String defaultAssignor) {
+    ConsumerGroup(String groupId, String defaultAssignor, RebalanceCounter rebalances) {
         this.groupId = groupId;
         this.assignorName = defaultAssignor;
+        this.rebalances = rebalances;
     }
 
     int groupEpoch() {
@@ -233,6 +237,7 @@ final class ConsumerGroup {
         if (bump || changed) {
             groupEpoch++;
             assignmentEpoch = groupEpoch;
+            rebalances.increment();
             LOG.debug("Consumer group {} now at epoch {} with {} members", groupId, groupEpoch, members.size());
         }
     }

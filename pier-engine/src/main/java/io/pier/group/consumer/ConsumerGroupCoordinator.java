@@ -10,6 +10,7 @@ import io.pier.group.ClassicLeave;
 import io.pier.group.ClassicSync;
 import io.pier.group.ClassicSyncResult;
 import io.pier.group.PartitionKey;
+import io.pier.group.RebalanceCounter;
 import io.pier.group.TopicLookup;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -58,6 +59,7 @@ public final class ConsumerGroupCoordinator {
     private final TreeSet<Deadline> deadlines = new TreeSet<>(ORDER);
     private final Set<String> downgrades = new TreeSet<>();
     private final ClassicMembers classic = new ClassicMembers(this);
+    private final RebalanceCounter rebalances = new RebalanceCounter();
 
     /** @param memberIds new member ids for v0 clients that leave them to the coordinator */
     public ConsumerGroupCoordinator(ConsumerGroupBrokerConfig broker, TopicLookup topics, Supplier<String> memberIds) {
@@ -93,7 +95,7 @@ public final class ConsumerGroupCoordinator {
 
     /** An Empty group of this type (an Empty classic group whose id a consumer-protocol member takes). */
     public void createEmpty(String groupId) {
-        groups.computeIfAbsent(groupId, id -> new ConsumerGroup(id, broker.defaultAssignor()));
+        groups.computeIfAbsent(groupId, id -> new ConsumerGroup(id, broker.defaultAssignor(), rebalances));
     }
 
     /** Drops an Empty group (its id goes to a classic group); false if it has members. */
@@ -138,7 +140,7 @@ public final class ConsumerGroupCoordinator {
             }
         } else {
             if (group == null) {
-                group = new ConsumerGroup(req.groupId(), broker.defaultAssignor());
+                group = new ConsumerGroup(req.groupId(), broker.defaultAssignor(), rebalances);
                 groups.put(req.groupId(), group);
             }
             member = group.member(memberId).orElse(null);
@@ -222,7 +224,7 @@ public final class ConsumerGroupCoordinator {
     }
 
     ConsumerGroup createGroup(String groupId) {
-        return groups.computeIfAbsent(groupId, id -> new ConsumerGroup(id, broker.defaultAssignor()));
+        return groups.computeIfAbsent(groupId, id -> new ConsumerGroup(id, broker.defaultAssignor(), rebalances));
     }
 
     ConsumerGroupBrokerConfig broker() {
@@ -548,5 +550,10 @@ public final class ConsumerGroupCoordinator {
         }
         return Optional.of(new ConsumerGroupDescription(groupId, group.state(), group.groupEpoch(),
                 group.assignmentEpoch(), group.assignorName(), List.copyOf(members)));
+    }
+
+    /** Group epoch bumps of this coordinator's groups since it was made (deleted groups included). */
+    public long rebalances() {
+        return rebalances.count();
     }
 }

@@ -324,4 +324,29 @@ class ConsumerGroupCoordinatorTest {
             }
         }
     }
+
+    @Test
+    void shouldCountEveryGroupEpochBumpAndKeepTheCountWhenTheGroupIsDeleted() {
+        // Given a member at epoch 1, and heartbeats that change nothing
+        ConsumerHeartbeatResult a = ok(join("a", List.of("orders")));
+        ok(beat("a", a.memberEpoch(), owned(a)));
+        assertThat(coordinator.rebalances()).isEqualTo(1);
+
+        // When a second member joins, the topic grows and both leave
+        ok(join("b", List.of("orders")));
+        assertThat(coordinator.rebalances()).isEqualTo(2);
+        topics.grow("orders", 6);
+        coordinator.onTopicsChanged();
+        assertThat(coordinator.describe(GROUP).orElseThrow().groupEpoch()).isEqualTo(3);
+        assertThat(coordinator.rebalances()).isEqualTo(3);
+        ok(beat("a", ConsumerHeartbeat.LEAVE_EPOCH, null));
+        ok(beat("b", ConsumerHeartbeat.LEAVE_EPOCH, null));
+        assertThat(coordinator.rebalances()).isEqualTo(5);
+
+        // Then deleting the Empty group keeps the count, and a new group of the same id adds to it
+        assertThat(coordinator.deleteGroup(GROUP)).isEqualTo(Errors.NONE);
+        assertThat(coordinator.rebalances()).isEqualTo(5);
+        ok(join("c", List.of("orders")));
+        assertThat(coordinator.rebalances()).isEqualTo(6);
+    }
 }

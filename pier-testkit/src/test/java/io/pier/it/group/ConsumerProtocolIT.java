@@ -28,7 +28,6 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -55,16 +54,7 @@ class ConsumerProtocolIT {
     }
 
     private static KafkaConsumer<String, String> consumer(String group, String protocol, String instanceId) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", PIER.bootstrapServers());
-        p.put("group.id", group);
-        p.put("group.protocol", protocol);
-        p.put("enable.auto.commit", "false");
-        p.put("auto.offset.reset", "earliest");
-        if (instanceId != null) {
-            p.put("group.instance.id", instanceId);
-        }
-        return new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+        return GroupClients.consumer(PIER.bootstrapServers(), group, protocol, instanceId);
     }
 
     private static void createAndFill(String topic, int partitions, int records) throws Exception {

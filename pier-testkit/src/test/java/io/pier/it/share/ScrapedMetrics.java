@@ -14,7 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** One scrape of a Prometheus text endpoint over HTTP, for tests; label order does not matter. */
-final class ScrapedMetrics {
+public final class ScrapedMetrics {
     private static final Pattern LINE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)})?\\s+(\\S+)");
     private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
@@ -41,7 +41,7 @@ final class ScrapedMetrics {
         }
     }
 
-    static ScrapedMetrics scrape(int port) throws IOException, InterruptedException {
+    public static ScrapedMetrics scrape(int port) throws IOException, InterruptedException {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         HttpResponse<String> response = http.send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
@@ -53,7 +53,7 @@ final class ScrapedMetrics {
     }
 
     /** The value of the one sample named {@code name} with these labels (key, value, ...); NaN if absent. */
-    double value(String name, String... labelPairs) {
+    public double value(String name, String... labelPairs) {
         Map<String, String> want = new HashMap<>();
         for (int i = 0; i + 1 < labelPairs.length; i += 2) {
             want.put(labelPairs[i], labelPairs[i + 1]);
@@ -69,7 +69,7 @@ final class ScrapedMetrics {
 
 
     /** The HELP / TYPE line of a metric family, for checking types. */
-    boolean declares(String typeLine) {
+    public boolean declares(String typeLine) {
         return text.lines().anyMatch(typeLine::equals);
     }
 
