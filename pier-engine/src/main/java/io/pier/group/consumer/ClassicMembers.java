@@ -92,7 +92,7 @@ final class ClassicMembers {
                     return ClassicJoinResult.error(Errors.FENCED_INSTANCE_ID, req.memberId());
                 }
                 // A static member restarted: the new process takes the old one's place and partitions.
-                coordinator.unschedule(group, existing);
+                coordinator.unschedule(existing);
                 member = group.replaceStatic(existing, memberId);
                 member.rejoin();
             }

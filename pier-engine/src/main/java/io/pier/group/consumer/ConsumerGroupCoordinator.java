@@ -46,7 +46,8 @@ public final class ConsumerGroupCoordinator {
         int heartbeatIntervalMs(String groupId);
     }
 
-    private record Deadline(long atMs, String groupId, String memberId) {}
+    /** A member's entry in {@code deadlines}; the member keeps the one it is filed under. */
+    record Deadline(long atMs, String groupId, String memberId) {}
 
     private static final Comparator<Deadline> ORDER = Comparator.comparingLong(Deadline::atMs)
             .thenComparing(Deadline::groupId).thenComparing(Deadline::memberId);
@@ -152,7 +153,7 @@ public final class ConsumerGroupCoordinator {
                             + " cannot join the group because the instance id is owned by member "
                             + away.memberId + ".");
                 }
-                unschedule(group, away);
+                unschedule(away);
                 member = group.replaceStatic(away, memberId);
                 member.rejoin();
             } else if (member == null) {
@@ -214,7 +215,6 @@ public final class ConsumerGroupCoordinator {
 
     /** Moves a member's session deadline (its entry in {@code deadlines} with it). */
     void arm(ConsumerGroup group, ConsumerMember member, long sessionDeadlineMs) {
-        unschedule(group, member);
         member.sessionDeadlineMs = sessionDeadlineMs;
         schedule(group, member);
     }
@@ -319,7 +319,7 @@ public final class ConsumerGroupCoordinator {
      * marked for the classic protocol (online downgrade, see {@link #takeDowngrades}).
      */
     void fence(ConsumerGroup group, ConsumerMember member) {
-        unschedule(group, member);
+        unschedule(member);
         group.remove(member);
         group.rebalance(topics, broker.defaultAssignor(), true);
         if (!member.isClassic() && group.size() > 0
@@ -373,11 +373,17 @@ public final class ConsumerGroupCoordinator {
     }
 
     void schedule(ConsumerGroup group, ConsumerMember member) {
-        deadlines.add(new Deadline(member.nextDeadlineMs(), group.groupId, member.memberId));
+        unschedule(member);
+        member.scheduled = new Deadline(member.nextDeadlineMs(), group.groupId, member.memberId);
+        deadlines.add(member.scheduled);
     }
 
-    void unschedule(ConsumerGroup group, ConsumerMember member) {
-        deadlines.remove(new Deadline(member.nextDeadlineMs(), group.groupId, member.memberId));
+    void unschedule(ConsumerMember member) {
+        // The entry it was filed under, not one built from its deadlines now: those may have moved.
+        if (member.scheduled != null) {
+            deadlines.remove(member.scheduled);
+            member.scheduled = null;
+        }
     }
 
     /** The earliest session or revocation deadline of any member. */
@@ -415,7 +421,7 @@ public final class ConsumerGroupCoordinator {
     public ClassicGroupHandover handOverToClassic(String groupId) {
         ConsumerGroup group = groups.remove(groupId);
         for (ConsumerMember m : group.members()) {
-            unschedule(group, m);
+            unschedule(m);
         }
         return classic.handOver(group);
     }

@@ -41,6 +41,8 @@ final class ConsumerMember {
     int classicSessionTimeoutMs;
     /** When the member must have revoked {@code pendingRevocation}, or MAX_VALUE. */
     long revocationDeadlineMs = Long.MAX_VALUE;
+    /** Its entry in the coordinator's deadline queue, or null while it has none. */
+    ConsumerGroupCoordinator.Deadline scheduled;
 
     ConsumerMember(String memberId) {
         this.memberId = memberId;

@@ -169,6 +169,23 @@ class ConsumerGroupCoordinatorTest {
     }
 
     @Test
+    void shouldForgetARevocationDeadlineOnceTheMemberHasRevoked() {
+        ConsumerHeartbeatResult a = ok(join("a", List.of("orders")));
+        ok(join("b", List.of("orders")));
+        ConsumerHeartbeatResult asked = ok(beat("a", a.memberEpoch(), owned(a)));
+        ok(beat("a", asked.memberEpoch(), owned(asked))); // revoked
+        long start = now;
+
+        // a goes on heartbeating past the deadline it had while revoking: it stays
+        for (now = start + 5_000; now <= start + REBALANCE_MS + 10_000; now += 5_000) {
+            ok(beat("a", 2, owned(asked)));
+            ok(beat("b", 2, Set.of()));
+            assertThat(coordinator.onDeadlines(now)).as("fenced at %d", now - start).isZero();
+        }
+        assertThat(coordinator.describe(GROUP).orElseThrow().members()).hasSize(2);
+    }
+
+    @Test
     void shouldLetALeavingMembersPartitionsGoToTheOthers() {
         ConsumerHeartbeatResult a = ok(join("a", List.of("orders")));
         ConsumerHeartbeatResult b = ok(join("b", List.of("orders")));
