@@ -127,26 +127,26 @@ class GroupIdSpaceIT {
     }
 
     @Test
-    void shouldRefuseAConsumerProtocolMemberOnTheIdOfAShareGroupOrOfAClassicGroupWithMembers() throws Exception {
+    void shouldRefuseAConsumerProtocolMemberOnTheIdOfAShareGroupOrOfANonConsumerClassicGroup() throws Exception {
         String topic = TOPIC + "-848";
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()))) {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", PIER.bootstrapServers()));
+                RawKafkaClient raw = RawKafkaClient.connect(PIER.bootstrapServers(), Duration.ofSeconds(20))) {
             admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get();
+            // Given a share group with a member, and a classic group of another protocol type (as
+            // Kafka Connect's workers form), which no consumer-protocol member may take over
             Properties share = new Properties();
             share.put("bootstrap.servers", PIER.bootstrapServers());
             share.put("group.id", "jobs-848");
+            assertThat(connectJoin(raw, "workers-848")).isEqualTo(Errors.NONE);
             try (KafkaShareConsumer<String, String> sharer =
-                            new KafkaShareConsumer<>(share, new StringDeserializer(), new StringDeserializer());
-                    KafkaConsumer<String, String> reader = new KafkaConsumer<>(consumerProps("readers-848"),
-                            new StringDeserializer(), new StringDeserializer())) {
+                    new KafkaShareConsumer<>(share, new StringDeserializer(), new StringDeserializer())) {
                 sharer.subscribe(List.of(topic));
-                reader.subscribe(List.of(topic));
-                await("both groups").atMost(Duration.ofSeconds(30)).until(() -> {
+                await("the share group").atMost(Duration.ofSeconds(30)).until(() -> {
                     sharer.poll(Duration.ofMillis(100));
-                    reader.poll(Duration.ofMillis(100));
-                    return !reader.assignment().isEmpty() && admin.listGroups(ListGroupsOptions.forShareGroups())
-                            .all().get().stream().anyMatch(g -> g.groupId().equals("jobs-848"));
+                    return admin.listGroups(ListGroupsOptions.forShareGroups()).all().get().stream()
+                            .anyMatch(g -> g.groupId().equals("jobs-848"));
                 });
-                for (String taken : List.of("jobs-848", "readers-848")) {
+                for (String taken : List.of("jobs-848", "workers-848")) {
                     Properties p = consumerProps(taken);
                     p.put("group.protocol", "consumer");
                     try (KafkaConsumer<String, String> intruder =
@@ -160,16 +160,34 @@ class GroupIdSpaceIT {
                         }).as(taken).isInstanceOf(GroupIdNotFoundException.class);
                     }
                 }
-                // And the classic group keeps its member and partitions
-                reader.poll(Duration.ofMillis(100));
-                ConsumerGroupDescription described =
-                        admin.describeConsumerGroups(List.of("readers-848")).all().get().get("readers-848");
-                assertThat(described.type()).isEqualTo(GroupType.CLASSIC);
-                assertThat(described.groupState()).isEqualTo(GroupState.STABLE);
-                assertThat(described.members()).singleElement().satisfies(m ->
-                        assertThat(m.assignment().topicPartitions()).hasSize(2));
+                // And both groups are still what they were
+                Map<String, GroupListing> groups = new java.util.HashMap<>();
+                admin.listGroups().all().get().forEach(g -> groups.put(g.groupId(), g));
+                assertThat(groups.get("jobs-848").type()).contains(GroupType.SHARE);
+                assertThat(groups.get("workers-848").type()).contains(GroupType.CLASSIC);
+                assertThat(groups.get("workers-848").protocol()).isEqualTo("connect");
             }
         }
+    }
+
+    /** A JoinGroup of protocol type "connect" (KIP-394: first for a member id, then with it). */
+    private static Errors connectJoin(RawKafkaClient raw, String group) throws Exception {
+        JoinGroupRequestData body = new JoinGroupRequestData().setGroupId(group).setMemberId("")
+                .setSessionTimeoutMs(30_000).setRebalanceTimeoutMs(30_000).setProtocolType("connect");
+        body.protocols().add(new JoinGroupRequestData.JoinGroupRequestProtocol().setName("sessioned")
+                .setMetadata(new byte[] {1, 2, 3}));
+        Errors error = null;
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            RequestHeader header = new RequestHeader(ApiKeys.JOIN_GROUP, (short) 9, "raw", 100 + attempt);
+            raw.sendFrame(RawKafkaClient.serialize(header, body, (short) 9));
+            JoinGroupResponse r = (JoinGroupResponse) raw.receiveResponse(header);
+            error = Errors.forCode(r.data().errorCode());
+            body.setMemberId(r.data().memberId());
+            if (error != Errors.MEMBER_ID_REQUIRED) {
+                break;
+            }
+        }
+        return error;
     }
 
     @Test

@@ -45,7 +45,7 @@ public record ConsumerGroupBrokerConfig(
     public static final String RECONCILE_HEARTBEAT_INTERVAL_MS = "pier.group.consumer.reconcile.heartbeat.interval.ms";
 
     public static final ConsumerGroupBrokerConfig DEFAULTS = new ConsumerGroupBrokerConfig(45_000, 45_000, 60_000,
-            5_000, 5_000, 15_000, List.of(UniformAssignor.NAME, RangeAssignor.NAME), Integer.MAX_VALUE, 250);
+            5_000, 5_000, 15_000, List.of(UniformAssignor.NAME, RangeAssignor.NAME), Integer.MAX_VALUE, 100);
 
     public ConsumerGroupBrokerConfig {
         assignors = List.copyOf(assignors);

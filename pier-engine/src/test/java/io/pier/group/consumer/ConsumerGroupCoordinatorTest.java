@@ -88,7 +88,7 @@ class ConsumerGroupCoordinatorTest {
         ConsumerHeartbeatResult b = ok(join("b", List.of("orders")));
         assertThat(b.memberEpoch()).isEqualTo(2);
         assertThat(b.assignment()).isEmpty();
-        assertThat(b.heartbeatIntervalMs()).as("waiting members come back sooner").isEqualTo(250);
+        assertThat(b.heartbeatIntervalMs()).as("waiting members come back sooner").isEqualTo(100);
         assertThat(state()).isEqualTo(ConsumerGroupState.RECONCILING);
 
         // a is asked to give up two partitions and keeps its epoch until it has
