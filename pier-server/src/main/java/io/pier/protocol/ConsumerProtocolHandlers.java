@@ -25,8 +25,9 @@ import org.apache.kafka.common.requests.ConsumerGroupHeartbeatResponse;
 /** The consumer group protocol of KIP-848: ConsumerGroupHeartbeat v0-1 and ConsumerGroupDescribe v0-1. */
 public final class ConsumerProtocolHandlers {
     private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
-    /** ConsumerGroupDescribe v1's MemberType of a consumer-protocol member (KIP-1099). */
+    /** ConsumerGroupDescribe v1's MemberType of a consumer-protocol and of a classic member (KIP-1099). */
     private static final byte CONSUMER_MEMBER = 1;
+    private static final byte CLASSIC_MEMBER = 0;
 
     private final ConsumerGroups groups;
 
@@ -107,7 +108,7 @@ public final class ConsumerProtocolHandlers {
                     .setSubscribedTopicRegex(m.subscribedTopicRegex())
                     .setAssignment(assignment(m.assignment()))
                     .setTargetAssignment(assignment(m.targetAssignment()))
-                    .setMemberType(CONSUMER_MEMBER));
+                    .setMemberType(m.classic() ? CLASSIC_MEMBER : CONSUMER_MEMBER));
         }
         return g;
     }

@@ -299,6 +299,9 @@ class ConsumerGroupRebalanceIT {
                 awaitSpread(members, 2, 2, 2);
                 awaitConsumed(600);
                 assertThat(groupType(admin)).isEqualTo(GroupType.CONSUMER);
+                // KIP-1099: which members already speak the consumer protocol
+                assertThat(admin.describeConsumerGroups(List.of(group)).all().get().get(group).members())
+                        .extracting(m -> m.upgraded().orElse(null)).containsExactlyInAnyOrder(false, false, true);
 
                 // When it leaves again, the classic members have a classic group
                 members.remove(upgraded);

@@ -552,7 +552,7 @@ public final class ConsumerGroupCoordinator {
             members.add(new ConsumerGroupDescription.Member(m.memberId, m.instanceId, m.rackId, m.memberEpoch,
                     m.clientId, m.clientHost, m.subscribedTopicNames, m.subscribedTopicRegex,
                     Assignments.describe(m.assigned, group::topicName, topics),
-                    Assignments.describe(group.target(m.memberId), group::topicName, topics)));
+                    Assignments.describe(group.target(m.memberId), group::topicName, topics), m.isClassic()));
         }
         return Optional.of(new ConsumerGroupDescription(groupId, group.state(), group.groupEpoch(),
                 group.assignmentEpoch(), group.assignorName(), List.copyOf(members)));

@@ -7,8 +7,11 @@ import java.util.List;
 public record ConsumerGroupDescription(String groupId, ConsumerGroupState state, int groupEpoch,
         int assignmentEpoch, String assignorName, List<Member> members) {
 
-    /** One member: what it subscribes to, what it owns now and what it is heading for. */
+    /**
+     * One member: what it subscribes to, what it owns now and what it is heading for; {@code classic}
+     * for a member that speaks the classic protocol in this group (online migration).
+     */
     public record Member(String memberId, String instanceId, String rackId, int memberEpoch, String clientId,
             String clientHost, List<String> subscribedTopicNames, String subscribedTopicRegex,
-            List<AssignedTopic> assignment, List<AssignedTopic> targetAssignment) {}
+            List<AssignedTopic> assignment, List<AssignedTopic> targetAssignment, boolean classic) {}
 }
