@@ -70,6 +70,11 @@ class NonJavaClientsIT {
                 ExternalClients.SYSTEM_PYTHON.toString(), "confluent_kafka_group.py", PIER.bootstrapServers(),
                 "ck-group", Integer.toString(RECORDS)), Map.of("PYTHONDONTWRITEBYTECODE", "1"), SCRIPT_TIMEOUT);
 
+        assertGroupRun(out);
+    }
+
+    /** Both members read, every record once, all committed, and a later member found nothing left. */
+    private static void assertGroupRun(List<String> out) {
         assertThat(out).anySatisfy(line -> assertThat(line)
                 .containsPattern(field("step", "\"group\""))
                 .containsPattern(field("consumed", Integer.toString(RECORDS)))
@@ -78,6 +83,17 @@ class NonJavaClientsIT {
                 .containsPattern(field("both_members_read", "true"))
                 .containsPattern(field("leftover", "0"))
                 .containsPattern(field("late_assigned", "4")));
+    }
+
+    @Test
+    void kafkaPythonConsumerGroupSharesPartitionsAndCommits() throws IOException {
+        ExternalClients.requirePythonModule("kafka", "python3-kafka");
+
+        List<String> out = ExternalClients.runScript("kafka-python group", List.of(
+                ExternalClients.SYSTEM_PYTHON.toString(), "kafka_python_group.py", PIER.bootstrapServers(),
+                "kp-group", Integer.toString(RECORDS)), Map.of("PYTHONDONTWRITEBYTECODE", "1"), SCRIPT_TIMEOUT);
+
+        assertGroupRun(out);
     }
 
     @Test
