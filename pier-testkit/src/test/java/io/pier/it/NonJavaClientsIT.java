@@ -124,6 +124,17 @@ class NonJavaClientsIT {
 
     /** kafkajs has no zstd of its own; its plugin needs a native build, which .ci/run does not do. */
     @Test
+    void kafkajsConsumerGroupSharesPartitionsAndCommits() throws IOException {
+        String nodePath = ExternalClients.requireKafkajs();
+
+        List<String> out = ExternalClients.runScript("kafkajs group", List.of("node", "kafkajs_group.js",
+                PIER.bootstrapServers(), "kj-group", Integer.toString(RECORDS)),
+                Map.of("NODE_PATH", nodePath, "KAFKAJS_NO_PARTITIONER_WARNING", "1"), SCRIPT_TIMEOUT);
+
+        assertGroupRun(out);
+    }
+
+    @Test
     void kafkajsRoundTripsZstdWhenItsNativeCodecIsInstalled() throws IOException {
         String nodePath = ExternalClients.requireKafkajs();
         Assumptions.assumeTrue(ExternalClients.nodeModulePresent(nodePath, "@kafkajs/zstd"),
