@@ -279,7 +279,7 @@ public final class SharePartition {
         if (error != Errors.NONE) {
             return AckResult.failed(error);
         }
-        PendingChange change = new PendingChange(this);
+        PendingChange change = new PendingChange(this, offsetsInWindow(batches));
         StateWriteBuilder write = new StateWriteBuilder();
         long renewFirst = -1;
         long lastSeen = -1;
@@ -463,6 +463,15 @@ public final class SharePartition {
             }
         }
         return Errors.NONE;
+    }
+
+    /** How many offsets of validated {@code batches} lie at or above the SPSO (at most the window's size). */
+    private int offsetsInWindow(List<AckBatch> batches) {
+        long n = 0;
+        for (AckBatch b : batches) {
+            n += Math.max(0, b.lastOffset() - Math.max(b.firstOffset(), startOffset()) + 1);
+        }
+        return (int) Math.min(n, window.size());
     }
 
     /** Re-arms the lock of {@code first..last} (all RENEW) for the full duration. */
