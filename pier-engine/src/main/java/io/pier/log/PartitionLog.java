@@ -404,7 +404,8 @@ public final class PartitionLog implements AutoCloseable {
      */
     public SegmentBatches readBatchesInPlace(long fetchOffset, int maxBytes, boolean minOneBatch) {
         long hw = checkFetchOffset(fetchOffset);
-        return fetchOffset == hw ? SegmentBatches.EMPTY : reader.readBatchesInPlace(fetchOffset, hw, maxBytes, minOneBatch);
+        return fetchOffset == hw ? SegmentBatches.EMPTY
+                : reader.readBatchesInPlace(fetchOffset, hw, maxBytes, minOneBatch);
     }
 
     /** The high watermark, once {@code fetchOffset} is known to be readable. */
