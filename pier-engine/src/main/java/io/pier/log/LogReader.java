@@ -55,8 +55,22 @@ final class LogReader {
         return new SegmentRecords(slices);
     }
 
-    /** The byte ranges of the whole batches a read returns, one per segment, oldest first. */
+    /** See {@link PartitionLog#readBatchesInPlace}; {@code fetchOffset} is below the high watermark. */
+    SegmentBatches readBatchesInPlace(long fetchOffset, long hw, int maxBytes, boolean minOneBatch) {
+        SegmentBatches batches = SegmentBatches.collector(16);
+        span(fetchOffset, hw, maxBytes, minOneBatch, batches);
+        return batches;
+    }
+
     private Span span(long fetchOffset, long hw, int maxBytes, boolean minOneBatch) {
+        return span(fetchOffset, hw, maxBytes, minOneBatch, null);
+    }
+
+    /**
+     * The byte ranges of the whole batches a read returns, one per segment, oldest first; each
+     * batch also goes to {@code batches} unless it is null.
+     */
+    private Span span(long fetchOffset, long hw, int maxBytes, boolean minOneBatch, SegmentBatches batches) {
         List<Range> ranges = new ArrayList<>();
         int total = 0;
         boolean done = false;
@@ -78,6 +92,9 @@ final class LogReader {
                 if ((long) total + size > maxBytes && !(minOneBatch && total == 0)) {
                     done = true;
                     break;
+                }
+                if (batches != null) {
+                    batches.add(seg, b.baseOffset(), b.lastOffset(), b.position(), size);
                 }
                 end += size;
                 total += size;

@@ -394,6 +394,20 @@ public final class PartitionLog implements AutoCloseable {
         return new LogReadResult<>(records, highWatermark(), logStartOffset, logEndOffset());
     }
 
+    /**
+     * The bounds and places of the same batches as {@link #readInPlace}, for a caller that picks
+     * which of them to send by offset (a share fetch) and sends those from the files, reading only
+     * the batch headers here. The result is for this log's thread; the {@link SegmentRecords} it
+     * gives may cross threads, and fail to write once a segment they span is deleted.
+     *
+     * @throws OffsetOutOfRangeException as for {@link #read}
+     */
+    public SegmentBatches readBatchesInPlace(long fetchOffset, int maxBytes, boolean minOneBatch) {
+        long hw = checkFetchOffset(fetchOffset);
+        return fetchOffset == hw ? SegmentBatches.EMPTY
+                : reader.readBatchesInPlace(fetchOffset, hw, maxBytes, minOneBatch);
+    }
+
     /** The high watermark, once {@code fetchOffset} is known to be readable. */
     private long checkFetchOffset(long fetchOffset) {
         ensureOpen();

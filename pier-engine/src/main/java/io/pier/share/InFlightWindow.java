@@ -77,11 +77,6 @@ final class InFlightWindow {
         return pendings[slot(offset)];
     }
 
-    RecordState pendingTarget(long offset) {
-        byte t = targets[slot(offset)];
-        return t == NO_TARGET ? null : BY_ORDINAL[t];
-    }
-
     int count(RecordState state) {
         return countByState[state.ordinal()];
     }
@@ -143,6 +138,27 @@ final class InFlightWindow {
         int s = slot(offset);
         pendings[s] = null;
         targets[s] = NO_TARGET;
+    }
+
+    /**
+     * Commits the change in flight at {@code offset} if it is {@code change}'s: the record moves to
+     * the change's target state, its owner and lock go. Nothing happens to an offset no longer in
+     * the window or carrying another change.
+     */
+    void settlePending(long offset, PendingChange change, ChangeCause cause) {
+        if (!contains(offset)) {
+            return;
+        }
+        int s = slot(offset);
+        if (pendings[s] != change) {
+            return;
+        }
+        RecordState target = BY_ORDINAL[targets[s]];
+        pendings[s] = null;
+        targets[s] = NO_TARGET;
+        changeState(s, offset, target, cause);
+        owners[s] = null;
+        setLock(s, null);
     }
 
     /** Drops terminal offsets without a change in flight from the front. */

@@ -12,14 +12,26 @@ import java.util.Optional;
  */
 public final class PendingChange {
     private final SharePartition partition;
-    private long[] offsets = new long[8];
-    private byte[] causes = new byte[8];
+    private long[] offsets;
+    private byte[] causes;
     private int offsetCount;
     private ShareStateWrite write;
     private boolean resolved;
 
     PendingChange(SharePartition partition) {
+        this(partition, 8);
+    }
+
+    /**
+     * @param expectedOffsets how many offsets the change will likely move: an acknowledgement
+     *     knows it from its batches, and sizing for it spares the doubling copies of a change of
+     *     hundreds of offsets
+     */
+    PendingChange(SharePartition partition, int expectedOffsets) {
         this.partition = partition;
+        int capacity = Math.max(1, expectedOffsets);
+        this.offsets = new long[capacity];
+        this.causes = new byte[capacity];
     }
 
     /** The write to persist; empty when nothing durable changed (RENEW only, or below SPSO). */

@@ -171,10 +171,23 @@ public final class SharePartition {
         if (window.count(RecordState.ACQUIRED) == 0) {
             return byMember;
         }
+        // Counted per run of offsets with one owner (an acquisition stores one string for all its
+        // offsets, so comparing them is a reference check), not boxed and hashed per record.
+        String runOwner = null;
+        int run = 0;
         for (long o = window.startOffset(); o < window.endExclusive(); o++) {
-            if (window.state(o) == RecordState.ACQUIRED) {
-                byMember.merge(window.owner(o), 1, Integer::sum);
+            String owner = window.state(o) == RecordState.ACQUIRED ? window.owner(o) : null;
+            if (!Objects.equals(owner, runOwner)) {
+                if (runOwner != null) {
+                    byMember.merge(runOwner, run, Integer::sum);
+                }
+                runOwner = owner;
+                run = 0;
             }
+            run++;
+        }
+        if (runOwner != null) {
+            byMember.merge(runOwner, run, Integer::sum);
         }
         return byMember;
     }
@@ -279,7 +292,7 @@ public final class SharePartition {
         if (error != Errors.NONE) {
             return AckResult.failed(error);
         }
-        PendingChange change = new PendingChange(this);
+        PendingChange change = new PendingChange(this, offsetsInWindow(batches));
         StateWriteBuilder write = new StateWriteBuilder();
         long renewFirst = -1;
         long lastSeen = -1;
@@ -309,12 +322,7 @@ public final class SharePartition {
     public void commit(PendingChange change) {
         change.resolve(this);
         for (int i = 0; i < change.offsetCount(); i++) {
-            long o = change.offset(i);
-            if (window.contains(o) && window.pending(o) == change) {
-                RecordState target = window.pendingTarget(o);
-                window.clearPending(o);
-                window.settle(o, target, change.cause(i));
-            }
+            window.settlePending(change.offset(i), change, change.cause(i));
         }
         window.advanceOverTerminal();
     }
@@ -448,21 +456,43 @@ public final class SharePartition {
             if (b.lastOffset() >= window.endExclusive()) {
                 return Errors.INVALID_REQUEST;
             }
+            boolean oneType = b.types().size() == 1;
+            if (oneType && b.typeAt(b.firstOffset()) == AcknowledgeType.RENEW && !cfg.renewEnabled()) {
+                return Errors.INVALID_RECORD_STATE;
+            }
+            // An acquisition stores one owner string for all its offsets, a different instance from
+            // the acknowledging request's member id: once one is found equal to the member, its
+            // other offsets compare by reference (String.equals checks that first).
+            String confirmedOwner = null;
             for (long o = Math.max(b.firstOffset(), startOffset()); o <= b.lastOffset(); o++) {
                 if (o <= lastChecked) {
                     // The same offset twice in one request: the first use already moved it.
                     return Errors.INVALID_RECORD_STATE;
                 }
                 lastChecked = o;
-                if (window.state(o) != RecordState.ACQUIRED
-                        || !memberId.equals(window.owner(o))
-                        || window.pending(o) != null
-                        || (b.typeAt(o) == AcknowledgeType.RENEW && !cfg.renewEnabled())) {
+                if (window.state(o) != RecordState.ACQUIRED || window.pending(o) != null
+                        || (!oneType && b.typeAt(o) == AcknowledgeType.RENEW && !cfg.renewEnabled())) {
                     return Errors.INVALID_RECORD_STATE;
+                }
+                String owner = window.owner(o);
+                if (confirmedOwner == null || !confirmedOwner.equals(owner)) {
+                    if (!memberId.equals(owner)) {
+                        return Errors.INVALID_RECORD_STATE;
+                    }
+                    confirmedOwner = owner;
                 }
             }
         }
         return Errors.NONE;
+    }
+
+    /** How many offsets of validated {@code batches} lie at or above the SPSO (at most the window's size). */
+    private int offsetsInWindow(List<AckBatch> batches) {
+        long n = 0;
+        for (AckBatch b : batches) {
+            n += Math.max(0, b.lastOffset() - Math.max(b.firstOffset(), startOffset()) + 1);
+        }
+        return (int) Math.min(n, window.size());
     }
 
     /** Re-arms the lock of {@code first..last} (all RENEW) for the full duration. */

@@ -198,4 +198,17 @@ class ShareEventsTest {
         ack("m1", 0, ACCEPT, 1);
         assertThat(sp.acquiredByMember()).isEqualTo(Map.of("m1", 1, "m2", 1));
     }
+
+    @Test
+    void shouldCountEveryRunOfAMembersRecordsWhateverStringItsRequestsCarried() {
+        // Given m1's records before and after m2's, from requests with distinct member-id strings,
+        // and a settled record inside m1's first run
+        fetch(new String("m1"), 3, 0);
+        fetch("m2", 2, 0);
+        fetch(new String("m1"), 2, 0);
+        ack("m1", 1, ACCEPT, 1);
+
+        // Then each member's runs add up
+        assertThat(sp.acquiredByMember()).isEqualTo(Map.of("m1", 4, "m2", 2));
+    }
 }

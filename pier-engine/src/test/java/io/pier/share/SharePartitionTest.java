@@ -246,6 +246,21 @@ class SharePartitionTest {
     }
 
     @Test
+    void shouldCheckTheOwnerOfEveryOffsetOfARangeSpanningAcquisitions() {
+        // Given two acquisitions by m1 (each request with its own member-id string), then one by m2
+        fetch(new String("m1"), 10, 0);
+        fetch(new String("m1"), 10, 0);
+        fetch("m2", 10, 0);
+
+        // When m1 acknowledges a range reaching into m2's records, Then all of it is refused
+        assertThat(ack("m1", 5, 20, ACCEPT, 1)).isEqualTo(Errors.INVALID_RECORD_STATE);
+        assertThat(sp.stateOf(5)).isEqualTo(RecordState.ACQUIRED);
+        // And a range over both of its own acquisitions is accepted
+        assertThat(ack("m1", 0, 19, ACCEPT, 1)).isEqualTo(Errors.NONE);
+        assertThat(sp.startOffset()).isEqualTo(20);
+    }
+
+    @Test
     void shouldRejectAckOfOffsetNotAcquired() {
         fetch("m1", 4, 500, AcquireMode.RECORD_LIMIT, 0);
 

@@ -1,7 +1,7 @@
 package io.pier.service;
 
-import io.pier.log.LogReadResult;
 import io.pier.log.PartitionLog;
+import io.pier.log.SegmentBatches;
 import io.pier.share.AckBatch;
 import io.pier.share.AckResult;
 import io.pier.share.AcquireLimits;
@@ -14,15 +14,14 @@ import io.pier.state.SharePartitionKey;
 import io.pier.state.SharePersister;
 import io.pier.state.ShareStateWrite;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.BaseRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,10 +49,10 @@ public final class ShareService {
      *     partition up: how long its fetches have found it so (see {@link SharePartition#heldUpByMs});
      *     else -1
      */
-    public record Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges, long heldUpByMs) {
+    public record Acquired(Errors error, BaseRecords records, List<AcquiredRange> ranges, long heldUpByMs) {
         public static final Acquired NONE = new Acquired(Errors.NONE, MemoryRecords.EMPTY, List.of(), -1);
 
-        Acquired(Errors error, MemoryRecords records, List<AcquiredRange> ranges) {
+        Acquired(Errors error, BaseRecords records, List<AcquiredRange> ranges) {
             this(error, records, ranges, -1);
         }
 
@@ -155,14 +154,14 @@ public final class ShareService {
         if (fetchOffset >= hw) {
             return Acquired.NONE;
         }
-        LogReadResult<MemoryRecords> read = log.read(fetchOffset, readBudget(partition, limits, maxBytes), true);
-        List<LogBatch> batches = new ArrayList<>();
+        SegmentBatches read = log.readBatchesInPlace(fetchOffset, readBudget(partition, limits, maxBytes), true);
+        List<LogBatch> batches = new ArrayList<>(read.count());
         long recordsRead = 0;
-        for (RecordBatch b : read.records().batches()) {
-            batches.add(new LogBatch(b.baseOffset(), b.lastOffset()));
-            recordsRead += b.lastOffset() - b.baseOffset() + 1;
+        for (int i = 0; i < read.count(); i++) {
+            batches.add(new LogBatch(read.baseOffset(i), read.lastOffset(i)));
+            recordsRead += read.lastOffset(i) - read.baseOffset(i) + 1;
         }
-        partition.observeRecordSize(read.records().sizeInBytes(), recordsRead);
+        partition.observeRecordSize(read.sizeInBytes(), recordsRead);
         if (batches.isEmpty()) {
             return Acquired.NONE;
         }
@@ -170,45 +169,21 @@ public final class ShareService {
         if (ranges.isEmpty()) {
             return Acquired.NONE;
         }
-        return new Acquired(Errors.NONE, slice(read.records(), ranges), ranges);
+        // The whole log batches spanning the first to the last acquired offset, sent from the files.
+        return new Acquired(Errors.NONE,
+                read.records(ranges.get(0).firstOffset(), ranges.get(ranges.size() - 1).lastOffset()), ranges);
     }
 
     /**
      * How much of the log to read for one acquisition: about twice what MaxRecords needs at the
      * partition's usual record size, never more than the fetch's byte budget. Reading the whole
-     * budget (50 MB by default) to hand out a few hundred records made every fetch copy and walk
-     * the backlog, so throughput fell as the backlog grew.
+     * budget (50 MB by default) to hand out a few hundred records made every fetch walk (then
+     * still copy) the backlog, so throughput fell as the backlog grew.
      */
     private static int readBudget(Partition partition, AcquireLimits limits, int maxBytes) {
         long wanted = (long) (2.0 * limits.maxRecords() * partition.bytesPerRecord());
         long floor = 16 * 1024;
         return (int) Math.max(1, Math.min(maxBytes, Math.max(floor, wanted)));
-    }
-
-    /** The whole log batches spanning the first to the last acquired offset. */
-    private static MemoryRecords slice(MemoryRecords records, List<AcquiredRange> ranges) {
-        long first = ranges.get(0).firstOffset();
-        long last = ranges.get(ranges.size() - 1).lastOffset();
-        int start = -1;
-        int end = 0;
-        int position = 0;
-        for (RecordBatch b : records.batches()) {
-            int size = b.sizeInBytes();
-            if (b.lastOffset() >= first && b.baseOffset() <= last) {
-                if (start < 0) {
-                    start = position;
-                }
-                end = position + size;
-            }
-            position += size;
-        }
-        if (start < 0) {
-            return MemoryRecords.EMPTY;
-        }
-        ByteBuffer buf = records.buffer().duplicate();
-        buf.position(buf.position() + start);
-        buf.limit(buf.position() + (end - start));
-        return MemoryRecords.readableRecords(buf.slice());
     }
 
     /**
