@@ -66,11 +66,13 @@ class NonJavaClientsIT {
     void confluentKafkaConsumerGroupSharesPartitionsAndCommits() throws IOException {
         ExternalClients.requirePythonModule("confluent_kafka", "python3-confluent-kafka");
 
-        List<String> out = ExternalClients.runScript("confluent-kafka group", List.of(
-                ExternalClients.SYSTEM_PYTHON.toString(), "confluent_kafka_group.py", PIER.bootstrapServers(),
-                "ck-group", Integer.toString(RECORDS)), Map.of("PYTHONDONTWRITEBYTECODE", "1"), SCRIPT_TIMEOUT);
+        assertGroupRun(runPythonGroup("confluent-kafka group", "confluent_kafka_group.py", "ck-group"));
+    }
 
-        assertGroupRun(out);
+    private static List<String> runPythonGroup(String name, String script, String topic) throws IOException {
+        return ExternalClients.runScript(name, List.of(ExternalClients.SYSTEM_PYTHON.toString(), script,
+                PIER.bootstrapServers(), topic, Integer.toString(RECORDS)), Map.of("PYTHONDONTWRITEBYTECODE", "1"),
+                SCRIPT_TIMEOUT);
     }
 
     /** Both members read, every record once, all committed, and a later member found nothing left. */
@@ -89,11 +91,7 @@ class NonJavaClientsIT {
     void kafkaPythonConsumerGroupSharesPartitionsAndCommits() throws IOException {
         ExternalClients.requirePythonModule("kafka", "python3-kafka");
 
-        List<String> out = ExternalClients.runScript("kafka-python group", List.of(
-                ExternalClients.SYSTEM_PYTHON.toString(), "kafka_python_group.py", PIER.bootstrapServers(),
-                "kp-group", Integer.toString(RECORDS)), Map.of("PYTHONDONTWRITEBYTECODE", "1"), SCRIPT_TIMEOUT);
-
-        assertGroupRun(out);
+        assertGroupRun(runPythonGroup("kafka-python group", "kafka_python_group.py", "kp-group"));
     }
 
     @Test
