@@ -21,10 +21,10 @@ import org.slf4j.LoggerFactory;
  * every group of the shard, those with offsets and those its coordinators hold:
  *
  * <pre>
- *   expired offsets ({@link OffsetExpiration})  --expire--&gt;  offset store: tombstones, fsync
- *                                                                     │ durable
- *   group still Empty, no offset left  &lt;--shard command-------------────┘  the group is deleted
- *   Empty group without offsets  --&gt;  deleted at once (there is nothing to make durable)
+ *   expired offsets ({@link OffsetExpiration}) --expire--&gt; offset store: tombstones, one fsync
+ *                                                                  | durable
+ *   the group, if still Empty with no offset left &lt;--shard command--+  is deleted
+ *   an Empty group without offsets: deleted in the check (there is nothing to make durable)
  * </pre>
  *
  * <p>A group goes only after its last offset's tombstone is durable, so a crash in between brings

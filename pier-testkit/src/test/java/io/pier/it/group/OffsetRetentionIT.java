@@ -1,0 +1,141 @@
+package io.pier.it.group;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.pier.common.ManualClock;
+import io.pier.server.Pier;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code offsets.retention.minutes} with the real clients, on a broker whose clock is a manual one
+ * (the smallest retention Kafka allows is a minute): a consumer group that was left Empty loses its
+ * offsets and then disappears from ListGroups once retention has passed, not before, and stays
+ * gone after a restart, while a group committed to recently comes back with its offsets.
+ */
+@Timeout(120)
+class OffsetRetentionIT {
+    private static final long MINUTE = 60_000;
+    private static final Map<String, String> CONFIG = Map.of(
+            "offsets.retention.minutes", "60",
+            "offsets.retention.check.interval.ms", String.valueOf(MINUTE),
+            "group.initial.rebalance.delay.ms", "0",
+            // One shard runs every group's check, so one expired group shows that a check has run.
+            "pier.shards", "1");
+    private static final TopicPartition P0 = new TopicPartition("retained", 0);
+    private static final TopicPartition P1 = new TopicPartition("retained", 1);
+
+    @TempDir
+    Path dataDir;
+
+    private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+    private Pier pier;
+
+    private Pier start() throws Exception {
+        pier = Pier.builder().clock(clock).dataDir(dataDir).configs(CONFIG).start();
+        return pier;
+    }
+
+    @AfterEach
+    void stop() {
+        if (pier != null) {
+            pier.close();
+        }
+    }
+
+    private Admin admin() {
+        return Admin.create(Map.of("bootstrap.servers", pier.bootstrapServers()));
+    }
+
+    private static Set<String> groups(Admin admin) throws Exception {
+        return admin.listConsumerGroups().all().get().stream().map(ConsumerGroupListing::groupId)
+                .collect(Collectors.toSet());
+    }
+
+    private static Map<TopicPartition, OffsetAndMetadata> offsets(Admin admin, String group) throws Exception {
+        return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+    }
+
+    /** A consumer of the classic protocol that joins the group, commits and leaves (the group is then Empty). */
+    private void consumeCommitAndLeave(String group) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", pier.bootstrapServers());
+        p.put("group.id", group);
+        p.put("enable.auto.commit", "false");
+        // A fetch parked on the broker waits for MaxWaitMs of the manual clock, which stands
+        // still, and close() would wait for it until its own timeout: ask for none.
+        p.put("fetch.max.wait.ms", "0");
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(),
+                new StringDeserializer())) {
+            c.subscribe(List.of("retained"));
+            for (int i = 0; i < 100 && c.assignment().isEmpty(); i++) {
+                c.poll(Duration.ofMillis(100));
+            }
+            assertThat(c.assignment()).containsExactlyInAnyOrder(P0, P1);
+            c.commitSync(Map.of(P0, new OffsetAndMetadata(3), P1, new OffsetAndMetadata(4)));
+        }
+    }
+
+    @Test
+    void shouldExpireAnEmptyGroupsOffsetsAndTheGroupAfterRetentionAndKeepThemDeletedAcrossARestart()
+            throws Exception {
+        start();
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(new NewTopic("retained", 2, (short) 1))).all().get();
+            // Given a standalone group's offset, committed now
+            admin.alterConsumerGroupOffsets("witness", Map.of(P0, new OffsetAndMetadata(1))).all().get();
+
+            // And, two minutes later, a consumer group whose member committed and left
+            clock.advance(2 * MINUTE);
+            consumeCommitAndLeave("left-empty");
+            assertThat(groups(admin)).contains("witness", "left-empty");
+            assertThat(offsets(admin, "left-empty")).containsOnlyKeys(P0, P1);
+
+            // When an hour has passed since the witness's commit, 59 minutes since the group became Empty
+            clock.advance(59 * MINUTE);
+
+            // Then a check has run (the witness went, and its group with it), but the Empty group keeps its offsets
+            await().atMost(Duration.ofSeconds(30)).until(() -> !groups(admin).contains("witness"));
+            assertThat(offsets(admin, "witness")).isEmpty();
+            assertThat(offsets(admin, "left-empty")).containsOnlyKeys(P0, P1);
+            assertThat(groups(admin)).contains("left-empty");
+
+            // When retention has passed since it became Empty
+            clock.advance(2 * MINUTE);
+
+            // Then its offsets are gone and ListGroups no longer shows it
+            await().atMost(Duration.ofSeconds(30)).until(() -> !groups(admin).contains("left-empty"));
+            assertThat(offsets(admin, "left-empty")).isEmpty();
+
+            // And a group committed to just now is untouched
+            admin.alterConsumerGroupOffsets("fresh", Map.of(P1, new OffsetAndMetadata(9))).all().get();
+        }
+        pier.close();
+
+        // When the broker restarts on the same data
+        start();
+        try (Admin admin = admin()) {
+            // Then the expired groups stay gone, and the fresh one is back with its offset
+            assertThat(groups(admin)).contains("fresh").doesNotContain("witness", "left-empty");
+            assertThat(offsets(admin, "left-empty")).isEmpty();
+            assertThat(offsets(admin, "fresh").get(P1).offset()).isEqualTo(9);
+        }
+    }
+}
