@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pier.state.CommittedOffset;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +12,7 @@ import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -90,26 +90,31 @@ class OffsetExpirationTest {
             new ClassicGroupConfig(1_000, 60_000, 0, 100, 300_000, 1_000_000), () -> "m");
 
     private static byte[] subscription(String... topics) {
-        ByteBuffer b = ConsumerProtocol.serializeSubscription(
-                new ConsumerPartitionAssignor.Subscription(List.of(topics)));
-        byte[] bytes = new byte[b.remaining()];
-        b.get(bytes);
-        return bytes;
+        return Utils.toArray(ConsumerProtocol.serializeSubscription(
+                new ConsumerPartitionAssignor.Subscription(List.of(topics))));
     }
 
-    /** Joins a member subscribed to {@code topics} at {@code nowMs} and syncs it: the group is Stable. */
-    private String stableMember(long nowMs, String... topics) {
-        ClassicJoin first = new ClassicJoin("g", "", null, "client", "/127.0.0.1", 10_000, 30_000, "consumer",
-                List.of(new ClassicProtocol("range", subscription(topics))), true, true);
+    /**
+     * A member of {@code groupId} with protocol type {@code type} whose metadata subscribes to
+     * {@code topics}, joined at {@code nowMs} (the group then completes its rebalance), and synced
+     * if {@code sync} (the group is then Stable).
+     */
+    private String member(String groupId, String type, boolean sync, long nowMs, String... topics) {
+        List<ClassicProtocol> protocols = List.of(new ClassicProtocol("range", subscription(topics)));
         List<ClassicJoinResult> answers = new ArrayList<>();
-        coordinator.join(first, nowMs, answers::add);
+        coordinator.join(new ClassicJoin(groupId, "", null, "client", "/127.0.0.1", 10_000, 30_000, type, protocols,
+                true, true), nowMs, answers::add);
         String id = answers.get(0).memberId();
-        coordinator.join(new ClassicJoin("g", id, null, "client", "/127.0.0.1", 10_000, 30_000, "consumer",
-                first.protocols(), true, true), nowMs, answers::add);
+        assertThat(coordinator.emptySinceMs(groupId)).as("a member about to join").isEqualTo(Long.MAX_VALUE);
+        coordinator.join(new ClassicJoin(groupId, id, null, "client", "/127.0.0.1", 10_000, 30_000, type, protocols,
+                true, true), nowMs, answers::add);
         coordinator.onDeadlines(nowMs); // the (zero) initial delay
-        assertThat(coordinator.emptySinceMs("g")).as("joined").isEqualTo(Long.MAX_VALUE);
-        coordinator.sync(new ClassicSync("g", 1, id, null, "consumer", "range", Map.of()), nowMs, r -> { });
-        assertThat(coordinator.describe("g").orElseThrow().state()).isEqualTo(ClassicGroupState.STABLE);
+        assertThat(coordinator.emptySinceMs(groupId)).as("joined").isEqualTo(Long.MAX_VALUE);
+        if (sync) {
+            coordinator.sync(new ClassicSync(groupId, 1, id, null, type, "range", Map.of()), nowMs, r -> { });
+        }
+        assertThat(coordinator.describe(groupId).orElseThrow().state())
+                .isEqualTo(sync ? ClassicGroupState.STABLE : ClassicGroupState.COMPLETING_REBALANCE);
         return id;
     }
 
@@ -121,7 +126,7 @@ class OffsetExpirationTest {
         assertThat(coordinator.emptySinceMs("none")).isEqualTo(Long.MAX_VALUE);
 
         // A member that joins and leaves: the group has members until it left, then is Empty since then
-        String member = stableMember(1_000, "t");
+        String member = member("g", "consumer", true, 1_000, "t");
         coordinator.leave("g", List.of(new ClassicLeave.Member(member, null)), 7_000);
         assertThat(coordinator.emptySinceMs("g")).isEqualTo(7_000);
 
@@ -131,32 +136,17 @@ class OffsetExpirationTest {
     }
 
     @Test
-    void shouldLetAStableConsumerGroupKeepOnlyTheOffsetsOfTopicsItsMembersSubscribeTo() {
-        stableMember(1_000, "t");
+    void shouldLetOnlyAStableConsumerGroupLetGoOfTheOffsetsOfTopicsItsMembersDoNotSubscribeTo() {
+        member("stable", "consumer", true, 1_000, "t");
+        assertThat(coordinator.keepsOffsetsOf("stable", "t")).isTrue();
+        assertThat(coordinator.keepsOffsetsOf("stable", "u")).isFalse();
 
-        assertThat(coordinator.keepsOffsetsOf("g", "t")).isTrue();
-        assertThat(coordinator.keepsOffsetsOf("g", "u")).isFalse();
-    }
+        // Not while it rebalances, as Kafka: a member may be about to subscribe to u
+        member("rebalancing", "consumer", false, 1_000, "t");
+        assertThat(coordinator.keepsOffsetsOf("rebalancing", "u")).isTrue();
 
-    @Test
-    void shouldKeepEveryOffsetOfAClassicGroupThatIsNotStableOrNotOfTheConsumerProtocol() {
-        // Given a member that joined but has not synced (CompletingRebalance)
-        ClassicJoin join = new ClassicJoin("g", "", null, "client", "/127.0.0.1", 10_000, 30_000, "consumer",
-                List.of(new ClassicProtocol("range", subscription("t"))), true, true);
-        List<ClassicJoinResult> answers = new ArrayList<>();
-        coordinator.join(join, 1_000, answers::add);
-        coordinator.join(new ClassicJoin("g", answers.get(0).memberId(), null, "client", "/127.0.0.1", 10_000, 30_000,
-                "consumer", join.protocols(), true, true), 1_000, answers::add);
-        coordinator.onDeadlines(1_000);
-        assertThat(coordinator.describe("g").orElseThrow().state()).isEqualTo(ClassicGroupState.COMPLETING_REBALANCE);
-        assertThat(coordinator.keepsOffsetsOf("g", "u")).isTrue();
-
-        // And a Connect-style group, whose member metadata is not a consumer subscription
-        ClassicJoin connect = new ClassicJoin("c", "", null, "client", "/127.0.0.1", 10_000, 30_000, "connect",
-                List.of(new ClassicProtocol("sessioned", new byte[] {1})), true, true);
-        List<ClassicJoinResult> connectAnswers = new ArrayList<>();
-        coordinator.join(connect, 1_000, connectAnswers::add);
-        assertThat(coordinator.emptySinceMs("c")).as("a member about to join").isEqualTo(Long.MAX_VALUE);
-        assertThat(coordinator.keepsOffsetsOf("c", "u")).isTrue();
+        // Nor for another protocol type (Connect, ...), even with metadata that reads as a subscription
+        member("connect", "connect", true, 1_000, "t");
+        assertThat(coordinator.keepsOffsetsOf("connect", "u")).isTrue();
     }
 }

@@ -12,7 +12,6 @@ import io.pier.group.consumer.ConsumerGroupListing;
 import io.pier.group.consumer.ConsumerHeartbeat;
 import io.pier.group.consumer.ConsumerHeartbeatResult;
 import io.pier.state.CommittedOffset;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -24,6 +23,7 @@ import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,11 +65,8 @@ class OffsetExpiryTest {
     }
 
     private static byte[] subscription(String... topics) {
-        ByteBuffer b = ConsumerProtocol.serializeSubscription(
-                new ConsumerPartitionAssignor.Subscription(List.of(topics)));
-        byte[] bytes = new byte[b.remaining()];
-        b.get(bytes);
-        return bytes;
+        return Utils.toArray(ConsumerProtocol.serializeSubscription(
+                new ConsumerPartitionAssignor.Subscription(List.of(topics))));
     }
 
     private static ClassicJoin join(String groupId, String memberId, String... topics) {
