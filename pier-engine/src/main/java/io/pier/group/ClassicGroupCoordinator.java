@@ -21,7 +21,7 @@ import org.apache.kafka.common.protocol.Errors;
  *
  * <p>Groups live only in memory; after a restart members rejoin (UNKNOWN_MEMBER_ID) while the
  * committed offsets, which are durable, are kept by their own store. An Empty group is kept until
- * it is deleted, as Kafka keeps one until its offsets expire.
+ * it is deleted, by DeleteGroups or, as in Kafka, once its offsets expired ({@link #emptySinceMs}).
  */
 public final class ClassicGroupCoordinator {
     /** The protocol type of Kafka's consumers; others (Connect, Streams' own) pass through unread. */

@@ -17,6 +17,7 @@ import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
@@ -28,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code offsets.retention.minutes} with the real clients, on a broker whose clock is a manual one
  * (the smallest retention Kafka allows is a minute): a consumer group that was left Empty loses its
  * offsets and then disappears from ListGroups once retention has passed, not before, and stays
- * gone after a restart, while a group committed to recently comes back with its offsets.
+ * gone after a restart, while a group committed to recently comes back with its offsets; the same
+ * for a consumer-protocol group, whose offsets age from their commits.
  */
 @Timeout(120)
 class OffsetRetentionIT {
@@ -73,11 +75,12 @@ class OffsetRetentionIT {
         return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
     }
 
-    /** A consumer of the classic protocol that joins the group, commits and leaves (the group is then Empty). */
-    private void consumeCommitAndLeave(String group) {
+    /** A consumer of {@code protocol} that joins the group, commits and leaves (the group is then Empty). */
+    private void consumeCommitAndLeave(String group, String protocol) {
         Properties p = new Properties();
         p.put("bootstrap.servers", pier.bootstrapServers());
         p.put("group.id", group);
+        p.put("group.protocol", protocol);
         p.put("enable.auto.commit", "false");
         // A fetch parked on the broker waits for MaxWaitMs of the manual clock, which stands
         // still, and close() would wait for it until its own timeout: ask for none.
@@ -104,7 +107,7 @@ class OffsetRetentionIT {
 
             // And, two minutes later, a consumer group whose member committed and left
             clock.advance(2 * MINUTE);
-            consumeCommitAndLeave("left-empty");
+            consumeCommitAndLeave("left-empty", "classic");
             assertThat(groups(admin)).contains("witness", "left-empty");
             assertThat(offsets(admin, "left-empty")).containsOnlyKeys(P0, P1);
 
@@ -136,6 +139,33 @@ class OffsetRetentionIT {
             assertThat(groups(admin)).contains("fresh").doesNotContain("witness", "left-empty");
             assertThat(offsets(admin, "left-empty")).isEmpty();
             assertThat(offsets(admin, "fresh").get(P1).offset()).isEqualTo(9);
+        }
+    }
+
+    @Test
+    void shouldExpireAConsumerProtocolGroupsOffsetsAndTheGroupOnceRetentionPassedSinceTheCommit() throws Exception {
+        start();
+        try (Admin admin = admin()) {
+            // Given a standalone group's offset, and two minutes later a consumer-protocol (KIP-848)
+            // group whose member committed and left
+            admin.createTopics(List.of(new NewTopic("retained", 2, (short) 1))).all().get();
+            admin.alterConsumerGroupOffsets("witness", Map.of(P0, new OffsetAndMetadata(1))).all().get();
+            clock.advance(2 * MINUTE);
+            consumeCommitAndLeave("kip-848", "consumer");
+            assertThat(offsets(admin, "kip-848")).containsOnlyKeys(P0, P1);
+            assertThat(admin.listConsumerGroups().all().get()).filteredOn(l -> l.groupId().equals("kip-848"))
+                    .singleElement().satisfies(l -> assertThat(l.type()).contains(GroupType.CONSUMER));
+
+            // When 59 minutes have passed since the commit, a check has run (the witness went) and kept it
+            clock.advance(59 * MINUTE);
+            await().atMost(Duration.ofSeconds(30)).until(() -> !groups(admin).contains("witness"));
+            assertThat(offsets(admin, "kip-848")).containsOnlyKeys(P0, P1);
+            assertThat(groups(admin)).contains("kip-848");
+
+            // Then once retention has passed, the offsets go, and the group with them
+            clock.advance(2 * MINUTE);
+            await().atMost(Duration.ofSeconds(30)).until(() -> !groups(admin).contains("kip-848"));
+            assertThat(offsets(admin, "kip-848")).isEmpty();
         }
     }
 }
