@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -77,15 +76,11 @@ class OffsetRetentionIT {
 
     /** A consumer of {@code protocol} that joins the group, commits and leaves (the group is then Empty). */
     private void consumeCommitAndLeave(String group, String protocol) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", pier.bootstrapServers());
-        p.put("group.id", group);
-        p.put("group.protocol", protocol);
-        p.put("enable.auto.commit", "false");
-        // A fetch parked on the broker waits for MaxWaitMs of the manual clock, which stands
-        // still, and close() would wait for it until its own timeout: ask for none.
-        p.put("fetch.max.wait.ms", "0");
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(),
+        // fetch.max.wait.ms 0: a fetch parked on the broker waits for MaxWaitMs of the manual clock,
+        // which stands still, and close() would wait for it until its own timeout.
+        Map<String, Object> config = Map.of("bootstrap.servers", pier.bootstrapServers(), "group.id", group,
+                "group.protocol", protocol, "enable.auto.commit", "false", "fetch.max.wait.ms", "0");
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(config, new StringDeserializer(),
                 new StringDeserializer())) {
             c.subscribe(List.of("retained"));
             for (int i = 0; i < 100 && c.assignment().isEmpty(); i++) {
@@ -96,22 +91,30 @@ class OffsetRetentionIT {
         }
     }
 
+    /**
+     * Topic "retained"; a standalone group "witness" that commits now (its offset is the first to
+     * expire, which shows that a check ran); two minutes later {@code group}'s member of
+     * {@code protocol} commits and leaves.
+     */
+    private void witnessThenEmptyGroup(Admin admin, String group, String protocol) throws Exception {
+        admin.createTopics(List.of(new NewTopic("retained", 2, (short) 1))).all().get();
+        admin.alterConsumerGroupOffsets("witness", Map.of(P0, new OffsetAndMetadata(1))).all().get();
+        clock.advance(2 * MINUTE);
+        consumeCommitAndLeave(group, protocol);
+    }
+
     @Test
     void shouldExpireAnEmptyGroupsOffsetsAndTheGroupAfterRetentionAndKeepThemDeletedAcrossARestart()
             throws Exception {
         start();
         try (Admin admin = admin()) {
-            admin.createTopics(List.of(new NewTopic("retained", 2, (short) 1))).all().get();
-            // Given a standalone group's offset, committed now
-            admin.alterConsumerGroupOffsets("witness", Map.of(P0, new OffsetAndMetadata(1))).all().get();
-
-            // And, two minutes later, a consumer group whose member committed and left
-            clock.advance(2 * MINUTE);
-            consumeCommitAndLeave("left-empty", "classic");
+            // Given a standalone group's offset, and two minutes later a consumer group whose member
+            // committed and left
+            witnessThenEmptyGroup(admin, "left-empty", "classic");
             assertThat(groups(admin)).contains("witness", "left-empty");
             assertThat(offsets(admin, "left-empty")).containsOnlyKeys(P0, P1);
 
-            // When an hour has passed since the witness's commit, 59 minutes since the group became Empty
+            // When 61 minutes have passed since the witness committed, 59 since the group became Empty
             clock.advance(59 * MINUTE);
 
             // Then a check has run (the witness went, and its group with it), but the Empty group keeps its offsets
@@ -148,10 +151,7 @@ class OffsetRetentionIT {
         try (Admin admin = admin()) {
             // Given a standalone group's offset, and two minutes later a consumer-protocol (KIP-848)
             // group whose member committed and left
-            admin.createTopics(List.of(new NewTopic("retained", 2, (short) 1))).all().get();
-            admin.alterConsumerGroupOffsets("witness", Map.of(P0, new OffsetAndMetadata(1))).all().get();
-            clock.advance(2 * MINUTE);
-            consumeCommitAndLeave("kip-848", "consumer");
+            witnessThenEmptyGroup(admin, "kip-848", "consumer");
             assertThat(offsets(admin, "kip-848")).containsOnlyKeys(P0, P1);
             assertThat(admin.listConsumerGroups().all().get()).filteredOn(l -> l.groupId().equals("kip-848"))
                     .singleElement().satisfies(l -> assertThat(l.type()).contains(GroupType.CONSUMER));
