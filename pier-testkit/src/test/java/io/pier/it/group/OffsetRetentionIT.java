@@ -12,7 +12,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -66,8 +67,8 @@ class OffsetRetentionIT {
     }
 
     private static Set<String> groups(Admin admin) throws Exception {
-        return admin.listConsumerGroups().all().get().stream().map(ConsumerGroupListing::groupId)
-                .collect(Collectors.toSet());
+        return admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get().stream()
+                .map(GroupListing::groupId).collect(Collectors.toSet());
     }
 
     private static Map<TopicPartition, OffsetAndMetadata> offsets(Admin admin, String group) throws Exception {
@@ -153,7 +154,8 @@ class OffsetRetentionIT {
             // group whose member committed and left
             witnessThenEmptyGroup(admin, "kip-848", "consumer");
             assertThat(offsets(admin, "kip-848")).containsOnlyKeys(P0, P1);
-            assertThat(admin.listConsumerGroups().all().get()).filteredOn(l -> l.groupId().equals("kip-848"))
+            assertThat(admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get())
+                    .filteredOn(l -> l.groupId().equals("kip-848"))
                     .singleElement().satisfies(l -> assertThat(l.type()).contains(GroupType.CONSUMER));
 
             // When 59 minutes have passed since the commit, a check has run (the witness went) and kept it
