@@ -49,6 +49,11 @@ final class ClassicGroup {
     int initialRemainingMs;
     boolean newMemberAdded;
     long syncDeadlineMs = Long.MAX_VALUE;
+    /**
+     * When the last member went (monotonic ms), for offset retention; Long.MIN_VALUE while the
+     * group never had one (a simple group, whose offsets age from their commits).
+     */
+    long emptySinceMs = Long.MIN_VALUE;
     private final ClassicJoinPhase joinPhase = new ClassicJoinPhase(this);
     private final ClassicSyncPhase syncPhase = new ClassicSyncPhase(this);
     private final ClassicGroupDeadlines deadlines = new ClassicGroupDeadlines(this);
@@ -290,6 +295,7 @@ final class ClassicGroup {
         rebalances.increment();
         if (members.isEmpty()) {
             protocolName = null;
+            emptySinceMs = nowMs;
             transitionTo(ClassicGroupState.EMPTY);
             return;
         }

@@ -21,7 +21,7 @@ import org.apache.kafka.common.protocol.Errors;
  *
  * <p>Groups live only in memory; after a restart members rejoin (UNKNOWN_MEMBER_ID) while the
  * committed offsets, which are durable, are kept by their own store. An Empty group is kept until
- * it is deleted, as Kafka keeps one until its offsets expire.
+ * it is deleted, by DeleteGroups or, as in Kafka, once its offsets expired ({@link #emptySinceMs}).
  */
 public final class ClassicGroupCoordinator {
     /** The protocol type of Kafka's consumers; others (Connect, Streams' own) pass through unread. */
@@ -42,9 +42,13 @@ public final class ClassicGroupCoordinator {
         return groups.containsKey(groupId);
     }
 
-    /** Restores Empty groups that have committed offsets (after a restart). */
-    public void restoreEmptyGroup(String groupId) {
-        groups.computeIfAbsent(groupId, id -> new ClassicGroup(id, config, rebalances));
+    /**
+     * Restores Empty groups that have committed offsets (after a restart). When a group became
+     * Empty is not kept across a restart, so for offset retention it is Empty from {@code nowMs}:
+     * its offsets then never expire sooner than they would have without the restart.
+     */
+    public void restoreEmptyGroup(String groupId, long nowMs) {
+        groups.computeIfAbsent(groupId, id -> new ClassicGroup(id, config, rebalances)).emptySinceMs = nowMs;
     }
 
     /**
@@ -211,6 +215,29 @@ public final class ClassicGroupCoordinator {
         group.markDead();
         groups.remove(groupId);
         return Errors.NONE;
+    }
+
+    /**
+     * For offset retention: when the group became Empty (monotonic ms); Long.MIN_VALUE if it never
+     * had members (a simple group, Kafka's group without a protocol type); Long.MAX_VALUE while it
+     * has members or members about to join, or if there is no such group.
+     */
+    public long emptySinceMs(String groupId) {
+        ClassicGroup group = groups.get(groupId);
+        return group == null || !group.isEmpty() || !group.pendingMembers.isEmpty()
+                ? Long.MAX_VALUE
+                : group.emptySinceMs;
+    }
+
+    /**
+     * For offset retention of a group with members: whether its offsets of {@code topic} are kept
+     * whatever their age. Kafka lets them expire only in a Stable consumer-protocol group whose
+     * members do not subscribe to the topic.
+     */
+    public boolean keepsOffsetsOf(String groupId, String topic) {
+        ClassicGroup group = groups.get(groupId);
+        return group == null || group.state() != ClassicGroupState.STABLE
+                || !CONSUMER_PROTOCOL_TYPE.equals(group.protocolType()) || subscribedTopics(group).contains(topic);
     }
 
     public Optional<ClassicGroupDescription> describe(String groupId) {

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   callers (any thread)               doWork(nowMs), on the runner's thread
  *   commit / delete / deleteGroup --&gt;  queue --&gt; take up to 4096 submissions
- *   retainTopics / compactNow            apply them to a copy of the touched groups
+ *   expire / retainTopics / compactNow   apply them to a copy of the touched groups
  *     (each submission wakes the runner) one record per changed key (a value, or a tombstone)
  *                                        once a compaction pass is due and the log has more
  *                                          than one segment: rewrite keys whose latest record
@@ -94,7 +94,7 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     private record OffsetKey(String groupId, TopicPartition partition) {}
 
     /** What a caller submitted (package-private only because the base class names it). */
-    sealed interface Op extends Submission permits CommitOp, DeleteOp, RetainOp, CompactOp {}
+    sealed interface Op extends Submission permits CommitOp, DeleteOp, ExpireOp, RetainOp, CompactOp {}
 
     private record CommitOp(String groupId, Map<TopicPartition, CommittedOffset> offsets,
             CompletableFuture<Void> done) implements Op {}
@@ -102,6 +102,10 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     /** {@code partitions} null: the whole group. */
     private record DeleteOp(String groupId, Collection<TopicPartition> partitions, CompletableFuture<Void> done)
             implements Op {}
+
+    /** Each of {@code unchanged}'s partitions goes only if its offset is still the one given. */
+    private record ExpireOp(String groupId, Map<TopicPartition, CommittedOffset> unchanged,
+            CompletableFuture<Void> done) implements Op {}
 
     private record RetainOp(Map<String, Uuid> liveTopics, CompletableFuture<Void> done) implements Op {}
 
@@ -183,6 +187,11 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     @Override
     public CompletableFuture<Void> deleteGroup(String groupId) {
         return submit(new DeleteOp(groupId, null, new CompletableFuture<>()));
+    }
+
+    @Override
+    public CompletableFuture<Void> expire(String groupId, Map<TopicPartition, CommittedOffset> unchanged) {
+        return submit(new ExpireOp(groupId, Map.copyOf(unchanged), new CompletableFuture<>()));
     }
 
     @Override
@@ -287,6 +296,15 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
                         records.add(new Staged(new OffsetKey(d.groupId(), tp), null));
                     }
                 }
+            } else if (op instanceof ExpireOp e) {
+                Map<TopicPartition, CommittedOffset> m = working(e.groupId());
+                e.unchanged().forEach((tp, seen) -> {
+                    // A commit staged or published since the caller looked is newer: it stays.
+                    if (seen.equals(m.get(tp))) {
+                        m.remove(tp);
+                        records.add(new Staged(new OffsetKey(e.groupId(), tp), null));
+                    }
+                });
             } else if (op instanceof RetainOp r) {
                 Set<String> groups = new HashSet<>(published.keySet());
                 groups.addAll(staged.keySet());

@@ -26,6 +26,12 @@ public interface OffsetStore {
     CompletableFuture<Void> deleteGroup(String groupId);
 
     /**
+     * Removes each offset of {@code unchanged} that is still the one given (offsets.retention.minutes):
+     * one committed meanwhile is newer than what its caller judged expired, and stays.
+     */
+    CompletableFuture<Void> expire(String groupId, Map<TopicPartition, CommittedOffset> unchanged);
+
+    /**
      * Removes every offset of a topic that is not in {@code liveTopics} (name to id), or whose
      * stored topic id differs: offsets of a deleted topic go with it.
      */

@@ -123,4 +123,26 @@ class DurableOffsetStoreTest {
         assertThat(store.offsets("hot")).containsEntry(P0, at(1000, "last"));
         assertThat(store.offsets("cold")).containsEntry(P0, at(7, "cold"));
     }
+
+    @Test
+    void shouldExpireOnlyOffsetsStillAsJudgedAndForgetThemAcrossAReopen() throws Exception {
+        // Given two offsets that a retention check judged expired
+        open(DurableOffsetStore.Options.DEFAULTS);
+        await(store.commit("g", Map.of(P0, at(1, null), P1, at(2, null))));
+        Map<TopicPartition, CommittedOffset> judged = store.offsets("g");
+
+        // When P1 is committed again before the expiry reaches the store, in the same cycle
+        CompletableFuture<Void> recommit = store.commit("g", Map.of(P1, at(3, null)));
+        CompletableFuture<Void> expire = store.expire("g", judged);
+        await(recommit);
+        await(expire);
+
+        // Then only P0 went: the newer commit stays, also after a reopen
+        assertThat(store.offsets("g")).containsOnlyKeys(P1).containsEntry(P1, at(3, null));
+        await(store.expire("g", Map.of(P1, at(3, null))));
+        assertThat(store.groups()).isEmpty();
+        open(DurableOffsetStore.Options.DEFAULTS);
+        assertThat(store.groups()).isEmpty();
+        assertThat(store.offsets("g")).isEmpty();
+    }
 }

@@ -1,6 +1,7 @@
 package io.pier.service;
 
 import io.pier.common.Clock;
+import io.pier.group.OffsetExpiration;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import io.pier.metrics.PierMetrics;
@@ -28,9 +29,9 @@ import org.slf4j.LoggerFactory;
  * ...); the shards, partitions and their logs stay in here.
  *
  * <p>Wiring order: shards are built with their duty steps (lock expiry, group session expiry,
- * retention, metrics) before any agent starts, so a step list never changes under a running shard.
- * Each shard has its own {@link Flusher} agent, which does its fsyncs. The agents run on an
- * {@link AgentHost}: threads in a broker, by hand in a test.
+ * retention, committed-offset expiry, metrics) before any agent starts, so a step list never
+ * changes under a running shard. Each shard has its own {@link Flusher} agent, which does its
+ * fsyncs. The agents run on an {@link AgentHost}: threads in a broker, by hand in a test.
  */
 public final class BrokerServices implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerServices.class);
@@ -102,10 +103,12 @@ public final class BrokerServices implements AutoCloseable {
                 this::releaseSession);
         producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
         GroupSnapshots groupSnapshots = new GroupSnapshots(partitions, consumerGroups, shareGroups, offsetStore);
+        OffsetExpiration.Config offsetRetention = OffsetExpiration.Config.fromProperties(settings.raw());
         for (Shard shard : shards) {
             shard.addStep(shares.lockExpiry(shard));
             shard.addStep(shareGroups.sessionExpiry(shard));
             shard.addStep(RetentionStep.step(shard, partitions, settings.retentionCheckIntervalMs()));
+            shard.addStep(consumerGroups.offsetExpiry(shard, offsetRetention));
             if (metrics != null) {
                 shard.addStep(MetricsSnapshotStep.step(shard, partitions, live, groupSnapshots, metrics,
                         settings.metricsSnapshotIntervalMs()));

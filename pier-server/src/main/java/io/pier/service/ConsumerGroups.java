@@ -10,6 +10,7 @@ import io.pier.group.ClassicJoinResult;
 import io.pier.group.ClassicLeave;
 import io.pier.group.ClassicSync;
 import io.pier.group.ClassicSyncResult;
+import io.pier.group.OffsetExpiration;
 import io.pier.group.PartitionKey;
 import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import io.pier.group.consumer.ConsumerGroupCoordinator;
@@ -125,7 +126,7 @@ public final class ConsumerGroups {
         // Groups are not durable, their offsets are: a group with offsets is back, Empty, after a
         // restart (wiring time, before the shards run).
         for (String groupId : offsets.groups()) {
-            slot(groupId).coordinator.restoreEmptyGroup(groupId);
+            slot(groupId).coordinator.restoreEmptyGroup(groupId, clock.monoMs());
         }
         shareGroups.refuseIdsOf(this::existsOnShard);
         topics.addTopicListener(this::retainLiveTopics);
@@ -498,5 +499,15 @@ public final class ConsumerGroups {
         Slot s = slots[shard.id()];
         return new OnShard(s.coordinator.listGroups(), s.consumer.listGroups(), s.coordinator.rebalances(),
                 s.consumer.rebalances());
+    }
+
+    /**
+     * The duty step that expires committed offsets of {@code shard}'s groups, and the Empty groups
+     * left without any ({@code offsets.retention.*}); see {@link OffsetExpiry}.
+     */
+    DutyStep offsetExpiry(Shard shard, OffsetExpiration.Config config) {
+        Slot s = slots[shard.id()];
+        return new OffsetExpiry(s.shard, s.coordinator, s.consumer, offsets, groupId -> slot(groupId) == s, clock,
+                config).step();
     }
 }

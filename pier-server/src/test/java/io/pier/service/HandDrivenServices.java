@@ -11,6 +11,7 @@ import io.pier.runtime.ManualAgents;
 import io.pier.state.DurableSharePersister;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -33,7 +34,15 @@ public final class HandDrivenServices implements AutoCloseable {
 
     /** As {@link #HandDrivenServices(Path, int)}, counting into {@code metrics} (null: none). */
     public HandDrivenServices(Path dir, int shards, PierMetrics metrics) throws Exception {
-        config = Map.of("log.dirs", dir.toString());
+        this(dir, shards, metrics, Map.of());
+    }
+
+    /** As {@link #HandDrivenServices(Path, int, PierMetrics)}, with broker settings beyond {@code log.dirs}. */
+    public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings)
+            throws Exception {
+        Map<String, String> all = new HashMap<>(settings);
+        all.put("log.dirs", dir.toString());
+        config = Map.copyOf(all);
         stateSlot = agents.slot();
         DurableSharePersister state = DurableSharePersister.open(dir.resolve("share-state"),
                 DurableSharePersister.Options.DEFAULTS, clock, FileIO.REAL, stateSlot.wakeup(),

@@ -535,6 +535,22 @@ public final class ConsumerGroupCoordinator {
         return Errors.NONE;
     }
 
+    /**
+     * For offset retention: Long.MAX_VALUE while the group has members (or there is no such
+     * group), else Long.MIN_VALUE, because Kafka ages a consumer-protocol group's offsets from
+     * their commits alone.
+     */
+    public long emptySinceMs(String groupId) {
+        ConsumerGroup group = groups.get(groupId);
+        return group == null || group.size() > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
+    }
+
+    /** For offset retention of a group with members: whether some member subscribes to {@code topic}. */
+    public boolean keepsOffsetsOf(String groupId, String topic) {
+        ConsumerGroup group = groups.get(groupId);
+        return group == null || group.subscribedTopicNames().contains(topic);
+    }
+
     public List<ConsumerGroupListing> listGroups() {
         List<ConsumerGroupListing> all = new ArrayList<>();
         groups.values().forEach(g -> all.add(new ConsumerGroupListing(g.groupId, g.state())));
