@@ -4,17 +4,12 @@ import static io.pier.log.TestBatches.values;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.common.ManualClock;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.network.Send;
-import org.apache.kafka.common.network.TransferableChannel;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.junit.jupiter.api.Test;
@@ -108,49 +103,10 @@ class SegmentBatchesTest {
     }
 
     private static byte[] sent(Send send) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        WritableByteChannel sink = Channels.newChannel(bytes);
-        TransferableChannel out = new TransferableChannel() {
-            @Override
-            public boolean hasPendingWrites() {
-                return false;
-            }
-
-            @Override
-            public long transferFrom(FileChannel fileChannel, long position, long count) throws IOException {
-                return fileChannel.transferTo(position, count, sink);
-            }
-
-            @Override
-            public int write(ByteBuffer src) throws IOException {
-                return sink.write(src);
-            }
-
-            @Override
-            public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-                long n = 0;
-                for (int i = offset; i < offset + length; i++) {
-                    n += sink.write(srcs[i]);
-                }
-                return n;
-            }
-
-            @Override
-            public long write(ByteBuffer[] srcs) throws IOException {
-                return write(srcs, 0, srcs.length);
-            }
-
-            @Override
-            public boolean isOpen() {
-                return true;
-            }
-
-            @Override
-            public void close() {}
-        };
+        CollectingChannel out = new CollectingChannel(Integer.MAX_VALUE);
         while (!send.completed()) {
             send.writeTo(out);
         }
-        return bytes.toByteArray();
+        return out.bytes.toByteArray();
     }
 }

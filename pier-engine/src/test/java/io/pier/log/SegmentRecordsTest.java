@@ -5,15 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pier.common.ManualClock;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import org.apache.kafka.common.network.Send;
-import org.apache.kafka.common.network.TransferableChannel;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -90,7 +85,7 @@ class SegmentRecordsTest {
                 log.append(sized(T0, 100));
             }
             Send send = log.readInPlace(0, Integer.MAX_VALUE, true).records().toSend();
-            Collector out = new Collector(10);
+            CollectingChannel out = new CollectingChannel(10);
             send.writeTo(out);
 
             // When DeleteRecords removes those segments
@@ -111,63 +106,10 @@ class SegmentRecordsTest {
 
     /** Writes {@code send} to a channel that takes at most {@code perWrite} bytes a call. */
     private static byte[] sent(Send send, int perWrite) throws IOException {
-        Collector out = new Collector(perWrite);
+        CollectingChannel out = new CollectingChannel(perWrite);
         while (!send.completed()) {
             send.writeTo(out);
         }
         return out.bytes.toByteArray();
-    }
-
-    /** A slow socket: every write and transfer takes at most {@code perWrite} bytes. */
-    private static final class Collector implements TransferableChannel {
-        private final int perWrite;
-        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        private final WritableByteChannel sink = Channels.newChannel(bytes);
-
-        Collector(int perWrite) {
-            this.perWrite = perWrite;
-        }
-
-        @Override
-        public boolean hasPendingWrites() {
-            return false;
-        }
-
-        @Override
-        public long transferFrom(FileChannel fileChannel, long position, long count) throws IOException {
-            return fileChannel.transferTo(position, Math.min(count, perWrite), this);
-        }
-
-        @Override
-        public int write(ByteBuffer src) throws IOException {
-            ByteBuffer part = src.duplicate();
-            part.limit(part.position() + Math.min(perWrite, part.remaining()));
-            int n = sink.write(part);
-            src.position(src.position() + n);
-            return n;
-        }
-
-        @Override
-        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-            for (int i = offset; i < offset + length; i++) {
-                if (srcs[i].hasRemaining()) {
-                    return write(srcs[i]);
-                }
-            }
-            return 0;
-        }
-
-        @Override
-        public long write(ByteBuffer[] srcs) throws IOException {
-            return write(srcs, 0, srcs.length);
-        }
-
-        @Override
-        public boolean isOpen() {
-            return true;
-        }
-
-        @Override
-        public void close() {}
     }
 }
