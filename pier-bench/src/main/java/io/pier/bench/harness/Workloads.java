@@ -4,14 +4,17 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
@@ -28,6 +31,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -218,6 +222,14 @@ final class Workloads implements AutoCloseable {
      * before its commit) counts once. When no consumer can run (the broker refuses the group
      * protocol, say), the first consumer's failure is thrown, so the row shows {@code n/a} rather
      * than a rate of nothing.
+     *
+     * <p>With more than one consumer, each keeps the partitions it is given paused until the group
+     * has settled (every partition owned, the counts at most one apart), so the rate is that of
+     * {@code consumers} consumers sharing the topic. Left alone, the first member to be assigned
+     * reads everything before the others get partitions on a broker that moves them late (Kafka's
+     * consumer protocol hands them over on the next 5 s heartbeat), and the row would measure one
+     * consumer on one broker and a rebalance on another. The wait to settle is before the first
+     * record, so outside the window; the first-record row comes from the one-consumer run.
      */
     ConsumeRun group(String topic, int partitions, String protocol, int consumers, int target) throws Exception {
         String group = "bench-group-" + protocol + "-" + consumers + "c-" + (++groupSeq);
@@ -225,14 +237,37 @@ final class Workloads implements AutoCloseable {
         AtomicLongArray readUpTo = new AtomicLongArray(partitions);
         LongAdder read = new LongAdder();
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        // Per consumer, the records it was handed (re-reads included): shows how the group split the work.
+        AtomicLongArray perConsumer = new AtomicLongArray(consumers);
+        // The time the consumers spent in commitSync, and how many calls: the broker's commit path.
+        LongAdder commitNanos = new LongAdder();
+        LongAdder commits = new LongAdder();
+        SettledGroup settled = new SettledGroup(consumers, partitions);
         Window window = new Window();
         runConsumers(consumers, "group-", c -> {
             Properties p = member(group, c, "group.protocol", protocol, "auto.offset.reset", "earliest",
                     "enable.auto.commit", "false");
             try (KafkaConsumer<byte[], byte[]> consumer =
                     new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-                consumer.subscribe(List.of(topic));
-                window.pollWhileOpen(() -> consumer.poll(Duration.ofMillis(100)), records -> {
+                consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+                    @Override
+                    public void onPartitionsRevoked(Collection<TopicPartition> revoked) {}
+
+                    @Override
+                    public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
+                        if (!settled.update(c, consumer.assignment().size())) {
+                            consumer.pause(assigned);
+                        }
+                    }
+                });
+                window.pollWhileOpen(() -> {
+                    ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                    if (settled.update(c, consumer.assignment().size()) && !consumer.paused().isEmpty()) {
+                        consumer.resume(consumer.paused());
+                    }
+                    return records;
+                }, records -> {
+                    perConsumer.addAndGet(c, records.count());
                     for (TopicPartition tp : records.partitions()) {
                         List<ConsumerRecord<byte[], byte[]>> got = records.records(tp);
                         long end = got.get(got.size() - 1).offset() + 1;
@@ -241,7 +276,10 @@ final class Workloads implements AutoCloseable {
                             read.add(end - before);
                         }
                     }
+                    long t0 = System.nanoTime();
                     consumer.commitSync();
+                    commitNanos.add(System.nanoTime() - t0);
+                    commits.increment();
                     if (read.sum() >= target) {
                         window.reached();
                     }
@@ -258,7 +296,55 @@ final class Workloads implements AutoCloseable {
         if (e != null && read.sum() == 0) {
             throw e;
         }
+        System.err.printf(Locale.ROOT, "[bench]   %s: %,d commits, %.0f µs each on average%s%n", group,
+                commits.sum(), commits.sum() == 0 ? Double.NaN : commitNanos.sum() / 1e3 / commits.sum(),
+                consumers == 1 ? "" : "; settled after " + settled.settledAfterMs() + " ms; records per consumer: "
+                        + perConsumer);
         return window.result("group", read.sum(), target);
+    }
+
+    /**
+     * Whether a group's consumers have settled: every partition owned and no consumer more than
+     * one partition ahead of another, from the assignment sizes each consumer reports after its
+     * polls. Once settled it stays so for the run.
+     */
+    private static final class SettledGroup {
+        private final AtomicIntegerArray owned;
+        private final int partitions;
+        private final long start = System.nanoTime();
+        private final AtomicLong settledNanos = new AtomicLong();
+
+        SettledGroup(int consumers, int partitions) {
+            this.owned = new AtomicIntegerArray(consumers);
+            this.partitions = partitions;
+        }
+
+        /** Notes consumer {@code c}'s assignment size; returns whether the group has settled. */
+        boolean update(int c, int size) {
+            if (settledNanos.get() != 0) {
+                return true;
+            }
+            owned.set(c, size);
+            int sum = 0;
+            int min = Integer.MAX_VALUE;
+            int max = 0;
+            for (int i = 0; i < owned.length(); i++) {
+                int n = owned.get(i);
+                sum += n;
+                min = Math.min(min, n);
+                max = Math.max(max, n);
+            }
+            if (sum == partitions && max - min <= 1) {
+                settledNanos.compareAndSet(0, System.nanoTime());
+                return true;
+            }
+            return false;
+        }
+
+        long settledAfterMs() {
+            long at = settledNanos.get();
+            return at == 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(at - start);
+        }
     }
 
     /** The settings of consumer {@code c} of {@code group}, named after both, plus {@code keyValues}. */
