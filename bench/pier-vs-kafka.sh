@@ -9,7 +9,8 @@
 #                         group-consumer (keys are in the "Every round" table)
 #   --brokers LIST        comma-separated subset of pier-durable,pier-none,kafka,kafka-fsync
 #                         (kafka: defaults, no fsync; kafka-fsync: log.flush.interval.messages=1)
-#   --records N           records per share and consumer-group run
+#   --records N           records per share run (and in the share source topics)
+#   --group-records N     records in the consumer-group rows' own 10-partition topic (default 1,000,000)
 #   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
 #   --jfr                 record the Pier JVMs of the last round with JFR, add the hottest frames to the page
 #   --no-jmh, --heap 1g, --out FILE, --help

@@ -104,13 +104,18 @@ final class Report {
                         + "from the first record received (Kafka assigns partitions on a later heartbeat, ~5 s: see "
                         + "the \"subscribe to first record\" row); plain fetch reads the 10-partition share source "
                 + SideBySide.PLAIN_FETCH_PASSES + " times, each time with a new assigned consumer, counted "
-                + "from its first record to its last; consumer-group consumption of the same 10-partition source "
-                + "by 1, 4 and 10 `KafkaConsumer`s that `subscribe`, each run a new group with "
+                + "from its first record to its last; consumer-group consumption of a 10-partition topic of its own "
+                + "(%,d × 100 B records) by 1, 4 and 10 `KafkaConsumer`s that `subscribe`, each run a new group with "
                 + "`auto.offset.reset=earliest`, once with `group.protocol=classic` and once with "
                 + "`group.protocol=consumer` (KIP-848), each consumer calling `commitSync()` after every poll that "
                 + "returned records (synchronous, so every poll waits for its OffsetCommit and the broker's commit "
-                + "path is in the rate, as in an at-least-once consumer), counted from the first record received "
-                + "to the last, a record read twice after a rebalance counted once; `group.initial.rebalance.delay.ms` "
+                + "path is in the rate, as in an at-least-once consumer); with several consumers each keeps its "
+                + "partitions paused until the group has settled (every partition owned, no consumer two partitions "
+                + "ahead of another), so the row is that many consumers sharing the topic rather than the first "
+                + "member reading alone until a later heartbeat moves partitions (Kafka's consumer protocol: ~10 s "
+                + "to settle, Pier's: ~0.5 s; the run log gives each run's settle time, commit latency and records "
+                + "per consumer); counted from the first record received to the last, a record read twice after a "
+                + "rebalance counted once; `group.initial.rebalance.delay.ms` "
                 + "stays at its 3 s default on both brokers, so a new classic group waits 3 s for more members "
                 + "before its first assignment, and up to 3 s again while more keep joining (see its \"subscribe "
                 + "to first record\" row; consumer-protocol groups have no such delay); produce-to-ACCEPT latency "
@@ -118,7 +123,7 @@ final class Report {
                         + "before `send()` to the acknowledgement commit callback, one explicit consumer, "
                         + "at %s rec/s for %d s each, once with the producer's defaults (kafka-clients 4.x: "
                         + "`linger.ms=5`) and once with `linger.ms=0`.\n",
-                p.produceSmall(), p.produceLarge(), p.shareRecords(),
+                p.produceSmall(), p.produceLarge(), p.shareRecords(), p.groupRecords(),
                 p.latencyRates().stream().map(x -> String.format(Locale.ROOT, "%,d", x)).collect(Collectors.joining(" and ")),
                 p.latencySeconds()));
         sb.append("- **Broker CPU per record** (the `↳` row under each throughput row): the broker process's CPU "
