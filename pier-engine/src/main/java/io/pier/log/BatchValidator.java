@@ -65,6 +65,25 @@ final class BatchValidator {
         return batch;
     }
 
+    /**
+     * A compacted topic keeps the latest record per key, so, as in Kafka, every record produced
+     * to one must have a key. Compressed batches are decompressed to look.
+     */
+    static void requireKeys(MutableRecordBatch batch) {
+        try {
+            for (Record r : batch) {
+                if (!r.hasKey()) {
+                    throw new InvalidRecordException("Compacted topic cannot accept message without key (offset delta "
+                            + (r.offset() - batch.baseOffset()) + ")");
+                }
+            }
+        } catch (InvalidRecordException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new CorruptRecordException("malformed record in batch: " + e.getMessage());
+        }
+    }
+
     private static boolean hasAnotherBatch(Iterator<MutableRecordBatch> it) {
         try {
             return it.hasNext();

@@ -21,9 +21,11 @@ import org.apache.kafka.common.errors.InvalidConfigurationException;
  * @param indexIntervalBytes bytes of log between two sparse index entries
  * @param logAppendTime stamp batches with the broker's time (LogAppendTime) instead of CreateTime
  * @param durability when appended data counts as committed
+ * @param cleanupPolicy cleanup.policy: whether retention deletes, whether records need keys
  */
 public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes,
-        int maxMessageBytes, int indexIntervalBytes, boolean logAppendTime, Durability durability) {
+        int maxMessageBytes, int indexIntervalBytes, boolean logAppendTime, Durability durability,
+        CleanupPolicy cleanupPolicy) {
 
     // Topic-level names, as Kafka spells them.
     static final String SEGMENT_BYTES = "segment.bytes";
@@ -49,9 +51,16 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         require(retentionBytes >= -1, RETENTION_BYTES, retentionBytes);
         require(maxMessageBytes >= 0, MAX_MESSAGE_BYTES, maxMessageBytes);
         require(indexIntervalBytes >= 0, INDEX_INTERVAL_BYTES, indexIntervalBytes);
-        if (durability == null) {
-            throw new IllegalArgumentException("durability must be set");
+        if (durability == null || cleanupPolicy == null) {
+            throw new IllegalArgumentException("durability and cleanup.policy must be set");
         }
+    }
+
+    /** With cleanup.policy=delete, Kafka's default. */
+    public LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes, int maxMessageBytes,
+            int indexIntervalBytes, boolean logAppendTime, Durability durability) {
+        this(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexIntervalBytes, logAppendTime,
+                durability, CleanupPolicy.DELETE);
     }
 
     private static void require(boolean ok, String name, long value) {
@@ -68,7 +77,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
     /**
      * Broker-level settings (Kafka names: log.segment.bytes, log.roll.ms, log.roll.hours,
      * log.retention.ms, log.retention.minutes, log.retention.hours, log.retention.bytes,
-     * message.max.bytes, log.index.interval.bytes, log.message.timestamp.type, and
+     * message.max.bytes, log.index.interval.bytes, log.message.timestamp.type, log.cleanup.policy, and
      * pier.log.durability = durable|none) to defaults for topics. Unknown keys are ignored here
      * because the server keeps its other settings in the same map. A bad value throws
      * {@link ConfigException} naming the setting.
@@ -91,6 +100,8 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
             boolean logAppendTime = tsType == null ? d.logAppendTime : parseTimestampType("log.message.timestamp.type", tsType);
             String dur = props.get("pier.log.durability");
             Durability durability = dur == null ? d.durability : parseDurability(dur);
+            String policy = props.get("log.cleanup.policy");
+            CleanupPolicy cleanupPolicy = policy == null ? d.cleanupPolicy : parseCleanupPolicy("log.cleanup.policy", policy);
             checkBroker("log.segment.bytes", segmentBytes, segmentBytes >= MIN_SEGMENT_BYTES && segmentBytes <= Integer.MAX_VALUE);
             checkBroker(props.get("log.roll.ms") != null ? "log.roll.ms" : "log.roll.hours", segmentMs, segmentMs >= 1);
             checkBroker(retentionName(props), retentionMs, retentionMs >= -1);
@@ -98,7 +109,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
             checkBroker("message.max.bytes", maxMessageBytes, maxMessageBytes >= 0);
             checkBroker("log.index.interval.bytes", indexInterval, indexInterval >= 0);
             return new LogConfig(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexInterval,
-                    logAppendTime, durability);
+                    logAppendTime, durability, cleanupPolicy);
         } catch (BadValue e) {
             throw new ConfigException(e.name, e.value, e.getMessage());
         } catch (ArithmeticException e) {
@@ -135,8 +146,8 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
 
     /**
      * Topic-level overrides (segment.bytes, segment.ms, retention.ms, retention.bytes,
-     * max.message.bytes, index.interval.bytes, message.timestamp.type, cleanup.policy; only
-     * "delete" is accepted for the latter) applied over {@code brokerDefaults}. A null value means
+     * max.message.bytes, index.interval.bytes, message.timestamp.type, cleanup.policy, see
+     * {@link CleanupPolicy}) applied over {@code brokerDefaults}. A null value means
      * "no override". An unknown name or bad value throws {@link InvalidConfigurationException}
      * naming the setting, which the server maps to INVALID_CONFIG.
      */
@@ -148,6 +159,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         int maxMessageBytes = brokerDefaults.maxMessageBytes;
         int indexInterval = brokerDefaults.indexIntervalBytes;
         boolean logAppendTime = brokerDefaults.logAppendTime;
+        CleanupPolicy cleanupPolicy = brokerDefaults.cleanupPolicy;
         try {
             for (Map.Entry<String, String> e : topicConfigs.entrySet()) {
                 String name = e.getKey();
@@ -166,11 +178,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
                     case MAX_MESSAGE_BYTES -> maxMessageBytes = (int) ranged(name, parseInt(name, v), 0, Integer.MAX_VALUE);
                     case INDEX_INTERVAL_BYTES -> indexInterval = (int) ranged(name, parseInt(name, v), 0, Integer.MAX_VALUE);
                     case TIMESTAMP_TYPE -> logAppendTime = parseTimestampType(name, v);
-                    case CLEANUP_POLICY -> {
-                        if (!v.trim().equals("delete")) {
-                            throw new BadValue(name, v, "only \"delete\" is supported");
-                        }
-                    }
+                    case CLEANUP_POLICY -> cleanupPolicy = parseCleanupPolicy(name, v);
                     default -> throw new IllegalStateException("unhandled topic config " + name);
                 }
             }
@@ -179,7 +187,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
                     "invalid value " + e.value + " for topic config " + e.name + ": " + e.getMessage());
         }
         return new LogConfig(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexInterval,
-                logAppendTime, brokerDefaults.durability);
+                logAppendTime, brokerDefaults.durability, cleanupPolicy);
     }
 
     private static final Set<String> TOPIC_NAMES = Set.of(SEGMENT_BYTES, SEGMENT_MS, RETENTION_MS, RETENTION_BYTES,
@@ -193,7 +201,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
     /** Every supported topic config name mapped to its effective value as Kafka prints it. */
     public Map<String, String> asTopicConfigs() {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put(CLEANUP_POLICY, "delete");
+        m.put(CLEANUP_POLICY, cleanupPolicy.toString());
         m.put(INDEX_INTERVAL_BYTES, Integer.toString(indexIntervalBytes));
         m.put(MAX_MESSAGE_BYTES, Integer.toString(maxMessageBytes));
         m.put(TIMESTAMP_TYPE, logAppendTime ? LOG_APPEND_TIME : CREATE_TIME);
@@ -243,6 +251,14 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
             case LOG_APPEND_TIME -> true;
             default -> throw new BadValue(name, v, "expected CreateTime or LogAppendTime");
         };
+    }
+
+    private static CleanupPolicy parseCleanupPolicy(String name, String v) {
+        try {
+            return CleanupPolicy.parse(v);
+        } catch (IllegalArgumentException e) {
+            throw new BadValue(name, v, e.getMessage());
+        }
     }
 
     private static Durability parseDurability(String v) {

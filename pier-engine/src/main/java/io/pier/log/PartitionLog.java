@@ -169,6 +169,9 @@ public final class PartitionLog implements AutoCloseable {
     public AppendResult append(MemoryRecords records) throws IOException {
         ensureWritable();
         MutableRecordBatch batch = BatchValidator.validate(records, config.maxMessageBytes());
+        if (config.cleanupPolicy().compact()) {
+            BatchValidator.requireKeys(batch);
+        }
         if (batch.hasProducerId()) {
             ProducerStateTable.BatchMetadata dup = producers.check(batch.producerId(), batch.producerEpoch(),
                     batch.baseSequence(), batch.lastSequence());
@@ -484,8 +487,11 @@ public final class PartitionLog implements AutoCloseable {
             roll();
         }
         long hw = highWatermark();
-        boolean deleted = config.retentionMs() >= 0 && retention.deleteOlderThan(config.retentionMs(), now, hw);
-        if (config.retentionBytes() >= 0) {
+        // retention.ms and retention.bytes apply only where the cleanup policy has "delete".
+        boolean deletes = config.cleanupPolicy().delete();
+        boolean deleted = deletes && config.retentionMs() >= 0
+                && retention.deleteOlderThan(config.retentionMs(), now, hw);
+        if (deletes && config.retentionBytes() >= 0) {
             deleted |= retention.deleteBeyondBytes(sizeInBytes() - config.retentionBytes(), hw);
         }
         if (deleted) {

@@ -69,11 +69,27 @@ class LogConfigTest {
     }
 
     @Test
+    void shouldTakeEveryCleanupPolicyKafkaAccepts() {
+        LogConfig broker = LogConfig.defaults();
+        assertThat(broker.cleanupPolicy()).isEqualTo(CleanupPolicy.DELETE);
+        LogConfig compact = LogConfig.withTopicOverrides(broker, Map.of("cleanup.policy", "compact"));
+        assertThat(compact.cleanupPolicy()).isEqualTo(new CleanupPolicy(false, true));
+        assertThat(compact.asTopicConfigs()).containsEntry("cleanup.policy", "compact");
+        LogConfig both = LogConfig.withTopicOverrides(broker, Map.of("cleanup.policy", " Delete , compact"));
+        assertThat(both.cleanupPolicy()).isEqualTo(new CleanupPolicy(true, true));
+        assertThat(both.asTopicConfigs()).containsEntry("cleanup.policy", "compact,delete");
+        assertThat(LogConfig.fromBrokerProperties(Map.of("log.cleanup.policy", "compact")).cleanupPolicy().compact())
+                .isTrue();
+        assertThatThrownBy(() -> LogConfig.fromBrokerProperties(Map.of("log.cleanup.policy", "compact,")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("log.cleanup.policy");
+    }
+
+    @Test
     void shouldRejectUnknownOrBadTopicConfig() {
         LogConfig broker = LogConfig.defaults();
         assertThatThrownBy(() -> LogConfig.withTopicOverrides(broker, Map.of("compression.typo", "gzip")))
                 .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("compression.typo");
-        assertThatThrownBy(() -> LogConfig.withTopicOverrides(broker, Map.of("cleanup.policy", "compact")))
+        assertThatThrownBy(() -> LogConfig.withTopicOverrides(broker, Map.of("cleanup.policy", "compress")))
                 .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("cleanup.policy");
         assertThatThrownBy(() -> LogConfig.withTopicOverrides(broker, Map.of("segment.bytes", "5")))
                 .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("segment.bytes");

@@ -46,6 +46,7 @@ public final class BrokerConfigs implements ConfigResourceType {
         d.put("message.max.bytes", "1048588");
         d.put("log.index.interval.bytes", "4096");
         d.put("log.message.timestamp.type", "CreateTime");
+        d.put("log.cleanup.policy", "delete");
         d.put("pier.log.durability", "durable");
         return d;
     }
