@@ -54,8 +54,8 @@ final class BatchValidator {
         if (batch.isControlBatch()) {
             throw new InvalidRecordException("control batches cannot be produced");
         }
-        if (batch.isTransactional()) {
-            throw new InvalidRecordException("transactions are not supported yet");
+        if (batch.isTransactional() && !batch.hasProducerId()) {
+            throw new InvalidRecordException("transactional batch without a producer id");
         }
         if (batch.hasProducerId() && (batch.producerEpoch() < 0 || batch.baseSequence() < 0)) {
             throw new InvalidRecordException("idempotent batch of producer " + batch.producerId()

@@ -1,5 +1,6 @@
 package io.pier.log;
 
+import java.util.List;
 import org.apache.kafka.common.record.internal.BaseRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 
@@ -12,6 +13,9 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
  * @param highWatermark the high watermark at the time of the read
  * @param logStartOffset the log start offset at the time of the read
  * @param logEndOffset the log end offset at the time of the read
+ * @param lastStableOffset the last stable offset at the time of the read
+ * @param abortedTransactions for a read_committed read, the aborted transactions overlapping the
+ *     returned records, in marker order; otherwise empty
  */
 public record LogReadResult<R extends BaseRecords>(R records, long highWatermark, long logStartOffset,
-        long logEndOffset) {}
+        long logEndOffset, long lastStableOffset, List<AbortedTransaction> abortedTransactions) {}

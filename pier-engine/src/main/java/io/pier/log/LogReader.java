@@ -55,6 +55,22 @@ final class LogReader {
         return new SegmentRecords(slices);
     }
 
+    /** Batches left on the files, and the offset after the last of them ({@code fetchOffset} if none). */
+    record InPlace(SegmentRecords records, long endOffset) {}
+
+    /** As {@link #readInPlace}, also saying where the returned batches end; {@code fetchOffset < limit}. */
+    InPlace readInPlaceTo(long fetchOffset, long limit, int maxBytes, boolean minOneBatch) throws IOException {
+        Span span = span(fetchOffset, limit, maxBytes, minOneBatch);
+        if (span.bytes() == 0) {
+            return new InPlace(SegmentRecords.EMPTY, fetchOffset);
+        }
+        List<FileRecords> slices = new ArrayList<>(span.ranges().size());
+        for (Range r : span.ranges()) {
+            slices.add(r.segment().slice(r.start(), r.end() - r.start()));
+        }
+        return new InPlace(new SegmentRecords(slices), span.endOffset());
+    }
+
     /** See {@link PartitionLog#readBatchesInPlace}; {@code fetchOffset} is below the high watermark. */
     SegmentBatches readBatchesInPlace(long fetchOffset, long hw, int maxBytes, boolean minOneBatch) {
         SegmentBatches batches = SegmentBatches.collector(16);
@@ -73,6 +89,7 @@ final class LogReader {
     private Span span(long fetchOffset, long hw, int maxBytes, boolean minOneBatch, SegmentBatches batches) {
         List<Range> ranges = new ArrayList<>();
         int total = 0;
+        long endOffset = fetchOffset;
         boolean done = false;
         for (LogSegment seg : segmentsBetween(fetchOffset, hw)) {
             if (done) {
@@ -98,17 +115,18 @@ final class LogReader {
                 }
                 end += size;
                 total += size;
+                endOffset = b.lastOffset() + 1;
             }
             if (end > start) {
                 ranges.add(new Range(seg, start, end));
             }
         }
-        return new Span(ranges, total);
+        return new Span(ranges, total, endOffset);
     }
 
     private record Range(LogSegment segment, int start, int end) {}
 
-    private record Span(List<Range> ranges, int bytes) {}
+    private record Span(List<Range> ranges, int bytes, long endOffset) {}
 
     /** See {@link PartitionLog#offsetForTimestamp}. */
     OffsetAndTimestamp offsetForTimestamp(long timestampMs, long logStartOffset, long hw) throws IOException {

@@ -7,12 +7,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,18 +30,25 @@ import org.slf4j.LoggerFactory;
  * <p>Checking the whole log (not only the unsynced tail) costs one sequential read of the
  * partition at startup; it is what lets a flipped bit in old data stop the broker instead of
  * reaching consumers. A producer-state snapshot would let a later version skip synced segments.
+ *
+ * <p>The same pass rebuilds transaction state: transactional batches open their producer's
+ * transaction, and each end marker (a control batch whose record key says COMMIT or ABORT) ends
+ * it, an ABORT adding to the aborted transactions. Only whole, valid batches are replayed, so a
+ * torn tail takes its half-written transaction records (or marker) away with it.
  */
 final class LogRecovery {
     private static final Logger log = LoggerFactory.getLogger(LogRecovery.class);
 
     /** The recovered segments, in offset order, and the producer state they imply. */
-    record Result(TreeMap<Long, LogSegment> segments, ProducerStateTable producers, boolean changedFiles) {}
+    record Result(TreeMap<Long, LogSegment> segments, ProducerStateTable producers, AbortedTransactions aborted,
+            boolean changedFiles) {}
 
     private final Path dir;
     private final FileIO io;
     private final int indexIntervalBytes;
     private final long nowWallMs;
     private final ProducerStateTable producers = new ProducerStateTable();
+    private final AbortedTransactions aborted = new AbortedTransactions();
     private boolean changedFiles;
 
     LogRecovery(Path dir, int indexIntervalBytes, long nowWallMs, FileIO io) {
@@ -61,7 +72,7 @@ final class LogRecovery {
                 throw new IOException("no segment files in " + dir + " although " + RecoveryPoint.FILE_NAME
                         + " records fsynced data up to segment " + point.segmentBaseOffset());
             }
-            return new Result(segments, producers, false);
+            return new Result(segments, producers, aborted, false);
         }
         try {
             return recoverSegments(usablePoint(point, bases), bases, segments);
@@ -106,7 +117,7 @@ final class LogRecovery {
         for (LogSegment seg : segments.values()) {
             seg.finishRecovery();
         }
-        return new Result(segments, producers, changedFiles);
+        return new Result(segments, producers, aborted, changedFiles);
     }
 
     /**
@@ -154,10 +165,7 @@ final class LogRecovery {
                     seg.setFirstAppendWallMs(ts < 0 ? nowWallMs : Math.min(ts, nowWallMs));
                 }
                 seg.onBatch(validEnd, b.sizeInBytes(), last, b.maxTimestamp(), indexIntervalBytes);
-                if (b.hasProducerId()) {
-                    producers.record(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(),
-                            b.baseOffset(), last);
-                }
+                replayProducerState(b, last);
                 validEnd += b.sizeInBytes();
                 expectedNext = last + 1;
             }
@@ -172,6 +180,37 @@ final class LogRecovery {
                     + " region: " + problem);
         }
         return validEnd;
+    }
+
+    private void replayProducerState(FileChannelRecordBatch b, long last) {
+        if (!b.hasProducerId()) {
+            return;
+        }
+        if (!b.isControlBatch()) {
+            producers.record(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(), b.baseOffset(),
+                    last, b.isTransactional());
+            return;
+        }
+        EndTransactionMarker marker = endMarkerOf(b);
+        if (marker == null) {
+            return;
+        }
+        long first = producers.endTransaction(b.producerId(), b.producerEpoch(), marker.coordinatorEpoch(), last);
+        if (marker.controlType() == ControlRecordType.ABORT && first >= 0) {
+            aborted.add(b.producerId(), first, last);
+        }
+    }
+
+    /** The end-transaction marker a control batch holds, or null for another kind of control record. */
+    private static EndTransactionMarker endMarkerOf(FileChannelRecordBatch b) {
+        Iterator<Record> records = b.iterator();
+        if (!records.hasNext()) {
+            return null;
+        }
+        Record r = records.next();
+        ControlRecordType type = ControlRecordType.parse(r.key());
+        return type == ControlRecordType.COMMIT || type == ControlRecordType.ABORT
+                ? EndTransactionMarker.deserialize(r) : null;
     }
 
     /** Why the batch cannot be kept, or null if it can. */

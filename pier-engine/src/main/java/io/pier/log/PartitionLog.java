@@ -7,10 +7,14 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.List;
 import java.util.TreeMap;
 import java.util.stream.Stream;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 
@@ -68,6 +72,7 @@ public final class PartitionLog implements AutoCloseable {
     private final FileIO io;
     private final TreeMap<Long, LogSegment> segments;
     private final ProducerStateTable producers;
+    private final AbortedTransactions aborted;
     private final LogReader reader;
     private final LogRetention retention;
     private LogConfig config;
@@ -83,13 +88,14 @@ public final class PartitionLog implements AutoCloseable {
     private boolean closed;
 
     private PartitionLog(Path dir, LogConfig config, Clock clock, FileIO io, TreeMap<Long, LogSegment> segments,
-            ProducerStateTable producers) {
+            ProducerStateTable producers, AbortedTransactions aborted) {
         this.dir = dir;
         this.io = io;
         this.config = config;
         this.clock = clock;
         this.segments = segments;
         this.producers = producers;
+        this.aborted = aborted;
         this.reader = new LogReader(segments);
         this.retention = new LogRetention(segments);
     }
@@ -114,7 +120,7 @@ public final class PartitionLog implements AutoCloseable {
         RecoveryPoint point = RecoveryPoint.read(abs);
         long storedStart = LogStartOffsetFile.read(abs);
         LogRecovery.Result r = new LogRecovery(abs, config.indexIntervalBytes(), clock.wallMs(), io).recover(point);
-        PartitionLog log = new PartitionLog(abs, config, clock, io, r.segments(), r.producers());
+        PartitionLog log = new PartitionLog(abs, config, clock, io, r.segments(), r.producers(), r.aborted());
         try {
             log.finishOpen(storedStart);
         } catch (IOException | RuntimeException e) {
@@ -136,6 +142,7 @@ public final class PartitionLog implements AutoCloseable {
             startAfreshAt(logStartOffset);
         }
         producers.retainFrom(logStartOffset);
+        aborted.retainFrom(logStartOffset);
         // Recovered data may sit only in the page cache (the process died, the OS did not): make
         // it durable before it counts as committed.
         for (LogSegment seg : segments.values()) {
@@ -161,6 +168,10 @@ public final class PartitionLog implements AutoCloseable {
      * without forcing it to disk. {@code records} is a Produce request's data for this partition
      * and must hold exactly one batch; its buffer is modified in place (offsets, leader epoch,
      * LogAppendTime).
+     *
+     * <p>A transactional batch is checked like an idempotent one (epoch, then sequence) and starts
+     * its producer's transaction if none is ongoing; the transaction holds the last stable offset
+     * back until {@link #appendEndTxnMarker} ends it.
      *
      * @throws org.apache.kafka.common.errors.ApiException subclasses for invalid input (see
      *     {@link BatchValidator}) and for idempotence violations
@@ -198,9 +209,49 @@ public final class PartitionLog implements AutoCloseable {
         }
         if (batch.hasProducerId()) {
             producers.record(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
-                    base, last);
+                    base, last, batch.isTransactional());
         }
         return new AppendResult(base, last, appendTime, logStartOffset, false);
+    }
+
+    /**
+     * Appends the end-transaction marker (a control batch of one COMMIT or ABORT record, built by
+     * kafka-clients) that the transaction coordinator writes for producer {@code producerId}, and
+     * ends that producer's ongoing transaction; an ABORT records it as aborted from its first
+     * offset up to the marker. A marker for a producer with no ongoing transaction is written all
+     * the same, as Kafka does (a retried marker after a coordinator failover). Like any append it
+     * is durable and visible only after a flush (under {@link Durability#DURABLE}).
+     *
+     * @param transactionVersion the coordinator's transaction version: from 2 on every marker
+     *     carries a freshly bumped producer epoch, so one with the current epoch is stale too
+     * @throws org.apache.kafka.common.errors.InvalidProducerEpochException if the marker's producer
+     *     epoch is older than the producer's current one (or not newer, under version 2)
+     * @throws org.apache.kafka.common.errors.TransactionCoordinatorFencedException if a newer
+     *     coordinator already wrote a marker for this producer
+     * @throws IOException if writing fails; the log then refuses further writes
+     */
+    public AppendResult appendEndTxnMarker(long producerId, short producerEpoch, int coordinatorEpoch,
+            boolean commit, short transactionVersion) throws IOException {
+        ensureWritable();
+        producers.checkMarker(producerId, producerEpoch, coordinatorEpoch, transactionVersion);
+        long offset = logEndOffset();
+        long now = clock.wallMs();
+        EndTransactionMarker marker = new EndTransactionMarker(commit ? ControlRecordType.COMMIT
+                : ControlRecordType.ABORT, coordinatorEpoch);
+        MemoryRecords records = MemoryRecords.withEndTransactionMarker(offset, now, 0, producerId, producerEpoch,
+                marker);
+        maybeRoll(records.sizeInBytes(), offset, now);
+        try {
+            active.append(records, offset, now, now, config.indexIntervalBytes());
+        } catch (IOException e) {
+            failure = e;
+            throw e;
+        }
+        long first = producers.endTransaction(producerId, producerEpoch, coordinatorEpoch, offset);
+        if (!commit && first >= 0) {
+            aborted.add(producerId, first, offset);
+        }
+        return new AppendResult(offset, offset, -1, logStartOffset, false);
     }
 
     private void maybeRoll(int batchSize, long lastOffset, long nowWallMs) throws IOException {
@@ -368,6 +419,38 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     /**
+     * The last stable offset: below it every transaction has ended, so read_committed consumers
+     * may read up to it. The first offset of the earliest transaction still ongoing or whose marker
+     * is not below the high watermark yet (not durable, under {@link Durability#DURABLE}), capped
+     * by the high watermark (Kafka: min(first unstable offset, high watermark)), so never above
+     * data a consumer may not see yet, and never moved by a marker a crash could still lose.
+     */
+    public long lastStableOffset() {
+        long hw = highWatermark();
+        long firstUnstable = producers.firstUnstableOffset(hw);
+        return firstUnstable < 0 ? hw : Math.min(firstUnstable, hw);
+    }
+
+    /**
+     * The aborted transactions a read_committed fetch of {@code [fetchOffset, upperBoundOffset)}
+     * must be told about: those whose ABORT marker is at or after {@code fetchOffset} and which
+     * began before {@code upperBoundOffset}, in marker order.
+     */
+    public List<AbortedTransaction> abortedTransactions(long fetchOffset, long upperBoundOffset) {
+        ensureOpen();
+        return aborted.overlapping(fetchOffset, upperBoundOffset);
+    }
+
+    /**
+     * The bound for deleting segments: none holding offsets at or above the high watermark, nor
+     * the first offset of an ongoing transaction. Keeping that segment means a reopened log finds
+     * the transaction's first batch again, so its state needs no file of its own.
+     */
+    private long segmentDeletionBound() {
+        return lastStableOffset();
+    }
+
+    /**
      * Whole batches holding offsets in {@code [fetchOffset, highWatermark)}, copied to the heap.
      * Stops before exceeding {@code maxBytes}, except that with {@code minOneBatch} the first batch
      * is returned whatever its size.
@@ -379,7 +462,8 @@ public final class PartitionLog implements AutoCloseable {
         long hw = checkFetchOffset(fetchOffset);
         MemoryRecords records = fetchOffset == hw ? MemoryRecords.EMPTY
                 : reader.read(fetchOffset, hw, maxBytes, minOneBatch);
-        return new LogReadResult<>(records, highWatermark(), logStartOffset, logEndOffset());
+        return new LogReadResult<>(records, highWatermark(), logStartOffset, logEndOffset(), lastStableOffset(),
+                List.of());
     }
 
     /**
@@ -391,10 +475,31 @@ public final class PartitionLog implements AutoCloseable {
      */
     public LogReadResult<SegmentRecords> readInPlace(long fetchOffset, int maxBytes, boolean minOneBatch)
             throws IOException {
+        return readInPlace(fetchOffset, maxBytes, minOneBatch, IsolationLevel.READ_UNCOMMITTED);
+    }
+
+    /**
+     * As {@link #readInPlace(long, int, boolean)}, for a consumer with {@code isolation}. Under
+     * READ_COMMITTED only batches below the last stable offset are returned, with the aborted
+     * transactions that overlap them; control batches are returned either way (clients skip them,
+     * and the markers tell a read_committed consumer where an aborted transaction ends).
+     *
+     * @throws OffsetOutOfRangeException as for {@link #read}: the fetch offset may lie between the
+     *     last stable offset and the high watermark, and then nothing is returned
+     */
+    public LogReadResult<SegmentRecords> readInPlace(long fetchOffset, int maxBytes, boolean minOneBatch,
+            IsolationLevel isolation) throws IOException {
         long hw = checkFetchOffset(fetchOffset);
-        SegmentRecords records = fetchOffset == hw ? SegmentRecords.EMPTY
-                : reader.readInPlace(fetchOffset, hw, maxBytes, minOneBatch);
-        return new LogReadResult<>(records, highWatermark(), logStartOffset, logEndOffset());
+        long lso = lastStableOffset();
+        boolean committed = isolation == IsolationLevel.READ_COMMITTED;
+        long limit = committed ? lso : hw;
+        if (fetchOffset >= limit) {
+            return new LogReadResult<>(SegmentRecords.EMPTY, hw, logStartOffset, logEndOffset(), lso, List.of());
+        }
+        LogReader.InPlace read = reader.readInPlaceTo(fetchOffset, limit, maxBytes, minOneBatch);
+        List<AbortedTransaction> overlapping = committed && read.records().sizeInBytes() > 0
+                ? aborted.overlapping(fetchOffset, read.endOffset()) : List.of();
+        return new LogReadResult<>(read.records(), hw, logStartOffset, logEndOffset(), lso, overlapping);
     }
 
     /**
@@ -465,8 +570,9 @@ public final class PartitionLog implements AutoCloseable {
         }
         LogStartOffsetFile.write(dir, offset);
         logStartOffset = offset;
-        boolean deleted = retention.deleteBelow(offset, hw);
+        boolean deleted = retention.deleteBelow(offset, segmentDeletionBound());
         producers.retainFrom(logStartOffset);
+        aborted.retainFrom(logStartOffset);
         if (deleted) {
             AtomicFiles.fsyncDirectory(dir); // a deleted segment must not come back after power loss
         }
@@ -486,17 +592,18 @@ public final class PartitionLog implements AutoCloseable {
             ensureWritable();
             roll();
         }
-        long hw = highWatermark();
+        long bound = segmentDeletionBound();
         // retention.ms and retention.bytes apply only where the cleanup policy has "delete".
         boolean deletes = config.cleanupPolicy().delete();
         boolean deleted = deletes && config.retentionMs() >= 0
-                && retention.deleteOlderThan(config.retentionMs(), now, hw);
+                && retention.deleteOlderThan(config.retentionMs(), now, bound);
         if (deletes && config.retentionBytes() >= 0) {
-            deleted |= retention.deleteBeyondBytes(sizeInBytes() - config.retentionBytes(), hw);
+            deleted |= retention.deleteBeyondBytes(sizeInBytes() - config.retentionBytes(), bound);
         }
         if (deleted) {
             logStartOffset = Math.max(logStartOffset, segments.firstKey());
             producers.retainFrom(logStartOffset);
+            aborted.retainFrom(logStartOffset);
             AtomicFiles.fsyncDirectory(dir); // one fsync makes every deletion of this pass durable
         }
         return deleted;

@@ -4,13 +4,21 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.TreeMap;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
 
 /**
- * Idempotent-producer state of one partition: per producer id, its epoch and its last
- * {@value #RETAINED_BATCHES} batches, enough to recognise a retried batch and to reject gaps.
- * Rebuilt from batch headers on open, so it needs no file of its own. Owned by the log's thread.
+ * Idempotent and transactional producer state of one partition: per producer id, its epoch, its
+ * last {@value #RETAINED_BATCHES} batches (enough to recognise a retried batch and to reject
+ * gaps), the coordinator epoch of its last marker and the first offset of its ongoing
+ * transaction. Rebuilt from batch headers (and the keys of control batches) on open, so it needs
+ * no file of its own. Owned by the log's thread.
+ *
+ * <p>Invariant: {@link #firstUnstableOffset()} is the smallest first offset of the ongoing
+ * transactions, each of which started with a transactional batch after its producer's previous
+ * end marker.
  */
 final class ProducerStateTable {
     /** Kafka producers keep at most five requests in flight, so five batches cover any retry. */
@@ -22,13 +30,34 @@ final class ProducerStateTable {
     private static final class Entry {
         short epoch;
         final ArrayDeque<BatchMetadata> batches = new ArrayDeque<>(RETAINED_BATCHES);
+        int coordinatorEpoch = -1;
+        /** First offset of the ongoing transaction, -1 when none. */
+        long txnFirstOffset = -1;
+        /** Last offset of this producer's newest batch or marker. */
+        long lastOffset = -1;
 
         Entry(short epoch) {
             this.epoch = epoch;
         }
+
+        /** A newer epoch starts a new sequence space; an ongoing transaction stays until its marker. */
+        void moveToEpoch(short newEpoch) {
+            if (newEpoch != epoch) {
+                epoch = newEpoch;
+                batches.clear();
+            }
+        }
     }
 
     private final Map<Long, Entry> producers = new HashMap<>();
+    /** Ongoing transactions: first offset to producer id. Offsets are unique, so are the keys. */
+    private final TreeMap<Long, Long> ongoing = new TreeMap<>();
+    /**
+     * Transactions whose marker is appended but maybe not yet below the high watermark, in marker
+     * order: until it is, a crash may lose the marker, so they still hold the last stable offset
+     * back (Kafka's unreplicated transactions).
+     */
+    private final ArrayDeque<long[]> endedNotVisible = new ArrayDeque<>();
 
     /**
      * Checks a batch before it is appended. Returns the original batch when this one is a retry
@@ -69,28 +98,104 @@ final class ProducerStateTable {
         return null;
     }
 
-    /** Records an appended batch (also used to replay the log on open, without checks). */
-    void record(long producerId, short epoch, int firstSeq, int lastSeq, long firstOffset, long lastOffset) {
-        Entry e = producers.get(producerId);
-        if (e == null || epoch > e.epoch) {
-            e = new Entry(epoch);
-            producers.put(producerId, e);
+    /**
+     * Records an appended batch (also used to replay the log on open, without checks). A
+     * transactional batch starts its producer's transaction unless one is already ongoing.
+     */
+    void record(long producerId, short epoch, int firstSeq, int lastSeq, long firstOffset, long lastOffset,
+            boolean transactional) {
+        Entry e = producers.computeIfAbsent(producerId, id -> new Entry(epoch));
+        if (epoch > e.epoch) {
+            e.moveToEpoch(epoch);
         }
         if (e.batches.size() == RETAINED_BATCHES) {
             e.batches.removeFirst();
         }
         e.batches.addLast(new BatchMetadata(firstSeq, lastSeq, firstOffset, lastOffset));
+        e.lastOffset = lastOffset;
+        if (transactional && e.txnFirstOffset < 0) {
+            e.txnFirstOffset = firstOffset;
+            ongoing.put(firstOffset, producerId);
+        }
     }
 
     /**
-     * Forgets producers whose batches all lie below the new log start offset. A reopened log
-     * could not know them either, so forgetting keeps behaviour the same across restarts.
+     * Checks an end-transaction marker before it is appended, as Kafka's ProducerAppendInfo does:
+     * a marker from an older producer epoch, or from an older coordinator epoch, is fenced.
+     * Transaction version 2 bumps the epoch for every marker, so there the marker's epoch must be
+     * strictly newer. A producer the log does not know passes: its marker is written, harmlessly.
+     *
+     * @throws InvalidProducerEpochException if the marker's producer epoch is stale
+     * @throws TransactionCoordinatorFencedException if its coordinator epoch is older than the last one
+     */
+    void checkMarker(long producerId, short epoch, int coordinatorEpoch, short transactionVersion) {
+        Entry e = producers.get(producerId);
+        if (e == null) {
+            return;
+        }
+        boolean stale = transactionVersion >= 2 ? epoch <= e.epoch : epoch < e.epoch;
+        if (stale) {
+            throw new InvalidProducerEpochException("marker of producer " + producerId + " has epoch " + epoch
+                    + " but the current epoch is " + e.epoch + " (transaction version " + transactionVersion + ")");
+        }
+        if (coordinatorEpoch < e.coordinatorEpoch) {
+            throw new TransactionCoordinatorFencedException("marker of producer " + producerId
+                    + " has coordinator epoch " + coordinatorEpoch + " but " + e.coordinatorEpoch + " wrote the last one");
+        }
+    }
+
+    /**
+     * Records an appended end-transaction marker at {@code markerOffset} (also used on replay):
+     * the producer's ongoing transaction ends. Returns that transaction's first offset, or -1 if
+     * none was ongoing.
+     */
+    long endTransaction(long producerId, short epoch, int coordinatorEpoch, long markerOffset) {
+        Entry e = producers.computeIfAbsent(producerId, id -> new Entry(epoch));
+        if (epoch > e.epoch) {
+            e.moveToEpoch(epoch);
+        }
+        e.coordinatorEpoch = coordinatorEpoch;
+        e.lastOffset = markerOffset;
+        long first = e.txnFirstOffset;
+        if (first >= 0) {
+            ongoing.remove(first);
+            e.txnFirstOffset = -1;
+            endedNotVisible.addLast(new long[] {first, markerOffset});
+        }
+        return first;
+    }
+
+    /**
+     * The smallest first offset of the transactions not known to have ended below
+     * {@code highWatermark} (ongoing, or with their marker at or above it), or -1 if there is none.
+     */
+    long firstUnstableOffset(long highWatermark) {
+        while (!endedNotVisible.isEmpty() && endedNotVisible.peekFirst()[1] < highWatermark) {
+            endedNotVisible.removeFirst();
+        }
+        long first = ongoing.isEmpty() ? Long.MAX_VALUE : ongoing.firstKey();
+        for (long[] t : endedNotVisible) {
+            first = Math.min(first, t[0]);
+        }
+        return first == Long.MAX_VALUE ? -1 : first;
+    }
+
+    /** Number of ongoing transactions. */
+    int ongoingTransactions() {
+        return ongoing.size();
+    }
+
+    /**
+     * Forgets producers whose batches and markers all lie below the new log start offset. A
+     * reopened log could not know them either, so forgetting keeps behaviour the same across
+     * restarts. A producer with an ongoing transaction stays: its marker is still to come, and the
+     * log keeps the segment where the transaction began (see {@link PartitionLog}).
      */
     void retainFrom(long logStartOffset) {
         Iterator<Entry> it = producers.values().iterator();
         while (it.hasNext()) {
             Entry e = it.next();
-            if (e.batches.isEmpty() || e.batches.peekLast().lastOffset < logStartOffset) {
+            if (e.txnFirstOffset < 0 && e.lastOffset < logStartOffset) {
                 it.remove();
             }
         }

@@ -93,12 +93,11 @@ class AppendValidationTest {
     }
 
     @Test
-    void shouldRejectTransactionalBatch() {
+    void shouldAcceptTransactionalBatchAndHoldTheLastStableOffsetAtIt() throws IOException {
         MemoryRecords txn = MemoryRecords.withTransactionalRecords(Compression.NONE, 7L, (short) 0, 0,
                 new SimpleRecord(1L, null, "a".getBytes()));
-        assertThatThrownBy(() -> log.append(txn))
-                .isInstanceOf(InvalidRecordException.class)
-                .hasMessageContaining("transactions are not supported");
+        assertThat(log.append(txn).baseOffset()).isZero();
+        assertThat(log.lastStableOffset()).isZero();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.log.AbortedTransaction;
 import io.pier.service.Futures;
 import io.pier.service.Logs;
 import io.pier.service.LongPoll;
@@ -102,23 +103,36 @@ public final class FetchHandler implements ApiHandler {
     private CompletableFuture<PartitionData> read(FetchRequest body, Target t, int maxBytes,
             Partition.DataListener wake) {
         if (t.error() != Errors.NONE) {
-            return CompletableFuture.completedFuture(partitionData(t, t.error(), MemoryRecords.EMPTY, -1, -1));
+            return CompletableFuture.completedFuture(partitionData(t, t.error(), MemoryRecords.EMPTY, -1, -1, -1));
         }
         int limit = Math.min(maxBytes, Math.max(0, t.request().partitionMaxBytes()));
-        return logs.read(t.partition(), t.request().fetchOffset(), limit, wake).thenApply(r -> {
-            PartitionData d = partitionData(t, r.error(), r.records(), r.highWatermark(), r.logStartOffset());
-            return body.isolationLevel() == IsolationLevel.READ_COMMITTED && r.error() == Errors.NONE
-                    ? d.setAbortedTransactions(new ArrayList<>()) : d;
+        IsolationLevel isolation = body.isolationLevel();
+        return logs.read(t.partition(), t.request().fetchOffset(), limit, isolation, wake).thenApply(r -> {
+            PartitionData d = partitionData(t, r.error(), r.records(), r.highWatermark(), r.lastStableOffset(),
+                    r.logStartOffset());
+            return isolation == IsolationLevel.READ_COMMITTED && r.error() == Errors.NONE
+                    ? d.setAbortedTransactions(aborted(r.abortedTransactions())) : d;
         });
     }
 
+    /** What a read_committed consumer needs to drop aborted records: producer id and first offset. */
+    private static List<FetchResponseData.AbortedTransaction> aborted(List<AbortedTransaction> transactions) {
+        List<FetchResponseData.AbortedTransaction> out = new ArrayList<>(transactions.size());
+        for (AbortedTransaction t : transactions) {
+            out.add(new FetchResponseData.AbortedTransaction()
+                    .setProducerId(t.producerId())
+                    .setFirstOffset(t.firstOffset()));
+        }
+        return out;
+    }
+
     private static PartitionData partitionData(Target t, Errors error, BaseRecords records, long highWatermark,
-            long logStartOffset) {
+            long lastStableOffset, long logStartOffset) {
         return new PartitionData()
                 .setPartitionIndex(t.request().partition())
                 .setErrorCode(error.code())
                 .setHighWatermark(highWatermark)
-                .setLastStableOffset(highWatermark)
+                .setLastStableOffset(lastStableOffset)
                 .setLogStartOffset(logStartOffset)
                 .setRecords(records);
     }

@@ -5,6 +5,7 @@ import io.pier.service.Logs;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.DeleteRecordsRequestData.DeleteRecordsPartition;
 import org.apache.kafka.common.message.DeleteRecordsRequestData.DeleteRecordsTopic;
@@ -36,11 +37,12 @@ public final class OffsetHandlers {
 
     public CompletableFuture<AbstractResponse> listOffsets(ApiRequest request) {
         ListOffsetsRequest body = request.bodyAs(ListOffsetsRequest.class);
+        IsolationLevel isolation = IsolationLevel.forId(body.data().isolationLevel());
         List<CompletableFuture<ListOffsetsTopicResponse>> topics = new ArrayList<>();
         for (ListOffsetsTopic t : body.data().topics()) {
             List<CompletableFuture<ListOffsetsPartitionResponse>> results = new ArrayList<>();
             for (ListOffsetsPartition p : t.partitions()) {
-                results.add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p.timestamp()));
+                results.add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p.timestamp(), isolation));
             }
             topics.add(Futures.all(results).thenApply(list -> {
                 ListOffsetsTopicResponse r = new ListOffsetsTopicResponse().setName(t.name());
@@ -59,8 +61,9 @@ public final class OffsetHandlers {
         });
     }
 
-    private CompletableFuture<ListOffsetsPartitionResponse> listOffset(TopicPartition tp, long timestamp) {
-        return logs.offsetFor(tp, timestamp).thenApply(found -> new ListOffsetsPartitionResponse()
+    private CompletableFuture<ListOffsetsPartitionResponse> listOffset(TopicPartition tp, long timestamp,
+            IsolationLevel isolation) {
+        return logs.offsetFor(tp, timestamp, isolation).thenApply(found -> new ListOffsetsPartitionResponse()
                 .setPartitionIndex(tp.partition())
                 .setErrorCode(found.error().code())
                 .setTimestamp(found.timestampMs())
