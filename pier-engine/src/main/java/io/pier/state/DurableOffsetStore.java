@@ -93,8 +93,18 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     /** A key of the log, as the {@link SnapshotPolicy} tracks it. */
     private record OffsetKey(String groupId, TopicPartition partition) {}
 
+    /** A pending transactional offset's key, as the {@link SnapshotPolicy} tracks it. */
+    private record PendingKey(String groupId, long producerId, TopicPartition partition) {}
+
     /** What a caller submitted (package-private only because the base class names it). */
-    sealed interface Op extends Submission permits CommitOp, DeleteOp, ExpireOp, RetainOp, CompactOp {}
+    sealed interface Op extends Submission
+            permits CommitOp, DeleteOp, ExpireOp, RetainOp, CompactOp, PendingOp, CompletePendingOp {}
+
+    private record PendingOp(String groupId, long producerId, Map<TopicPartition, CommittedOffset> offsets,
+            CompletableFuture<Void> done) implements Op {}
+
+    private record CompletePendingOp(String groupId, long producerId, boolean commit, CompletableFuture<Void> done)
+            implements Op {}
 
     private record CommitOp(String groupId, Map<TopicPartition, CommittedOffset> offsets,
             CompletableFuture<Void> done) implements Op {}
@@ -112,6 +122,9 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     private record CompactOp(CompletableFuture<Void> done) implements Op {}
 
     private final Map<String, Map<TopicPartition, CommittedOffset>> published = new ConcurrentHashMap<>();
+    /** Per group, per producer id: offsets committed inside a transaction not yet ended. */
+    private final Map<String, Map<Long, Map<TopicPartition, CommittedOffset>>> publishedPending =
+            new ConcurrentHashMap<>();
 
     private DurableOffsetStore(ShareStateLog log, Options options, Wakeup wakeup, FatalHandler fatal) {
         super(log, new SnapshotPolicy(Integer.MAX_VALUE), options.compactionIntervalMs(), wakeup, fatal::onFatal,
@@ -138,9 +151,14 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
 
     private void replay(ShareStateLog log) throws IOException {
         Map<String, Map<TopicPartition, CommittedOffset>> groups = new HashMap<>();
+        Map<String, Map<Long, Map<TopicPartition, CommittedOffset>>> pending = new HashMap<>();
         log.replay((offset, rawKey, value) -> {
             try {
-                apply(groups, offset, rawKey, value);
+                if (OffsetRecords.keyType(rawKey) == OffsetRecords.PENDING_OFFSET) {
+                    applyPending(pending, offset, rawKey, value);
+                } else {
+                    apply(groups, offset, rawKey, value);
+                }
             } catch (RuntimeException e) {
                 throw new IOException("undecodable committed-offset record at offset " + offset + " of "
                         + log.name() + ": " + e.getMessage(), e);
@@ -151,6 +169,7 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
                 published.put(g, Map.copyOf(m));
             }
         });
+        pending.forEach((g, byProducer) -> publishPending(g, byProducer));
         LOG.info("Committed offsets loaded from {}: {} groups, offsets {}..{}", log.name(), published.size(),
                 log.startOffset(), log.endOffset());
     }
@@ -172,7 +191,60 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
         }
     }
 
+    private void applyPending(Map<String, Map<Long, Map<TopicPartition, CommittedOffset>>> pending, long offset,
+            ByteBuffer rawKey, ByteBuffer value) {
+        OffsetRecords.PendingKey key = OffsetRecords.decodePendingKey(rawKey);
+        PendingKey k = new PendingKey(key.groupId(), key.producerId(), key.partition());
+        Map<TopicPartition, CommittedOffset> m = pending.computeIfAbsent(key.groupId(), g -> new HashMap<>())
+                .computeIfAbsent(key.producerId(), p -> new HashMap<>());
+        if (value == null) {
+            m.remove(key.partition());
+            policy().onDeleted(k);
+        } else {
+            m.put(key.partition(), OffsetRecords.decodeValue(value));
+            policy().onFullRecord(k, offset);
+        }
+    }
+
+    /** Publishes a group's pending offsets, dropping producers (and the group) left with none. */
+    private void publishPending(String groupId, Map<Long, Map<TopicPartition, CommittedOffset>> byProducer) {
+        Map<Long, Map<TopicPartition, CommittedOffset>> copy = new HashMap<>();
+        byProducer.forEach((pid, m) -> {
+            if (!m.isEmpty()) {
+                copy.put(pid, Map.copyOf(m));
+            }
+        });
+        if (copy.isEmpty()) {
+            publishedPending.remove(groupId);
+        } else {
+            publishedPending.put(groupId, Map.copyOf(copy));
+        }
+    }
+
     // ---------------------------------------------------------------- OffsetStore, any thread
+
+    @Override
+    public CompletableFuture<Void> commitPending(String groupId, long producerId,
+            Map<TopicPartition, CommittedOffset> offsets) {
+        return submit(new PendingOp(groupId, producerId, Map.copyOf(offsets), new CompletableFuture<>()));
+    }
+
+    @Override
+    public CompletableFuture<Void> completePending(String groupId, long producerId, boolean commit) {
+        return submit(new CompletePendingOp(groupId, producerId, commit, new CompletableFuture<>()));
+    }
+
+    @Override
+    public Map<TopicPartition, CommittedOffset> pendingOffsets(String groupId, long producerId) {
+        return publishedPending.getOrDefault(groupId, Map.of()).getOrDefault(producerId, Map.of());
+    }
+
+    @Override
+    public Set<TopicPartition> pendingPartitions(String groupId) {
+        Set<TopicPartition> out = new HashSet<>();
+        publishedPending.getOrDefault(groupId, Map.of()).values().forEach(m -> out.addAll(m.keySet()));
+        return out;
+    }
 
     @Override
     public CompletableFuture<Void> commit(String groupId, Map<TopicPartition, CommittedOffset> offsets) {
@@ -229,6 +301,10 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     /** The key's published offset, rewritten as it is. */
     @Override
     Staged rewrite(Object coldKey) {
+        if (coldKey instanceof PendingKey p) {
+            CommittedOffset current = pendingOffsets(p.groupId(), p.producerId()).get(p.partition());
+            return current == null ? null : new Staged(p, current);
+        }
         OffsetKey k = (OffsetKey) coldKey;
         CommittedOffset current = offsets(k.groupId()).get(k.partition());
         return current == null ? null : new Staged(k, current);
@@ -241,8 +317,9 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
 
     @Override
     ShareStateLog.Entry entry(Staged s) {
-        return new ShareStateLog.Entry(OffsetRecords.key(s.key().groupId(), s.key().partition()),
-                s.value() == null ? null : OffsetRecords.value(s.value()));
+        byte[] key = s.key() instanceof PendingKey p ? OffsetRecords.pendingKey(p.groupId(), p.producerId(),
+                p.partition()) : OffsetRecords.key(((OffsetKey) s.key()).groupId(), ((OffsetKey) s.key()).partition());
+        return new ShareStateLog.Entry(key, s.value() == null ? null : OffsetRecords.value(s.value()));
     }
 
     @Override
@@ -255,10 +332,10 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     }
 
     /**
-     * A change staged in this cycle: its key and its record's value (null: a tombstone).
-     * Package-private only because the base class names it.
+     * A change staged in this cycle: its key (an {@link OffsetKey} or a {@link PendingKey}) and its
+     * record's value (null: a tombstone). Package-private only because the base class names it.
      */
-    record Staged(OffsetKey key, CommittedOffset value) {}
+    record Staged(Object key, CommittedOffset value) {}
 
     /**
      * One cycle's changes: the touched groups copied from the published view and changed, one
@@ -268,6 +345,7 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
     private final class Changes implements Staging<Staged> {
         private final List<Op> ops;
         private final Map<String, Map<TopicPartition, CommittedOffset>> staged = new HashMap<>();
+        private final Map<String, Map<Long, Map<TopicPartition, CommittedOffset>>> stagedPending = new HashMap<>();
         private final List<Staged> records = new ArrayList<>();
 
         Changes(List<Op> ops) {
@@ -281,8 +359,21 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
             return staged.computeIfAbsent(groupId, g -> new HashMap<>(offsets(g)));
         }
 
+        private Map<TopicPartition, CommittedOffset> workingPending(String groupId, long producerId) {
+            return stagedPending.computeIfAbsent(groupId, g -> new HashMap<>())
+                    .computeIfAbsent(producerId, p -> new HashMap<>(pendingOffsets(groupId, p)));
+        }
+
         private void stageChange(Op op) {
-            if (op instanceof CommitOp c) {
+            if (op instanceof PendingOp p) {
+                Map<TopicPartition, CommittedOffset> m = workingPending(p.groupId(), p.producerId());
+                p.offsets().forEach((tp, o) -> {
+                    m.put(tp, o);
+                    records.add(new Staged(new PendingKey(p.groupId(), p.producerId(), tp), o));
+                });
+            } else if (op instanceof CompletePendingOp c) {
+                stageCompletion(c);
+            } else if (op instanceof CommitOp c) {
                 Map<TopicPartition, CommittedOffset> m = working(c.groupId());
                 c.offsets().forEach((tp, o) -> {
                     m.put(tp, o);
@@ -324,6 +415,25 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
             }
         }
 
+        /**
+         * The group's marker: each pending offset becomes its committed offset (commit) or goes
+         * (abort). Each committed record goes ahead of its pending tombstone, so a log cut short
+         * anywhere never holds the tombstone without the commit; and the coordinator writes the
+         * marker again after a crash until the transaction is COMPLETE, so a cut is redone.
+         */
+        private void stageCompletion(CompletePendingOp c) {
+            Map<TopicPartition, CommittedOffset> pending = workingPending(c.groupId(), c.producerId());
+            Map<TopicPartition, CommittedOffset> committed = c.commit() ? working(c.groupId()) : null;
+            pending.forEach((tp, o) -> {
+                if (committed != null) {
+                    committed.put(tp, o);
+                    records.add(new Staged(new OffsetKey(c.groupId(), tp), o));
+                }
+                records.add(new Staged(new PendingKey(c.groupId(), c.producerId(), tp), null));
+            });
+            pending.clear();
+        }
+
         @Override
         public List<Staged> records() {
             return records;
@@ -337,6 +447,12 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
                 } else {
                     published.put(g, Map.copyOf(m));
                 }
+            });
+            stagedPending.forEach((g, byProducer) -> {
+                Map<Long, Map<TopicPartition, CommittedOffset>> all = new HashMap<>(publishedPending.getOrDefault(g,
+                        Map.of()));
+                all.putAll(byProducer);
+                publishPending(g, all);
             });
             for (Op op : ops) {
                 op.done().complete(null);

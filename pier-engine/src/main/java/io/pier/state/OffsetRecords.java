@@ -18,7 +18,14 @@ import org.apache.kafka.common.Uuid;
  *   | i16  | i16    | g bytes   | i16    | t bytes   | i32       |
  *   +------+--------+--- ... ---+--------+--- ... ---+-----------+
  *
- * value (a null value deletes the key's offset):
+ * key, PendingOffset (type 11): an offset committed inside a transaction (TxnOffsetCommit), not
+ * visible until the transaction's commit marker turns it into an Offset record (the same value):
+ *   +------+--------+--- ... ---+------------+--------+--- ... ---+-----------+
+ *   | type | gLen   | groupId   | producerId | tLen   | topic     | partition |
+ *   | i16  | i16    | g bytes   | i64        | i16    | t bytes   | i32       |
+ *   +------+--------+--- ... ---+------------+--------+--- ... ---+-----------+
+ *
+ * value of either (a null value deletes the key's offset):
  *   0         2         18       26            30                 38        42
  *   +---------+---------+--------+-------------+-----------------+---------+--- ... ---+
  *   | version | topicId | offset | leaderEpoch | commitTimestamp | mLen    | metadata  |
@@ -31,12 +38,50 @@ import org.apache.kafka.common.Uuid;
  */
 public final class OffsetRecords {
     public static final short OFFSET = 10;
+    public static final short PENDING_OFFSET = 11;
     static final short VALUE_VERSION = 0;
 
     private OffsetRecords() {}
 
     /** A decoded key. */
     public record Key(String groupId, TopicPartition partition) {}
+
+    /** A decoded pending-offset key. */
+    public record PendingKey(String groupId, long producerId, TopicPartition partition) {}
+
+    /** The record type of a key: {@link #OFFSET} or {@link #PENDING_OFFSET}. */
+    public static short keyType(ByteBuffer buf) {
+        return buf.duplicate().getShort();
+    }
+
+    public static byte[] pendingKey(String groupId, long producerId, TopicPartition tp) {
+        byte[] group = groupId.getBytes(StandardCharsets.UTF_8);
+        byte[] topic = tp.topic().getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(2 + 2 + group.length + 8 + 2 + topic.length + 4);
+        b.putShort(PENDING_OFFSET);
+        ShortStrings.put(b, group, "group id");
+        b.putLong(producerId);
+        ShortStrings.put(b, topic, "topic name");
+        b.putInt(tp.partition());
+        return b.array();
+    }
+
+    /** @throws IllegalArgumentException if the bytes are not a pending-offset key */
+    public static PendingKey decodePendingKey(ByteBuffer buf) {
+        ByteBuffer b = buf.duplicate();
+        short type = b.getShort();
+        if (type != PENDING_OFFSET) {
+            throw new IllegalArgumentException("not a pending-offset record: type " + type);
+        }
+        String group = ShortStrings.get(b);
+        long producerId = b.getLong();
+        String topic = ShortStrings.get(b);
+        int partition = b.getInt();
+        if (b.hasRemaining()) {
+            throw new IllegalArgumentException(b.remaining() + " trailing bytes in key");
+        }
+        return new PendingKey(group, producerId, new TopicPartition(topic, partition));
+    }
 
     public static byte[] key(String groupId, TopicPartition tp) {
         byte[] group = groupId.getBytes(StandardCharsets.UTF_8);

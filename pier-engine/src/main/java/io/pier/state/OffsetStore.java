@@ -37,6 +37,28 @@ public interface OffsetStore {
      */
     CompletableFuture<Void> retainTopics(Map<String, Uuid> liveTopics);
 
+    /**
+     * Stores offsets committed inside the transaction of {@code producerId} (TxnOffsetCommit):
+     * durable, but not among {@link #offsets} until {@link #completePending} commits them.
+     */
+    CompletableFuture<Void> commitPending(String groupId, long producerId, Map<TopicPartition, CommittedOffset> offsets);
+
+    /**
+     * The transaction marker for the group: with {@code commit} every pending offset of
+     * {@code producerId} becomes the group's committed offset, otherwise they are dropped; both in
+     * one durable write. Idempotent (the coordinator writes markers again after a crash).
+     */
+    CompletableFuture<Void> completePending(String groupId, long producerId, boolean commit);
+
+    /** The durable pending offsets of ({@code groupId}, {@code producerId}), an immutable map. */
+    Map<TopicPartition, CommittedOffset> pendingOffsets(String groupId, long producerId);
+
+    /**
+     * The partitions of {@code groupId} with a pending transactional offset: where OffsetFetch with
+     * require_stable answers UNSTABLE_OFFSET_COMMIT, as Kafka does.
+     */
+    Set<TopicPartition> pendingPartitions(String groupId);
+
     /** The durable offsets of {@code groupId}, an immutable map (empty for none). */
     Map<TopicPartition, CommittedOffset> offsets(String groupId);
 

@@ -1,11 +1,14 @@
 package io.pier.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pier.common.ManualAgentRunner;
 import io.pier.common.ManualClock;
 import io.pier.common.Wakeup;
+import io.pier.log.CrashPoint;
 import io.pier.log.FileIO;
+import io.pier.log.PowerLossFileIO;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -144,5 +147,57 @@ class DurableOffsetStoreTest {
         open(DurableOffsetStore.Options.DEFAULTS);
         assertThat(store.groups()).isEmpty();
         assertThat(store.offsets("g")).isEmpty();
+    }
+
+    @Test
+    void shouldKeepTransactionalOffsetsApartUntilTheCommitMarkerAndAcrossAReopen() throws Exception {
+        // Given offsets committed inside two transactions of one group
+        open(DurableOffsetStore.Options.DEFAULTS);
+        await(store.commit("g", Map.of(P0, at(1, null))));
+        await(store.commitPending("g", 7L, Map.of(P0, at(10, "tx7"), P1, at(11, null))));
+        await(store.commitPending("g", 8L, Map.of(P1, at(20, "tx8"))));
+
+        // Then OffsetFetch still sees the committed offset, the pending ones survive a reopen
+        assertThat(store.offsets("g")).containsOnly(Map.entry(P0, at(1, null)));
+        open(DurableOffsetStore.Options.DEFAULTS);
+        assertThat(store.pendingPartitions("g")).containsExactlyInAnyOrder(P0, P1);
+        assertThat(store.pendingOffsets("g", 7L)).containsEntry(P0, at(10, "tx7")).hasSize(2);
+
+        // When 7 commits and 8 aborts
+        await(store.completePending("g", 7L, true));
+        await(store.completePending("g", 8L, false));
+
+        // Then 7's offsets are the group's, 8's are gone, also after a reopen; a second marker changes nothing
+        open(DurableOffsetStore.Options.DEFAULTS);
+        assertThat(store.offsets("g")).containsOnly(Map.entry(P0, at(10, "tx7")), Map.entry(P1, at(11, null)));
+        assertThat(store.pendingPartitions("g")).isEmpty();
+        await(store.completePending("g", 7L, true));
+        assertThat(store.offsets("g")).hasSize(2);
+    }
+
+    @Test
+    void shouldKeepPendingOffsetsWhenTheMarkerIsLostToACrash() throws Exception {
+        // Given durable pending offsets
+        PowerLossFileIO io = new PowerLossFileIO();
+        store = DurableOffsetStore.open(dir, DurableOffsetStore.Options.DEFAULTS, clock, io, Wakeup.NONE,
+                (what, cause) -> { });
+        runner = new ManualAgentRunner(store, clock);
+        await(store.commitPending("g", 7L, Map.of(P0, at(10, null), P1, at(11, null))));
+
+        // When the commit marker is appended but the power goes before its fsync
+        io.arm(CrashPoint.AFTER_APPEND_BEFORE_FSYNC, 1);
+        CompletableFuture<Void> marker = store.completePending("g", 7L, true);
+        assertThatThrownBy(() -> await(marker))
+                .isInstanceOf(ExecutionException.class);
+        io.powerLoss(null);
+        store.close();
+        store = null;
+
+        // Then after a restart the offsets are still pending (all of them), and the marker written again commits them
+        open(DurableOffsetStore.Options.DEFAULTS);
+        assertThat(store.offsets("g")).isEmpty();
+        assertThat(store.pendingOffsets("g", 7L)).containsOnlyKeys(P0, P1);
+        await(store.completePending("g", 7L, true));
+        assertThat(store.offsets("g")).containsOnlyKeys(P0, P1);
     }
 }

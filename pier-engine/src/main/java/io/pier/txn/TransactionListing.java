@@ -1,0 +1,4 @@
+package io.pier.txn;
+
+/** One row of ListTransactions. */
+public record TransactionListing(String transactionalId, long producerId, TransactionState state) {}

@@ -1,0 +1,72 @@
+package io.pier.txn;
+
+import io.pier.state.TransactionRecord;
+
+/**
+ * One transactional id on its coordinator's shard: its current state (durable, except a
+ * PREPARE_EPOCH_FENCE which lives only in memory until the abort it starts is written) and the
+ * change being written, if any. Owned by the shard thread.
+ *
+ * <p><b>Invariant.</b> Every change of state goes through {@link #transitionTo}, which checks the
+ * allowed previous states as Kafka's {@code TransactionMetadata.transitionTo} does. While a
+ * change is pending (its record on its way to disk, or a new producer id being allocated), the id
+ * answers CONCURRENT_TRANSACTIONS, as in Kafka, and the client retries.
+ */
+final class TransactionMetadata {
+    private TransactionRecord current;
+    private TransactionState state;
+    private TransactionState pending;
+    /** Markers of the PREPARE_* state are being written (at most one write at a time). */
+    boolean markersInFlight;
+    /** When markers that failed are tried again (wall ms); 0: at once. */
+    long markerRetryAtMs;
+
+    TransactionMetadata(TransactionRecord current) {
+        this.current = current;
+        this.state = TransactionState.fromId(current.state());
+    }
+
+    TransactionRecord current() {
+        return current;
+    }
+
+    TransactionState state() {
+        return state;
+    }
+
+    boolean hasPending() {
+        return pending != null;
+    }
+
+    /** Marks {@code next} as on its way (checked now, so an illegal change never reaches the disk). */
+    void prepare(TransactionState next) {
+        if (pending != null) {
+            throw new IllegalStateException(current.transactionalId() + " already has a pending " + pending);
+        }
+        check(next);
+        pending = next;
+    }
+
+    /** The pending change did not happen (its write failed). */
+    void abandonPending() {
+        pending = null;
+    }
+
+    /** The one place the state changes: to {@code next}, if allowed from the current state. */
+    void transitionTo(TransactionRecord next) {
+        TransactionState to = TransactionState.fromId(next.state());
+        check(to);
+        if (!next.transactionalId().equals(current.transactionalId())) {
+            throw new IllegalStateException("transition of " + current.transactionalId() + " to another id");
+        }
+        current = next;
+        state = to;
+        pending = null;
+    }
+
+    private void check(TransactionState to) {
+        if (!to.validPreviousStates().contains(state)) {
+            throw new IllegalStateException(current.transactionalId() + ": illegal transition " + state + " -> " + to);
+        }
+    }
+}
