@@ -10,6 +10,7 @@ import io.pier.runtime.AgentSlot;
 import io.pier.state.ClusterMetadataStore;
 import io.pier.log.FileIO;
 import io.pier.state.DurableOffsetStore;
+import io.pier.state.DurableTransactionStore;
 import io.pier.state.DurableSharePersister;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.TopicMetadata;
@@ -37,6 +38,7 @@ public final class BrokerServices implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerServices.class);
     /** Folder of the committed-offset log inside the data folder. */
     static final String OFFSETS_DIR = "consumer-offsets";
+    static final String TRANSACTIONS_DIR = "transaction-state";
 
     /** What the services need from the broker's configuration. */
     public record Settings(Path dataDir, int shardCount, Map<String, String> raw, long retentionCheckIntervalMs,
@@ -50,6 +52,8 @@ public final class BrokerServices implements AutoCloseable {
     private final ShareGroups shareGroups;
     private final ConsumerGroups consumerGroups;
     private final DurableOffsetStore offsetStore;
+    private final DurableTransactionStore transactionStore;
+    private final Transactions transactions;
     private final ShareSessions shareSessions;
     private final ShareService shares;
     private final ShareOffsets shareOffsets;
@@ -75,6 +79,12 @@ public final class BrokerServices implements AutoCloseable {
                 fatal::onFatal);
         offsetSlot.start(offsetStore);
         slots.push(offsetSlot);
+        // Transaction state: the same, in a log of its own.
+        AgentSlot txnSlot = host.slot();
+        transactionStore = DurableTransactionStore.open(dataDir.resolve(TRANSACTIONS_DIR),
+                DurableTransactionStore.Options.DEFAULTS, clock, FileIO.REAL, txnSlot.wakeup(), fatal::onFatal);
+        txnSlot.start(transactionStore);
+        slots.push(txnSlot);
         shards = new Shard[settings.shardCount()];
         AgentSlot[] shardSlots = new AgentSlot[shards.length];
         AgentSlot[] flusherSlots = new AgentSlot[shards.length];
@@ -102,6 +112,8 @@ public final class BrokerServices implements AutoCloseable {
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
                 this::releaseSession);
         producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
+        transactions = new Transactions(partitions, logs, offsetStore, transactionStore, producerIds, clock,
+                settings.raw());
         GroupSnapshots groupSnapshots = new GroupSnapshots(partitions, consumerGroups, shareGroups, offsetStore);
         OffsetExpiration.Config offsetRetention = OffsetExpiration.Config.fromProperties(settings.raw());
         for (Shard shard : shards) {
@@ -182,6 +194,10 @@ public final class BrokerServices implements AutoCloseable {
 
     public ShareOffsets shareOffsets() {
         return shareOffsets;
+    }
+
+    public Transactions transactions() {
+        return transactions;
     }
 
     public ProducerIdAllocator producerIds() {

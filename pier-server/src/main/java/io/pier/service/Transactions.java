@@ -1,0 +1,192 @@
+package io.pier.service;
+
+import io.pier.common.Clock;
+import io.pier.state.OffsetStore;
+import io.pier.state.TransactionRecord;
+import io.pier.state.TransactionStore;
+import io.pier.txn.ProducerIdAndEpoch;
+import io.pier.txn.TransactionConfig;
+import io.pier.txn.TransactionCoordinator;
+import io.pier.txn.TransactionDescription;
+import io.pier.txn.TransactionFilter;
+import io.pier.txn.TransactionListing;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * The transaction coordinators, one per shard, each owning the transactional ids that hash to its
+ * shard as group ids do (Kafka spreads them over {@code __transaction_state}'s partitions the same
+ * way). Every call runs on the id's shard; the answers complete there too. Markers go to the
+ * partitions' own shards through {@link Logs#writeMarker}, and to the groups' offsets through the
+ * {@link OffsetStore}.
+ */
+public final class Transactions {
+    /** Every marker of this broker's coordinators carries it: one coordinator, never replaced. */
+    private static final int COORDINATOR_EPOCH = 0;
+
+    private final PartitionRegistry partitions;
+    private final Logs logs;
+    private final OffsetStore offsets;
+    private final Clock clock;
+    private final Slot[] slots;
+
+    private static final class Slot {
+        final Shard shard;
+        TransactionCoordinator coordinator;
+        Deadlines.Timer timer;
+        long timerAtMs = Long.MAX_VALUE;
+
+        Slot(Shard shard) {
+            this.shard = shard;
+        }
+    }
+
+    public Transactions(PartitionRegistry partitions, Logs logs, OffsetStore offsets, TransactionStore store,
+            ProducerIdAllocator producerIds, Clock clock, Map<String, String> config) {
+        this.partitions = partitions;
+        this.logs = logs;
+        this.offsets = offsets;
+        this.clock = clock;
+        TransactionConfig txnConfig = TransactionConfig.fromProperties(config);
+        Shard[] shards = partitions.shards();
+        slots = new Slot[shards.length];
+        for (int i = 0; i < shards.length; i++) {
+            Slot s = new Slot(shards[i]);
+            s.coordinator = new TransactionCoordinator(txnConfig, clock, producerIds::nextProducerId, store,
+                    this::writeMarkers, command -> s.shard.execute(() -> {
+                        command.run();
+                        rearm(s);
+                    }), COORDINATOR_EPOCH);
+            slots[i] = s;
+        }
+        // After a restart each coordinator takes its ids back and completes what was being
+        // committed or aborted; queued now, run in the shards' first cycles.
+        Map<Slot, List<TransactionRecord>> byShard = new java.util.HashMap<>();
+        for (TransactionRecord r : store.transactions().values()) {
+            byShard.computeIfAbsent(slot(r.transactionalId()), k -> new ArrayList<>()).add(r);
+        }
+        byShard.forEach((s, records) -> s.shard.execute(() -> {
+            s.coordinator.recover(records);
+            rearm(s);
+        }));
+    }
+
+    private Slot slot(String transactionalId) {
+        return slots[partitions.shardForKey(transactionalId).id()];
+    }
+
+    /** Runs {@code work} on the id's shard, then re-arms that shard's timer. */
+    private <T> CompletableFuture<T> onShard(String transactionalId,
+            Function<TransactionCoordinator, CompletableFuture<T>> work) {
+        Slot s = slot(transactionalId);
+        return s.shard.call(() -> {
+            try {
+                return work.apply(s.coordinator);
+            } finally {
+                rearm(s);
+            }
+        }).thenCompose(Function.identity());
+    }
+
+    /** Shard thread only: keeps one timer at the coordinator's earliest deadline (wall ms). */
+    private void rearm(Slot s) {
+        long nextWall = s.coordinator.nextDeadlineMs();
+        if (nextWall == Long.MAX_VALUE) {
+            return;
+        }
+        // The shard's timers run on its monotonic clock; the coordinator's deadlines are wall times.
+        long at = s.shard.nowMs() + Math.max(0, nextWall - clock.wallMs());
+        if (s.timer != null && s.timerAtMs <= at) {
+            return;
+        }
+        if (s.timer != null) {
+            s.timer.cancel();
+        }
+        s.timerAtMs = at;
+        s.timer = s.shard.schedule(at, () -> {
+            s.timer = null;
+            s.timerAtMs = Long.MAX_VALUE;
+            s.coordinator.onDeadlines();
+            rearm(s);
+        });
+    }
+
+    /**
+     * The markers of one transaction: a control batch on each partition (a partition whose topic
+     * is gone needs none) and the commit or drop of each group's pending offsets; done once all
+     * are durable.
+     */
+    private CompletableFuture<Void> writeMarkers(long producerId, short producerEpoch, int coordinatorEpoch,
+            boolean commit, Collection<TopicPartition> tps, Collection<String> groupIds) {
+        List<CompletableFuture<?>> all = new ArrayList<>();
+        for (TopicPartition tp : tps) {
+            all.add(logs.writeMarker(tp, producerId, producerEpoch, coordinatorEpoch, commit).thenAccept(a -> {
+                if (a.error() != Errors.NONE && a.error() != Errors.UNKNOWN_TOPIC_OR_PARTITION) {
+                    throw new IllegalStateException("marker on " + tp + " failed: " + a.error() + " " + a.message());
+                }
+            }));
+        }
+        for (String groupId : groupIds) {
+            all.add(offsets.completePending(groupId, producerId, commit));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
+    public CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs,
+            long producerId, short producerEpoch) {
+        return onShard(transactionalId, c -> c.initProducerId(transactionalId, timeoutMs, producerId, producerEpoch));
+    }
+
+    public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
+            Collection<TopicPartition> tps) {
+        return onShard(transactionalId, c -> c.addPartitions(transactionalId, producerId, producerEpoch, tps));
+    }
+
+    public CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
+            String groupId) {
+        return onShard(transactionalId, c -> c.addOffsets(transactionalId, producerId, producerEpoch, groupId));
+    }
+
+    /** The Produce path's check of a transactional batch (KIP-890): see {@link TransactionCoordinator#verifyOrAddPartition}. */
+    public CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
+            TopicPartition tp) {
+        return onShard(transactionalId,
+                c -> c.verifyOrAddPartition(transactionalId, producerId, producerEpoch, tp, false));
+    }
+
+    /** TxnOffsetCommit's check that the group is in the producer's ongoing transaction. */
+    public CompletableFuture<Errors> verifyGroup(String transactionalId, long producerId, short producerEpoch,
+            String groupId) {
+        return onShard(transactionalId,
+                c -> c.verifyOrAddGroup(transactionalId, producerId, producerEpoch, groupId, false));
+    }
+
+    public CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId, short producerEpoch,
+            boolean commit) {
+        return onShard(transactionalId, c -> c.endTxn(transactionalId, producerId, producerEpoch, commit, false));
+    }
+
+    public CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId) {
+        return onShard(transactionalId, c -> CompletableFuture.completedFuture(c.describe(transactionalId)));
+    }
+
+    /** Every shard's ids that pass {@code filter}. */
+    public CompletableFuture<List<TransactionListing>> list(TransactionFilter filter) {
+        List<CompletableFuture<List<TransactionListing>>> each = new ArrayList<>();
+        for (Slot s : slots) {
+            each.add(s.shard.call(() -> s.coordinator.list(filter)));
+        }
+        return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<TransactionListing> all = new ArrayList<>();
+            each.forEach(f -> all.addAll(f.join()));
+            return all;
+        });
+    }
+}
