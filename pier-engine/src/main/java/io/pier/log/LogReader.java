@@ -111,7 +111,7 @@ final class LogReader {
                     break;
                 }
                 if (batches != null) {
-                    batches.add(seg, b.baseOffset(), b.lastOffset(), b.position(), size);
+                    batches.add(seg, b.baseOffset(), b.lastOffset(), b.position(), size, b.isControlBatch());
                 }
                 end += size;
                 total += size;

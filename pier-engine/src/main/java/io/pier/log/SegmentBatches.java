@@ -26,6 +26,7 @@ public final class SegmentBatches {
     private long[] lastOffsets = new long[0];
     private int[] positions = new int[0];
     private int[] sizes = new int[0];
+    private boolean[] control = new boolean[0];
     private int count;
     private int sizeInBytes;
 
@@ -38,7 +39,7 @@ public final class SegmentBatches {
         return b;
     }
 
-    void add(LogSegment segment, long baseOffset, long lastOffset, int position, int size) {
+    void add(LogSegment segment, long baseOffset, long lastOffset, int position, int size, boolean controlBatch) {
         if (count == baseOffsets.length) {
             grow(count * 2);
         }
@@ -47,6 +48,7 @@ public final class SegmentBatches {
         lastOffsets[count] = lastOffset;
         positions[count] = position;
         sizes[count] = size;
+        control[count] = controlBatch;
         count++;
         sizeInBytes += size;
     }
@@ -57,6 +59,7 @@ public final class SegmentBatches {
         lastOffsets = Arrays.copyOf(lastOffsets, capacity);
         positions = Arrays.copyOf(positions, capacity);
         sizes = Arrays.copyOf(sizes, capacity);
+        control = Arrays.copyOf(control, capacity);
     }
 
     /** Number of batches. */
@@ -83,6 +86,12 @@ public final class SegmentBatches {
     public long lastOffset(int i) {
         checkIndex(i);
         return lastOffsets[i];
+    }
+
+    /** True when batch {@code i} is a control batch (a transaction marker), read from its header. */
+    public boolean isControl(int i) {
+        checkIndex(i);
+        return control[i];
     }
 
     /**

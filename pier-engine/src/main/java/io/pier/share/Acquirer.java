@@ -55,8 +55,10 @@ final class Acquirer {
             lastToAcquire = Math.min(lastToAcquire, end - 1);
         }
         List<Long> spent = new ArrayList<>();
-        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent);
+        List<Long> control = new ArrayList<>();
+        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent, control);
         List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
+        archiveControl(control, nowMs);
         for (long o : spent) {
             window.settle(o, RecordState.ARCHIVED, ChangeCause.LIMIT_LOWERED);
         }
@@ -78,7 +80,8 @@ final class Acquirer {
             ShareConfig config,
             long budget,
             long lastToAcquire,
-            List<Long> spent) {
+            List<Long> spent,
+            List<Long> control) {
         int limit = config.deliveryCountLimit();
         int threshold = config.throttleThreshold();
         boolean batchOptimized = limits.mode() == AcquireMode.BATCH_OPTIMIZED;
@@ -100,6 +103,12 @@ final class Acquirer {
             }
             boolean cached = o < end;
             if (cached && !window.isAcquirable(o)) {
+                run = null;
+                continue;
+            }
+            if (inBatch && batch.control()) {
+                // A transaction marker: the consumer would only acknowledge it as a gap.
+                control.add(o);
                 run = null;
                 continue;
             }
@@ -152,6 +161,20 @@ final class Acquirer {
             result.add(new AcquiredRange(r.first, r.last, r.count));
         }
         return result;
+    }
+
+    /** Offsets of control batches hold no record for a consumer: archived, as a client's GAP would. */
+    private void archiveControl(List<Long> control, long nowMs) {
+        if (control.isEmpty()) {
+            return;
+        }
+        for (long o : control) {
+            while (window.endExclusive() <= o) {
+                window.append(RecordState.AVAILABLE, (short) 0, nowMs);
+            }
+            window.settle(o, RecordState.ARCHIVED, ChangeCause.MISSING_FROM_LOG);
+        }
+        window.advanceOverTerminal();
     }
 
     /** Offsets in [fetchOffset, lastMissing] that the log did not return do not exist. */

@@ -3,7 +3,6 @@ package io.pier.txn;
 import io.pier.common.Clock;
 import io.pier.state.TransactionRecord;
 import io.pier.state.TransactionStore;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -219,6 +218,25 @@ public final class TransactionCoordinator {
         Errors error = producerError(m, producerId, producerEpoch);
         if (error == Errors.NONE) {
             error = m.state() == TransactionState.ONGOING && m.current().partitions().contains(partition)
+                    ? Errors.NONE : Errors.INVALID_TXN_STATE;
+        }
+        return CompletableFuture.completedFuture(error);
+    }
+
+    /**
+     * The TxnOffsetCommit path's check (KIP-890), as {@link #verifyOrAddPartition} for the group's
+     * offsets: under TV2 the group joins the transaction implicitly, under TV1 AddOffsetsToTxn must
+     * have added it, else INVALID_TXN_STATE.
+     */
+    public CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
+            String groupId, boolean transactionV2) {
+        if (transactionV2) {
+            return add(transactionalId, producerId, producerEpoch, Set.of(), Set.of(groupId), TV2);
+        }
+        TransactionMetadata m = txns.get(transactionalId);
+        Errors error = producerError(m, producerId, producerEpoch);
+        if (error == Errors.NONE) {
+            error = m.state() == TransactionState.ONGOING && m.current().groupIds().contains(groupId)
                     ? Errors.NONE : Errors.INVALID_TXN_STATE;
         }
         return CompletableFuture.completedFuture(error);
@@ -516,33 +534,12 @@ public final class TransactionCoordinator {
 
     /** DescribeTransactions of one id; empty: TRANSACTIONAL_ID_NOT_FOUND. */
     public Optional<TransactionDescription> describe(String transactionalId) {
-        TransactionMetadata m = txns.get(transactionalId);
-        if (m == null || m.current().producerId() == -1 || m.state() == TransactionState.DEAD) {
-            return Optional.empty();
-        }
-        TransactionRecord r = m.current();
-        return Optional.of(new TransactionDescription(transactionalId, m.state(), r.producerId(), r.producerEpoch(),
-                r.timeoutMs(), r.startTimestampMs(), r.partitions(), r.groupIds()));
+        return TransactionQueries.describe(txns.get(transactionalId));
     }
 
     /** ListTransactions over this shard's ids. */
     public List<TransactionListing> list(TransactionFilter filter) {
-        long nowMs = clock.wallMs();
-        List<TransactionListing> out = new ArrayList<>();
-        for (TransactionMetadata m : txns.values()) {
-            TransactionRecord r = m.current();
-            if (r.producerId() == -1 || m.state() == TransactionState.DEAD) {
-                continue;
-            }
-            boolean state = filter.states().isEmpty() || filter.states().contains(m.state());
-            boolean pid = filter.producerIds().isEmpty() || filter.producerIds().contains(r.producerId());
-            boolean duration = filter.minDurationMs() < 0
-                    || (r.startTimestampMs() >= 0 && nowMs - r.startTimestampMs() > filter.minDurationMs());
-            if (state && pid && duration) {
-                out.add(new TransactionListing(r.transactionalId(), r.producerId(), m.state()));
-            }
-        }
-        return out;
+        return TransactionQueries.list(txns.values(), filter, clock.wallMs());
     }
 
     // ---------------------------------------------------------------- plumbing

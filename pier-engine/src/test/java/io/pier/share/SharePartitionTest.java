@@ -223,6 +223,33 @@ class SharePartitionTest {
     }
 
     @Test
+    void shouldArchiveTransactionMarkersInsteadOfAcquiringThem() {
+        // Data 0..2, a marker at 3, data 4..5, a marker at 6
+        List<LogBatch> read = List.of(new LogBatch(0, 2), new LogBatch(3, 3, true), new LogBatch(4, 5),
+                new LogBatch(6, 6, true));
+        AcquireLimits limits = new AcquireLimits(100, 500, AcquireMode.BATCH_OPTIMIZED);
+
+        List<AcquiredRange> got = sp.acquire("m1", 0, read, limits, 0);
+
+        assertThat(got).containsExactly(range(0, 2, 1), range(4, 5, 1));
+        assertThat(sp.stateOf(3)).isEqualTo(RecordState.ARCHIVED);
+        assertThat(sp.stateOf(6)).isEqualTo(RecordState.ARCHIVED);
+        assertThat(sp.recordCount(RecordState.ACQUIRED)).isEqualTo(5);
+        assertThat(sp.nextFetchOffset()).isEqualTo(7);
+    }
+
+    @Test
+    void shouldMovePastAReadOfNothingButAMarker() {
+        AcquireLimits limits = new AcquireLimits(100, 500, AcquireMode.RECORD_LIMIT);
+
+        assertThat(sp.acquire("m1", 0, List.of(new LogBatch(0, 0, true)), limits, 0)).isEmpty();
+
+        assertThat(sp.startOffset()).as("the marker does not hold the start offset back").isEqualTo(1);
+        assertThat(sp.nextFetchOffset()).isEqualTo(1);
+        assertThat(sp.acquire("m1", 1, List.of(new LogBatch(1, 2)), limits, 0)).containsExactly(range(1, 2, 1));
+    }
+
+    @Test
     void shouldArchiveCachedRecordsMissingFromLog() {
         fetch("m1", 10, 0);
         ack("m1", 0, 9, RELEASE, 1);

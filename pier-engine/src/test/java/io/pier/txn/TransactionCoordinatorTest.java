@@ -362,6 +362,20 @@ class TransactionCoordinatorTest {
         assertThat(coordinator.verifyOrAddPartition(TXN, p.producerId(), p.producerEpoch(), P1, false).join())
                 .isEqualTo(Errors.INVALID_TXN_STATE);
         assertThat(coordinator.describe(TXN).orElseThrow().partitions()).containsExactly(P0);
+        assertThat(coordinator.verifyOrAddGroup(TXN, p.producerId(), p.producerEpoch(), "g", false).join())
+                .isEqualTo(Errors.INVALID_TXN_STATE);
+        assertThat(coordinator.addOffsets(TXN, p.producerId(), p.producerEpoch(), "g").join()).isEqualTo(Errors.NONE);
+        assertThat(coordinator.verifyOrAddGroup(TXN, p.producerId(), p.producerEpoch(), "g", false).join())
+                .isEqualTo(Errors.NONE);
+    }
+
+    @Test
+    void shouldAddAGroupImplicitlyUnderTv2() {
+        ProducerIdAndEpoch p = init();
+        assertThat(coordinator.verifyOrAddGroup(TXN, p.producerId(), p.producerEpoch(), "g", true).join())
+                .isEqualTo(Errors.NONE);
+        assertThat(coordinator.describe(TXN).orElseThrow().groupIds()).containsExactly("g");
+        assertThat(state()).isEqualTo(TransactionState.ONGOING);
     }
 
     @Test

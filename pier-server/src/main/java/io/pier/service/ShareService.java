@@ -158,7 +158,7 @@ public final class ShareService {
         List<LogBatch> batches = new ArrayList<>(read.count());
         long recordsRead = 0;
         for (int i = 0; i < read.count(); i++) {
-            batches.add(new LogBatch(read.baseOffset(i), read.lastOffset(i)));
+            batches.add(new LogBatch(read.baseOffset(i), read.lastOffset(i), read.isControl(i)));
             recordsRead += read.lastOffset(i) - read.baseOffset(i) + 1;
         }
         partition.observeRecordSize(read.sizeInBytes(), recordsRead);

@@ -1,11 +1,17 @@
 package io.pier.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
+import io.pier.group.HeartbeatRequest;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.FetchHandler;
 import io.pier.protocol.OffsetHandlers;
 import io.pier.runtime.ManualAgents;
+import io.pier.share.AcquireLimits;
+import io.pier.share.AcquireMode;
+import io.pier.share.AcquiredRange;
+import io.pier.state.SharePartitionKey;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -204,6 +210,28 @@ class TransactionalFetchTest {
                 .isEqualTo(Errors.INVALID_PRODUCER_EPOCH);
         assertThat(agents.await(services.logs().writeMarker(new TopicPartition("none", 0), A, (short) 2, 0, true))
                 .error()).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+    }
+
+    @Test
+    void shouldNeverHandAMarkerToAShareGroup() throws Exception {
+        appendTxn(A, 0, "a0", "a1"); // 0..1
+        marker(A, true); // 2
+        appendPlain("p"); // 3
+        marker(B, false); // 4: a marker with no transaction, written all the same
+        String group = "workers";
+        assertThat(agents.await(services.shareGroups().alterConfig(group,
+                Map.of("share.auto.offset.reset", "earliest"), false)).error()).isEqualTo(Errors.NONE);
+        assertThat(agents.await(services.shareGroups().heartbeat(new HeartbeatRequest(group, "m",
+                HeartbeatRequest.JOIN_EPOCH, null, List.of(TP.topic()), "test", "/127.0.0.1"))).error())
+                .isEqualTo(Errors.NONE);
+        SharePartitionKey key = new SharePartitionKey(group, services.topics().topic(TP.topic()).id(), 0);
+
+        ShareService.Acquired acquired = agents.await(services.shares().acquire(TP, key, "m",
+                new AcquireLimits(100, 100, AcquireMode.BATCH_OPTIMIZED), 1 << 20, null));
+
+        assertThat(acquired.ranges()).extracting(AcquiredRange::firstOffset, AcquiredRange::lastOffset)
+                .containsExactly(tuple(0L, 1L), tuple(3L, 3L));
+        assertThat(agents.await(services.shareOffsets().summary(TP, key)).startOffset()).isZero();
     }
 
     /** Base offsets of the batches a fetch returned, control batches included. */
