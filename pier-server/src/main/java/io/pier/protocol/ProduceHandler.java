@@ -3,8 +3,10 @@ package io.pier.protocol;
 import io.pier.service.Futures;
 import io.pier.service.Logs;
 import io.pier.service.TopicService;
+import io.pier.service.Transactions;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
@@ -15,6 +17,7 @@ import org.apache.kafka.common.message.ProduceResponseData.TopicProduceResponse;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
@@ -27,10 +30,12 @@ import org.apache.kafka.common.requests.ProduceResponse;
 public final class ProduceHandler implements ApiHandler {
     private final TopicService topics;
     private final Logs logs;
+    private final Transactions transactions;
 
-    public ProduceHandler(TopicService topics, Logs logs) {
+    public ProduceHandler(TopicService topics, Logs logs, Transactions transactions) {
         this.topics = topics;
         this.logs = logs;
+        this.transactions = transactions;
     }
 
     @Override
@@ -49,7 +54,7 @@ public final class ProduceHandler implements ApiHandler {
                     results.add(done(error(pd.index(),
                             byId && topic == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));
                 } else {
-                    results.add(append(new TopicPartition(topic.name(), pd.index()), pd));
+                    results.add(append(new TopicPartition(topic.name(), pd.index()), pd, body.transactionalId()));
                 }
             }
             topicResults.add(Futures.all(results).thenApply(list -> {
@@ -71,10 +76,46 @@ public final class ProduceHandler implements ApiHandler {
         });
     }
 
-    private CompletableFuture<PartitionProduceResponse> append(TopicPartition tp, PartitionProduceData pd) {
+    private CompletableFuture<PartitionProduceResponse> append(TopicPartition tp, PartitionProduceData pd,
+            String transactionalId) {
         if (!(pd.records() instanceof MemoryRecords records)) {
             return done(error(pd.index(), Errors.CORRUPT_MESSAGE, "records missing"));
         }
+        RecordBatch first = firstBatch(records);
+        if (first == null || !first.isTransactional()) {
+            return appendVerified(tp, pd, records);
+        }
+        if (transactionalId == null) {
+            return done(error(pd.index(), Errors.INVALID_TXN_STATE, "a transactional batch needs a transactional id"));
+        }
+        // KIP-890: a transactional batch goes in only if its partition is in the producer's ongoing
+        // transaction, so a late retry after an abort cannot open a transaction nobody will end.
+        return transactions.verifyPartition(transactionalId, first.producerId(), first.producerEpoch(), tp)
+                .thenCompose(e -> e == Errors.NONE ? appendVerified(tp, pd, records)
+                        : done(error(pd.index(), produceError(e), "transactional batch refused: " + e)));
+    }
+
+    /** What the producer is told when its transaction does not take the batch (Kafka's mapping). */
+    private static Errors produceError(Errors verification) {
+        return switch (verification) {
+            case PRODUCER_FENCED, INVALID_PRODUCER_EPOCH -> Errors.INVALID_PRODUCER_EPOCH;
+            // Retriable for the client, as Kafka answers while the coordinator is busy.
+            case CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS -> Errors.NOT_ENOUGH_REPLICAS;
+            default -> Errors.INVALID_TXN_STATE;
+        };
+    }
+
+    private static RecordBatch firstBatch(MemoryRecords records) {
+        try {
+            Iterator<? extends RecordBatch> it = records.batches().iterator();
+            return it.hasNext() ? it.next() : null;
+        } catch (RuntimeException e) {
+            return null; // the log's validation says what is wrong with it
+        }
+    }
+
+    private CompletableFuture<PartitionProduceResponse> appendVerified(TopicPartition tp, PartitionProduceData pd,
+            MemoryRecords records) {
         return logs.append(tp, records).thenApply(a -> a.error() != Errors.NONE
                 ? error(pd.index(), a.error(), a.message())
                 : new PartitionProduceResponse()

@@ -86,13 +86,21 @@ public final class Transactions {
     private <T> CompletableFuture<T> onShard(String transactionalId,
             Function<TransactionCoordinator, CompletableFuture<T>> work) {
         Slot s = slot(transactionalId);
-        return s.shard.call(() -> {
-            try {
-                return work.apply(s.coordinator);
-            } finally {
-                rearm(s);
-            }
-        }).thenCompose(Function.identity());
+        CompletableFuture<T> answer = new CompletableFuture<>();
+        try {
+            s.shard.execute(() -> {
+                try {
+                    Futures.forward(work.apply(s.coordinator), answer);
+                } catch (RuntimeException e) {
+                    answer.completeExceptionally(e);
+                } finally {
+                    rearm(s);
+                }
+            });
+        } catch (RuntimeException e) {
+            answer.completeExceptionally(e);
+        }
+        return answer;
     }
 
     /** Shard thread only: keeps one timer at the coordinator's earliest deadline (wall ms). */
