@@ -139,9 +139,9 @@ final class Broker implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(AutoCloseable closeable) {
+    private void closeListener() {
         try {
-            closeable.close();
+            listener.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
@@ -170,7 +170,7 @@ final class Broker implements AutoCloseable {
         if (metricsEndpoint != null) {
             metricsEndpoint.close();
         }
-        closeQuietly(listener); // the network: stops accepting, closes the connections
+        closeListener(); // the network: stops accepting, closes the connections
         services.close();
         shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
         try {
