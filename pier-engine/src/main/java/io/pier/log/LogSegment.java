@@ -52,9 +52,14 @@ final class LogSegment {
                 !rebuilding);
     }
 
-    /** Kafka's naming: the base offset as 20 zero-padded digits plus the suffix. */
+    /**
+     * Kafka's naming: the base offset as 20 zero-padded digits plus the suffix. Padded by hand:
+     * {@code String.format} would load its formatter and locale data, milliseconds of every cold
+     * start, for the first segment a broker opens.
+     */
     static String fileName(long baseOffset, String suffix) {
-        return String.format("%020d%s", baseOffset, suffix);
+        String digits = Long.toString(baseOffset);
+        return "0".repeat(Math.max(0, 20 - digits.length())) + digits + suffix;
     }
 
     /** Creates an empty segment with empty index files. */

@@ -14,14 +14,23 @@ import io.pier.protocol.ApiRouter;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
-/** The Kafka listener: accepts connections and gives each a frame decoder and a request handler. */
+/**
+ * The Kafka listener: accepts connections and gives each a frame decoder and a request handler.
+ *
+ * <p>Built in two steps, so that a broker can build it on another thread while its logs open:
+ * the constructor makes the event loops, the pipeline and the server socket, not yet bound, and
+ * initialises the classes of the first request's decoding and encoding ({@link CodecWarmup});
+ * {@link #bind} then binds the socket and listens. Netty's and kafka-clients' static initialisation is about a third of a cold start,
+ * and a class-data archive does not run it ahead of time. Routes may be added to the router
+ * until {@link #bind}, which publishes them to the event loops.
+ */
 public final class NetworkServer implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel serverChannel;
 
-    public NetworkServer(String host, int port, int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads)
-            throws InterruptedException {
+    /** Event loops, pipeline and an unbound server socket registered with its loop. */
+    public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads) throws InterruptedException {
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(ioThreads, NioIoHandler.newFactory());
         ServerBootstrap bootstrap = new ServerBootstrap()
@@ -39,12 +48,18 @@ public final class NetworkServer implements AutoCloseable {
                     }
                 });
         try {
-            serverChannel = bootstrap.bind(host, port).sync().channel();
+            serverChannel = bootstrap.register().sync().channel();
+            CodecWarmup.run();
         } catch (RuntimeException | InterruptedException e) {
-            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+            shutDownLoops();
             throw e;
         }
+    }
+
+    /** Listens on {@code host:port} (0: an ephemeral port); after a failed bind, {@link #close} stops the loops. */
+    public NetworkServer bind(String host, int port) throws InterruptedException {
+        serverChannel.bind(new InetSocketAddress(host, port)).sync();
+        return this;
     }
 
     public InetSocketAddress boundAddress() {
@@ -54,6 +69,10 @@ public final class NetworkServer implements AutoCloseable {
     @Override
     public void close() {
         serverChannel.close().awaitUninterruptibly();
+        shutDownLoops();
+    }
+
+    private void shutDownLoops() {
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
     }

@@ -44,20 +44,26 @@ final class Broker implements AutoCloseable {
     private final DurableSharePersister shareState;
     private final AgentSlot shareStateRunner;
     private final BrokerServices services;
-    private final NetworkServer network;
+    private final ParallelStep<Listener> listener;
     private final NodeInfo node;
     private final MetricsEndpoint metricsEndpoint;
 
-    Broker(BrokerConfig config, Clock clock, Runnable onFatalExit) throws Exception {
+    /**
+     * @param listener the listener being built ({@link Listener#startBuilding}), owned from here on:
+     *     a failed start closes it
+     */
+    Broker(BrokerConfig config, Clock clock, Runnable onFatalExit, ParallelStep<Listener> listener) throws Exception {
         this.config = config;
         this.onFatalExit = onFatalExit;
         long startMs = clock.monoMs();
         Path dataDir = config.dataDir().toAbsolutePath();
-        Files.createDirectories(dataDir);
         // What is already running when a later step fails (a damaged log, a taken port) is stopped
         // in reverse order, so a failed start leaves no threads, open files or data-folder lock.
         Deque<AutoCloseable> started = new ArrayDeque<>();
+        this.listener = listener;
+        started.push(listener);
         try {
+            Files.createDirectories(dataDir);
             lockChannel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             started.push(lockChannel);
             dataLock = lockChannel.tryLock();
@@ -84,15 +90,13 @@ final class Broker implements AutoCloseable {
             started.push(services);
             awaitOpen(services);
 
-            ApiRouter router = new ApiRouter();
+            ApiRouter router = listener.join().router();
             if (metrics != null) {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
             Apis.register(router, services, config, this::node);
-            network = new NetworkServer(config.host(), config.port(), config.socketRequestMaxBytes(),
-                    config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()));
-            started.push(network);
+            NetworkServer network = listener.join().server().bind(config.host(), config.port());
             node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(),
                     services.topics().clusterId());
             metricsEndpoint = metrics == null ? null : metrics.serve(config.metricsHost(), config.metricsPort());
@@ -135,6 +139,16 @@ final class Broker implements AutoCloseable {
         }
     }
 
+    private void closeListener() {
+        try {
+            listener.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.warn("Stopping the network failed", e);
+        }
+    }
+
     NodeInfo node() {
         return node;
     }
@@ -156,7 +170,7 @@ final class Broker implements AutoCloseable {
         if (metricsEndpoint != null) {
             metricsEndpoint.close();
         }
-        network.close();
+        closeListener(); // the network: stops accepting, closes the connections
         services.close();
         shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
         try {

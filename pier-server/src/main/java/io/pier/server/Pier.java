@@ -129,7 +129,10 @@ public final class Pier implements AutoCloseable {
                 all.put(BrokerConfig.LISTENERS, "PLAINTEXT://" + host + ":" + port);
             }
             try {
-                return new Pier(new Broker(new BrokerConfig(all), clock, onFatal), temp, dir);
+                BrokerConfig config = new BrokerConfig(all);
+                // Started before the Broker class initialises, and with it the logging, so the two overlap.
+                ParallelStep<Listener> listener = Listener.startBuilding(config);
+                return new Pier(new Broker(config, clock, onFatal, listener), temp, dir);
             } catch (Exception e) {
                 if (temp != null) {
                     deleteQuietly(temp);

@@ -48,7 +48,7 @@ class ResponseEncodingIT {
         ApiRouter router = new ApiRouter();
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
                 .register(ApiKeys.LIST_OFFSETS, 1, 10, request -> CompletableFuture.completedFuture(leaderEpochFive()));
-        server = new NetworkServer("127.0.0.1", 0, 1024 * 1024, 60_000, router, 1);
+        server = new NetworkServer(1024 * 1024, 60_000, router, 1).bind("127.0.0.1", 0);
     }
 
     @AfterEach
