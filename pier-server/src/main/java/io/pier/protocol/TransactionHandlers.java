@@ -71,6 +71,10 @@ public final class TransactionHandlers {
         CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
                 String groupId);
 
+        /** TxnOffsetCommit's check: the group is in the transaction (TV1), or joins it (TV2). */
+        CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
+                String groupId, boolean transactionV2);
+
         CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId, short producerEpoch,
                 boolean commit, boolean transactionV2);
 

@@ -93,6 +93,12 @@ class TransactionHandlersTest {
         }
 
         @Override
+        public CompletableFuture<Errors> verifyOrAddGroup(String id, long pid, short epoch, String groupId,
+                boolean tv2) {
+            return coordinator.verifyOrAddGroup(id, pid, epoch, groupId, tv2);
+        }
+
+        @Override
         public CompletableFuture<ProducerIdAndEpoch> endTxn(String id, long pid, short epoch, boolean commit,
                 boolean tv2) {
             return coordinator.endTxn(id, pid, epoch, commit, tv2);
