@@ -39,10 +39,10 @@ class LayeringTest {
                     NetworkLayeringViolation.class);
 
     private static final String[] ENGINE = {"io.pier.common..", "io.pier.log..", "io.pier.share..",
-            "io.pier.group..", "io.pier.state.."};
+            "io.pier.group..", "io.pier.state..", "io.pier.txn.."};
     /** Code that runs on a shard (or any agent) and owns its state: the engine and the services. */
     private static final String[] SHARD_OWNED = {"io.pier.common..", "io.pier.log..", "io.pier.share..",
-            "io.pier.group..", "io.pier.state..", "io.pier.service.."};
+            "io.pier.group..", "io.pier.state..", "io.pier.txn..", "io.pier.service.."};
 
     static final ArchRule ENGINE_NEVER_REACHES_SERVER = noClasses().that().resideInAnyPackage(ENGINE)
             .should().dependOnClassesThat().resideInAnyPackage("io.pier.server..", "io.pier.service..",

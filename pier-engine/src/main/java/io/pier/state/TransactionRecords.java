@@ -122,8 +122,7 @@ public final class TransactionRecords {
             throw new IllegalArgumentException(b.remaining() + " trailing bytes in value");
         }
         return new TransactionRecord(transactionalId, pid, prevPid, nextPid, epoch, lastEpoch, timeoutMs, state, parts,
-                groups,
-                start, lastUpdate, txnVersion);
+                groups, start, lastUpdate, txnVersion);
     }
 
     private static int count(ByteBuffer b) {

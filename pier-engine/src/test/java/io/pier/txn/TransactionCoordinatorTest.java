@@ -346,6 +346,26 @@ class TransactionCoordinatorTest {
     }
 
     @Test
+    void shouldHandOverToANewProducerIdWhenATv2EndTxnExhaustsTheEpoch() {
+        // Given a TV2 transaction at the last bumpable epoch
+        store.durable.put(TXN, new TransactionRecord(TXN, 7, -1, -1, (short) 32766, (short) 32765, 60_000,
+                TransactionState.ONGOING.id(), Set.of(P0), Set.of(), clock.wallMs(), clock.wallMs(), (short) 2));
+        coordinator.recover(store.transactions().values());
+
+        // When it commits, the answer is a new producer id at epoch 0; the markers carry the old id, epoch + 1
+        ProducerIdAndEpoch end = coordinator.endTxn(TXN, 7, (short) 32766, true, true).join();
+        assertThat(end).isEqualTo(new ProducerIdAndEpoch(Errors.NONE, 1000, (short) 0));
+        assertThat(markers.calls).containsExactly(new Marker(7, Short.MAX_VALUE, 3, true, Set.of(P0), Set.of()));
+        markers.completeLast();
+
+        // Then the id goes on as the new producer, and a retry under the old one gets the same answer
+        assertThat(store.durable.get(TXN).producerId()).isEqualTo(1000);
+        assertThat(store.durable.get(TXN).prevProducerId()).isEqualTo(7);
+        assertThat(coordinator.endTxn(TXN, 7, (short) 32766, true, true).join()).isEqualTo(end);
+        assertThat(coordinator.verifyOrAddPartition(TXN, 1000, (short) 0, P1, true).join()).isEqualTo(Errors.NONE);
+    }
+
+    @Test
     void shouldAbortAnEmptyTransactionUnderTv2ButNotCommitIt() {
         ProducerIdAndEpoch p = init();
         assertThat(coordinator.endTxn(TXN, p.producerId(), p.producerEpoch(), true, true).join().error())

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
@@ -29,7 +30,8 @@ import org.apache.kafka.common.requests.OffsetFetchResponse;
 /**
  * OffsetCommit (v2-9), OffsetFetch (v1-9, batched from v8) and OffsetDelete: the committed offsets
  * of consumer groups, answered by {@link ConsumerGroups}. Topics are named (v10's topic ids are not
- * served yet). {@code require_stable} needs nothing: without transactions no offset is pending.
+ * served yet). With {@code require_stable} a partition with an offset pending in a transaction
+ * answers UNSTABLE_OFFSET_COMMIT, as in Kafka (the client retries until the transaction ends).
  */
 public final class ConsumerOffsetHandlers {
     private static final long NO_OFFSET = -1;
@@ -83,7 +85,7 @@ public final class ConsumerOffsetHandlers {
                     }
                 }
             }
-            return fetchGroup(in.groupId(), null, -1, requested).thenApply(g -> singleGroupResponse(g, version));
+            return fetchGroup(in.groupId(), null, -1, requested, in.requireStable()).thenApply(g -> singleGroupResponse(g, version));
         }
         List<CompletableFuture<OffsetFetchResponseGroup>> each = new ArrayList<>();
         for (OffsetFetchRequestData.OffsetFetchRequestGroup g : in.groups()) {
@@ -97,7 +99,7 @@ public final class ConsumerOffsetHandlers {
                 }
             }
             // v9+: a consumer-protocol member names itself and its epoch.
-            each.add(fetchGroup(g.groupId(), g.memberId(), g.memberEpoch(), requested));
+            each.add(fetchGroup(g.groupId(), g.memberId(), g.memberEpoch(), requested, in.requireStable()));
         }
         return Futures.all(each).thenApply(list -> {
             OffsetFetchResponseData out = new OffsetFetchResponseData();
@@ -108,8 +110,9 @@ public final class ConsumerOffsetHandlers {
 
     /** One group's answer in the v8+ shape; every requested partition is listed, -1 when it has none. */
     private CompletableFuture<OffsetFetchResponseGroup> fetchGroup(String groupId, String memberId, int memberEpoch,
-            List<TopicPartition> requested) {
+            List<TopicPartition> requested, boolean requireStable) {
         return groups.fetch(groupId, memberId, memberEpoch, requested).thenApply(fetched -> {
+            Set<TopicPartition> unstable = requireStable ? groups.unstablePartitions(groupId) : Set.of();
             OffsetFetchResponseGroup g = new OffsetFetchResponseGroup().setGroupId(groupId)
                     .setErrorCode(fetched.error().code());
             if (fetched.error() != Errors.NONE) {
@@ -118,14 +121,15 @@ public final class ConsumerOffsetHandlers {
             Map<String, List<OffsetFetchResponseData.OffsetFetchResponsePartitions>> byTopic = new TreeMap<>();
             List<TopicPartition> listed = requested != null ? requested : new ArrayList<>(fetched.offsets().keySet());
             for (TopicPartition tp : listed) {
-                CommittedOffset o = fetched.offsets().get(tp);
+                boolean pending = unstable.contains(tp);
+                CommittedOffset o = pending ? null : fetched.offsets().get(tp);
                 byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>())
                         .add(new OffsetFetchResponseData.OffsetFetchResponsePartitions()
                                 .setPartitionIndex(tp.partition())
                                 .setCommittedOffset(o == null ? NO_OFFSET : o.offset())
                                 .setCommittedLeaderEpoch(o == null ? NO_LEADER_EPOCH : o.leaderEpoch())
                                 .setMetadata(o == null ? NO_METADATA : o.metadata())
-                                .setErrorCode(Errors.NONE.code()));
+                                .setErrorCode(pending ? Errors.UNSTABLE_OFFSET_COMMIT.code() : Errors.NONE.code()));
             }
             byTopic.forEach((topic, partitions) -> g.topics().add(
                     new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(topic).setPartitions(partitions)));

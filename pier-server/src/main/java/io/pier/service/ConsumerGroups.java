@@ -27,9 +27,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
@@ -353,6 +355,36 @@ public final class ConsumerGroups {
      * metadata too long, or the group's refusal applied to every partition).
      */
     public CompletableFuture<Map<TopicPartition, Errors>> commit(CommitRequest request) {
+        return commit(request, offsets::commit);
+    }
+
+    /**
+     * TxnOffsetCommit: as {@link #commit}, but the offsets stay pending for {@code producerId}'s
+     * transaction, durable and invisible to OffsetFetch, until its marker commits or drops them
+     * ({@link OffsetStore#completePending}). {@code request.apiVersion()} is the OffsetCommit
+     * version whose member checks apply.
+     */
+    public CompletableFuture<Map<TopicPartition, Errors>> commitTransactional(CommitRequest request,
+            long producerId) {
+        return commit(request, (groupId, accepted) -> offsets.commitPending(groupId, producerId, accepted));
+    }
+
+    /**
+     * The transaction marker for a group (what the broker's TransactionMarkers writes for each
+     * group of a transaction): {@code producerId}'s pending offsets become the group's committed
+     * offsets, or are dropped; durable when the future completes. Idempotent.
+     */
+    public CompletableFuture<Void> completeTransaction(String groupId, long producerId, boolean commit) {
+        return offsets.completePending(groupId, producerId, commit);
+    }
+
+    /** The partitions of {@code groupId} with a pending transactional offset (require_stable). */
+    public Set<TopicPartition> unstablePartitions(String groupId) {
+        return offsets.pendingPartitions(groupId);
+    }
+
+    private CompletableFuture<Map<TopicPartition, Errors>> commit(CommitRequest request,
+            BiFunction<String, Map<TopicPartition, CommittedOffset>, CompletableFuture<Void>> store) {
         Map<TopicPartition, Errors> result = new LinkedHashMap<>();
         Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
         long nowMs = clock.wallMs();
@@ -393,7 +425,7 @@ public final class ConsumerGroups {
             if (accepted.isEmpty()) {
                 return CompletableFuture.completedFuture(result);
             }
-            return offsets.commit(request.groupId(), accepted).thenApply(v -> result);
+            return store.apply(request.groupId(), accepted).thenApply(v -> result);
         });
     }
 

@@ -71,4 +71,28 @@ class ConsumerGroupsTest {
             assertThat(broker.agents.await(broker.services.consumerGroups().fetch("g", null)).offsets()).isEmpty();
         }
     }
+
+    @Test
+    void shouldKeepTransactionalOffsetsPendingAcrossARestartUntilTheCommitMarker() throws Exception {
+        TopicPartition tp = new TopicPartition("t", 0);
+        try (HandDrivenServices broker = new HandDrivenServices(dir, SHARDS)) {
+            // Given an offset committed inside producer 7's transaction
+            broker.agents.await(broker.services.topics().create("t", 1, Map.of(), false));
+            Map<TopicPartition, Errors> result = broker.agents.await(
+                    broker.services.consumerGroups().commitTransactional(new ConsumerGroups.CommitRequest("g", -1, "",
+                            null, (short) 8, Map.of(tp, new ConsumerGroups.Offset(42, -1, "tx"))), 7L));
+            assertThat(result).containsEntry(tp, Errors.NONE);
+        }
+        try (HandDrivenServices broker = new HandDrivenServices(dir, SHARDS)) {
+            // Then after a restart it is still pending: not fetched, and unstable for require_stable
+            ConsumerGroups groups = broker.services.consumerGroups();
+            assertThat(broker.agents.await(groups.fetch("g", null)).offsets()).isEmpty();
+            assertThat(groups.unstablePartitions("g")).containsExactly(tp);
+
+            // When the commit marker reaches the group, it is the group's committed offset
+            broker.agents.await(groups.completeTransaction("g", 7L, true));
+            assertThat(broker.agents.await(groups.fetch("g", null)).offsets().get(tp).offset()).isEqualTo(42);
+            assertThat(groups.unstablePartitions("g")).isEmpty();
+        }
+    }
 }

@@ -1,0 +1,258 @@
+package io.pier.protocol;
+
+import io.pier.service.Futures;
+import io.pier.txn.ProducerIdAndEpoch;
+import io.pier.txn.TransactionDescription;
+import io.pier.txn.TransactionFilter;
+import io.pier.txn.TransactionListing;
+import io.pier.txn.TransactionState;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.AddOffsetsToTxnResponseData;
+import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
+import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
+import org.apache.kafka.common.message.DescribeTransactionsResponseData;
+import org.apache.kafka.common.message.EndTxnResponseData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.message.ListTransactionsRequestData;
+import org.apache.kafka.common.message.ListTransactionsResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
+import org.apache.kafka.common.requests.AddOffsetsToTxnResponse;
+import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
+import org.apache.kafka.common.requests.AddPartitionsToTxnResponse;
+import org.apache.kafka.common.requests.DescribeTransactionsRequest;
+import org.apache.kafka.common.requests.DescribeTransactionsResponse;
+import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.requests.EndTxnResponse;
+import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.apache.kafka.common.requests.ListTransactionsRequest;
+import org.apache.kafka.common.requests.ListTransactionsResponse;
+
+/**
+ * The transaction coordinator's APIs: InitProducerId (transactional), AddPartitionsToTxn (v0-3
+ * from clients, the batched v4-5 shape), AddOffsetsToTxn, EndTxn, DescribeTransactions and
+ * ListTransactions, answered by the {@link Coordinators} of the shards. Not registered with the
+ * router yet (issue 13): nothing here is advertised to clients until the log side is merged.
+ *
+ * <p>The coordinator answers PRODUCER_FENCED; clients older than KIP-588's versions
+ * (InitProducerId v4, AddPartitionsToTxn / AddOffsetsToTxn / EndTxn v2) only know
+ * INVALID_PRODUCER_EPOCH, as Kafka's KafkaApis maps it.
+ */
+public final class TransactionHandlers {
+    /** EndTxn v5+ is KIP-890's transaction version 2 (the epoch bumped by every EndTxn). */
+    static final short FIRST_TV2_END_TXN_VERSION = 5;
+    private static final short FIRST_BATCHED_ADD_PARTITIONS_VERSION = 4;
+
+    /** The coordinator of each transactional id, on its shard; futures complete anywhere. */
+    public interface Coordinators {
+        CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs, long producerId,
+                short producerEpoch);
+
+        CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
+                Collection<TopicPartition> partitions);
+
+        CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
+                TopicPartition partition);
+
+        CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
+                String groupId);
+
+        /** TxnOffsetCommit's check: the group is in the transaction (TV1), or joins it (TV2). */
+        CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
+                String groupId, boolean transactionV2);
+
+        CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId, short producerEpoch,
+                boolean commit, boolean transactionV2);
+
+        CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId);
+
+        /** Every shard's ids that pass {@code filter}. */
+        CompletableFuture<List<TransactionListing>> list(TransactionFilter filter);
+    }
+
+    private final Coordinators coordinators;
+
+    public TransactionHandlers(Coordinators coordinators) {
+        this.coordinators = coordinators;
+    }
+
+    /** InitProducerId with a transactional id (the idempotent case stays with InitProducerIdHandler). */
+    public CompletableFuture<AbstractResponse> initProducerId(ApiRequest request) {
+        var in = request.bodyAs(InitProducerIdRequest.class).data();
+        short version = request.version();
+        return coordinators.initProducerId(in.transactionalId(), in.transactionTimeoutMs(), in.producerId(),
+                in.producerEpoch()).thenApply(r -> new InitProducerIdResponse(new InitProducerIdResponseData()
+                        .setErrorCode(fenced(r.error(), version, (short) 4).code())
+                        .setProducerId(r.producerId()).setProducerEpoch(r.producerEpoch())));
+    }
+
+    public CompletableFuture<AbstractResponse> addPartitionsToTxn(ApiRequest request) {
+        AddPartitionsToTxnRequestData in = request.bodyAs(AddPartitionsToTxnRequest.class).data();
+        short version = request.version();
+        if (version < FIRST_BATCHED_ADD_PARTITIONS_VERSION) {
+            List<TopicPartition> partitions = partitionsOf(in.v3AndBelowTopics());
+            return coordinators.addPartitions(in.v3AndBelowTransactionalId(), in.v3AndBelowProducerId(),
+                    in.v3AndBelowProducerEpoch(), partitions).thenApply(error -> {
+                        Errors e = fenced(error, version, (short) 2);
+                        Map<TopicPartition, Errors> each = new LinkedHashMap<>();
+                        partitions.forEach(tp -> each.put(tp, e));
+                        return new AddPartitionsToTxnResponse(new AddPartitionsToTxnResponseData()
+                                .setResultsByTopicV3AndBelow(AddPartitionsToTxnResponse.resultForTransaction(
+                                        AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID, each).topicResults()));
+                    });
+        }
+        List<CompletableFuture<AddPartitionsToTxnResponseData.AddPartitionsToTxnResult>> each = new ArrayList<>();
+        for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction t : in.transactions()) {
+            each.add(batchedTransaction(t));
+        }
+        return Futures.all(each).thenApply(results -> {
+            AddPartitionsToTxnResponseData out = new AddPartitionsToTxnResponseData();
+            results.forEach(r -> out.resultsByTransaction().add(r));
+            return new AddPartitionsToTxnResponse(out);
+        });
+    }
+
+    /** v4+: one transaction of the batch, verified partition by partition or added at once. */
+    private CompletableFuture<AddPartitionsToTxnResponseData.AddPartitionsToTxnResult> batchedTransaction(
+            AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction t) {
+        List<TopicPartition> partitions = partitionsOf(t.topics());
+        if (!t.verifyOnly()) {
+            return coordinators.addPartitions(t.transactionalId(), t.producerId(), t.producerEpoch(), partitions)
+                    .thenApply(error -> {
+                        Map<TopicPartition, Errors> each = new LinkedHashMap<>();
+                        partitions.forEach(tp -> each.put(tp, error));
+                        return AddPartitionsToTxnResponse.resultForTransaction(t.transactionalId(), each);
+                    });
+        }
+        List<CompletableFuture<Errors>> checks = new ArrayList<>();
+        for (TopicPartition tp : partitions) {
+            checks.add(coordinators.verifyPartition(t.transactionalId(), t.producerId(), t.producerEpoch(), tp));
+        }
+        return Futures.all(checks).thenApply(errors -> {
+            Map<TopicPartition, Errors> each = new LinkedHashMap<>();
+            for (int i = 0; i < partitions.size(); i++) {
+                each.put(partitions.get(i), errors.get(i));
+            }
+            return AddPartitionsToTxnResponse.resultForTransaction(t.transactionalId(), each);
+        });
+    }
+
+    private static List<TopicPartition> partitionsOf(
+            AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection topics) {
+        List<TopicPartition> out = new ArrayList<>();
+        for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic topic : topics) {
+            for (int p : topic.partitions()) {
+                out.add(new TopicPartition(topic.name(), p));
+            }
+        }
+        return out;
+    }
+
+    public CompletableFuture<AbstractResponse> addOffsetsToTxn(ApiRequest request) {
+        var in = request.bodyAs(AddOffsetsToTxnRequest.class).data();
+        short version = request.version();
+        return coordinators.addOffsets(in.transactionalId(), in.producerId(), in.producerEpoch(), in.groupId())
+                .thenApply(error -> new AddOffsetsToTxnResponse(new AddOffsetsToTxnResponseData()
+                        .setErrorCode(fenced(error, version, (short) 2).code())));
+    }
+
+    public CompletableFuture<AbstractResponse> endTxn(ApiRequest request) {
+        var in = request.bodyAs(EndTxnRequest.class).data();
+        short version = request.version();
+        return coordinators.endTxn(in.transactionalId(), in.producerId(), in.producerEpoch(), in.committed(),
+                version >= FIRST_TV2_END_TXN_VERSION).thenApply(r -> new EndTxnResponse(new EndTxnResponseData()
+                        .setErrorCode(fenced(r.error(), version, (short) 2).code())
+                        .setProducerId(r.producerId()).setProducerEpoch(r.producerEpoch())));
+    }
+
+    public CompletableFuture<AbstractResponse> describeTransactions(ApiRequest request) {
+        List<String> ids = request.bodyAs(DescribeTransactionsRequest.class).data().transactionalIds();
+        List<CompletableFuture<DescribeTransactionsResponseData.TransactionState>> each = new ArrayList<>();
+        for (String id : ids) {
+            each.add(coordinators.describe(id).thenApply(d -> d.map(TransactionHandlers::described)
+                    .orElseGet(() -> new DescribeTransactionsResponseData.TransactionState().setTransactionalId(id)
+                            .setErrorCode(Errors.TRANSACTIONAL_ID_NOT_FOUND.code()))));
+        }
+        return Futures.all(each).thenApply(states -> new DescribeTransactionsResponse(
+                new DescribeTransactionsResponseData().setTransactionStates(states)));
+    }
+
+    /** Kafka lists a group as its __consumer_offsets partition; Pier has no such topic and lists topics only. */
+    private static DescribeTransactionsResponseData.TransactionState described(TransactionDescription d) {
+        DescribeTransactionsResponseData.TransactionState s = new DescribeTransactionsResponseData.TransactionState()
+                .setTransactionalId(d.transactionalId()).setTransactionState(d.state().kafkaName())
+                .setTransactionTimeoutMs(d.timeoutMs()).setTransactionStartTimeMs(d.startTimestampMs())
+                .setProducerId(d.producerId()).setProducerEpoch(d.producerEpoch());
+        Map<String, List<Integer>> byTopic = new TreeMap<>();
+        d.partitions().forEach(tp -> byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition()));
+        byTopic.forEach((topic, partitions) -> s.topics().add(new DescribeTransactionsResponseData.TopicData()
+                .setTopic(topic).setPartitions(partitions.stream().sorted().toList())));
+        return s;
+    }
+
+    public CompletableFuture<AbstractResponse> listTransactions(ApiRequest request) {
+        ListTransactionsRequestData in = request.bodyAs(ListTransactionsRequest.class).data();
+        ListTransactionsResponseData out = new ListTransactionsResponseData();
+        Set<TransactionState> states = new HashSet<>();
+        for (String name : in.stateFilters()) {
+            Optional<TransactionState> s = byKafkaName(name);
+            if (s.isPresent()) {
+                states.add(s.get());
+            } else {
+                out.unknownStateFilters().add(name);
+            }
+        }
+        // Only unknown states asked for: nothing can match (an empty set would match everything).
+        if (!in.stateFilters().isEmpty() && states.isEmpty()) {
+            return CompletableFuture.completedFuture(new ListTransactionsResponse(out));
+        }
+        Pattern idPattern;
+        try {
+            idPattern = in.transactionalIdPattern() == null || in.transactionalIdPattern().isEmpty() ? null
+                    : Pattern.compile(in.transactionalIdPattern());
+        } catch (PatternSyntaxException e) {
+            return CompletableFuture.completedFuture(new ListTransactionsResponse(
+                    out.setErrorCode(Errors.INVALID_REGULAR_EXPRESSION.code())));
+        }
+        TransactionFilter filter = new TransactionFilter(states, Set.copyOf(in.producerIdFilters()),
+                in.durationFilter());
+        return coordinators.list(filter).thenApply(listed -> {
+            for (TransactionListing l : listed) {
+                if (idPattern == null || idPattern.matcher(l.transactionalId()).matches()) {
+                    out.transactionStates().add(new ListTransactionsResponseData.TransactionState()
+                            .setTransactionalId(l.transactionalId()).setProducerId(l.producerId())
+                            .setTransactionState(l.state().kafkaName()));
+                }
+            }
+            return new ListTransactionsResponse(out);
+        });
+    }
+
+    private static Optional<TransactionState> byKafkaName(String name) {
+        for (TransactionState s : TransactionState.values()) {
+            if (s.kafkaName().equals(name)) {
+                return Optional.of(s);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** PRODUCER_FENCED for clients that know it (from {@code firstVersion}), INVALID_PRODUCER_EPOCH before. */
+    static Errors fenced(Errors error, short version, short firstVersion) {
+        return error == Errors.PRODUCER_FENCED && version < firstVersion ? Errors.INVALID_PRODUCER_EPOCH : error;
+    }
+}
