@@ -1,5 +1,18 @@
 package io.pier.server;
 
+import io.pier.protocol.TransactionHandlers;
+import io.pier.protocol.TxnOffsetCommitHandler;
+import io.pier.service.Transactions;
+import io.pier.txn.ProducerIdAndEpoch;
+import io.pier.txn.TransactionDescription;
+import io.pier.txn.TransactionFilter;
+import io.pier.txn.TransactionListing;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerConfigs;
@@ -61,6 +74,9 @@ public final class Apis {
                 services.consumerGroups());
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics);
+        TransactionHandlers txn = new TransactionHandlers(coordinatorsOf(services.transactions()));
+        TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(coordinatorsOf(services.transactions()),
+                services.consumerGroups());
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
                 .register(ApiKeys.METADATA, 0, 13,
                         new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
@@ -71,7 +87,7 @@ public final class Apis {
                 .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
                 .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
                 .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions)
-                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds(), services.transactions()))
+                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds(), txn))
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
                 .register(ApiKeys.OFFSET_COMMIT, 2, 9, consumerOffsets::offsetCommit)
                 .register(ApiKeys.OFFSET_FETCH, 1, 9, consumerOffsets::offsetFetch)
@@ -96,6 +112,65 @@ public final class Apis {
                 .register(ApiKeys.DELETE_GROUPS, 0, 3, shareAdmin::deleteGroups)
                 .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, shareOffsets::describeOffsets)
                 .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::alterOffsets)
-                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::deleteOffsets);
+                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::deleteOffsets)
+                .register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, txn::addPartitionsToTxn)
+                .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, txn::addOffsetsToTxn)
+                // v5 of both is transaction version 2 (KIP-890), which clients use only when the
+                // transaction.version feature says so; Pier does not advertise it yet.
+                .register(ApiKeys.END_TXN, 0, 5, txn::endTxn)
+                .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, txnOffsets::handle)
+                .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, txn::describeTransactions)
+                .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, txn::listTransactions);
+    }
+
+    /** The protocol's view of the transaction coordinators: each call hops to the id's shard. */
+    private static TransactionHandlers.Coordinators coordinatorsOf(Transactions t) {
+        return new TransactionHandlers.Coordinators() {
+            @Override
+            public CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs,
+                    long producerId, short producerEpoch) {
+                return t.initProducerId(transactionalId, timeoutMs, producerId, producerEpoch);
+            }
+
+            @Override
+            public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId,
+                    short producerEpoch, Collection<TopicPartition> partitions) {
+                return t.addPartitions(transactionalId, producerId, producerEpoch, partitions);
+            }
+
+            @Override
+            public CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId,
+                    short producerEpoch, TopicPartition partition) {
+                return t.verifyPartition(transactionalId, producerId, producerEpoch, partition);
+            }
+
+            @Override
+            public CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
+                    String groupId) {
+                return t.addOffsets(transactionalId, producerId, producerEpoch, groupId);
+            }
+
+            @Override
+            public CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId,
+                    short producerEpoch, String groupId, boolean transactionV2) {
+                return t.verifyOrAddGroup(transactionalId, producerId, producerEpoch, groupId, transactionV2);
+            }
+
+            @Override
+            public CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId,
+                    short producerEpoch, boolean commit, boolean transactionV2) {
+                return t.endTxn(transactionalId, producerId, producerEpoch, commit, transactionV2);
+            }
+
+            @Override
+            public CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId) {
+                return t.describe(transactionalId);
+            }
+
+            @Override
+            public CompletableFuture<List<TransactionListing>> list(TransactionFilter filter) {
+                return t.list(filter);
+            }
+        };
     }
 }

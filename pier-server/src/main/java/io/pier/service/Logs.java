@@ -83,22 +83,8 @@ public final class Logs {
     }
 
     private static void appendOnShard(Partition partition, MemoryRecords records, CompletableFuture<Appended> result) {
-        if (isTransactional(records)) {
-            // Clients cannot begin transactions yet (InitProducerId refuses transactional ids); the
-            // log accepts these batches for the coordinator of issue 13, which lifts this guard.
-            result.complete(Appended.failed(Errors.INVALID_RECORD, "transactions are not supported yet"));
-            return;
-        }
+        // A transactional batch was checked against its transaction by the Produce path first.
         appendOnShard(partition, result, () -> partition.log().append(records));
-    }
-
-    private static boolean isTransactional(MemoryRecords records) {
-        try {
-            RecordBatch first = records.firstBatch();
-            return first != null && first.isTransactional();
-        } catch (RuntimeException e) {
-            return false; // malformed: the log's validation says how
-        }
     }
 
     /** One write to a partition's log, run on its shard. */

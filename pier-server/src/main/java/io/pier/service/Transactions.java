@@ -1,7 +1,6 @@
 package io.pier.service;
 
 import io.pier.common.Clock;
-import io.pier.state.OffsetStore;
 import io.pier.state.TransactionRecord;
 import io.pier.state.TransactionStore;
 import io.pier.txn.ProducerIdAndEpoch;
@@ -12,6 +11,7 @@ import io.pier.txn.TransactionFilter;
 import io.pier.txn.TransactionListing;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,7 +25,7 @@ import org.apache.kafka.common.protocol.Errors;
  * shard as group ids do (Kafka spreads them over {@code __transaction_state}'s partitions the same
  * way). Every call runs on the id's shard; the answers complete there too. Markers go to the
  * partitions' own shards through {@link Logs#writeMarker}, and to the groups' offsets through the
- * {@link OffsetStore}.
+ * consumer groups ({@link ConsumerGroups#completeTransaction}).
  */
 public final class Transactions {
     /** Every marker of this broker's coordinators carries it: one coordinator, never replaced. */
@@ -33,7 +33,7 @@ public final class Transactions {
 
     private final PartitionRegistry partitions;
     private final Logs logs;
-    private final OffsetStore offsets;
+    private final ConsumerGroups groups;
     private final Clock clock;
     private final Slot[] slots;
 
@@ -48,11 +48,11 @@ public final class Transactions {
         }
     }
 
-    public Transactions(PartitionRegistry partitions, Logs logs, OffsetStore offsets, TransactionStore store,
+    public Transactions(PartitionRegistry partitions, Logs logs, ConsumerGroups groups, TransactionStore store,
             ProducerIdAllocator producerIds, Clock clock, Map<String, String> config) {
         this.partitions = partitions;
         this.logs = logs;
-        this.offsets = offsets;
+        this.groups = groups;
         this.clock = clock;
         TransactionConfig txnConfig = TransactionConfig.fromProperties(config);
         Shard[] shards = partitions.shards();
@@ -68,7 +68,7 @@ public final class Transactions {
         }
         // After a restart each coordinator takes its ids back and completes what was being
         // committed or aborted; queued now, run in the shards' first cycles.
-        Map<Slot, List<TransactionRecord>> byShard = new java.util.HashMap<>();
+        Map<Slot, List<TransactionRecord>> byShard = new HashMap<>();
         for (TransactionRecord r : store.transactions().values()) {
             byShard.computeIfAbsent(slot(r.transactionalId()), k -> new ArrayList<>()).add(r);
         }
@@ -142,7 +142,7 @@ public final class Transactions {
             }));
         }
         for (String groupId : groupIds) {
-            all.add(offsets.completePending(groupId, producerId, commit));
+            all.add(groups.completeTransaction(groupId, producerId, commit));
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
@@ -169,16 +169,17 @@ public final class Transactions {
                 c -> c.verifyOrAddPartition(transactionalId, producerId, producerEpoch, tp, false));
     }
 
-    /** TxnOffsetCommit's check that the group is in the producer's ongoing transaction. */
-    public CompletableFuture<Errors> verifyGroup(String transactionalId, long producerId, short producerEpoch,
-            String groupId) {
+    /** TxnOffsetCommit's check: the group is in the ongoing transaction (TV1), or joins it (TV2). */
+    public CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
+            String groupId, boolean transactionV2) {
         return onShard(transactionalId,
-                c -> c.verifyOrAddGroup(transactionalId, producerId, producerEpoch, groupId, false));
+                c -> c.verifyOrAddGroup(transactionalId, producerId, producerEpoch, groupId, transactionV2));
     }
 
     public CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId, short producerEpoch,
-            boolean commit) {
-        return onShard(transactionalId, c -> c.endTxn(transactionalId, producerId, producerEpoch, commit, false));
+            boolean commit, boolean transactionV2) {
+        return onShard(transactionalId,
+                c -> c.endTxn(transactionalId, producerId, producerEpoch, commit, transactionV2));
     }
 
     public CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId) {

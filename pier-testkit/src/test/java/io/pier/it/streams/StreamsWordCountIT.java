@@ -40,8 +40,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A Kafka Streams word count (kafka-streams 4.4, unchanged) against Pier: a repartition topic,
- * a compacted changelog topic and a consumer group under the hood. Its output holds exactly the counts of the input. {@code exactly_once_v2}
- * joins the guarantees here once Pier serves transactions.
+ * a compacted changelog topic and a consumer group under the hood, and with {@code exactly_once_v2}
+ * a transactional producer that sends its input offsets to each transaction. Its output, read
+ * with read_committed, holds exactly the counts of the input.
  */
 @Timeout(180)
 class StreamsWordCountIT {
@@ -52,7 +53,7 @@ class StreamsWordCountIT {
     Path stateDir;
 
     @ParameterizedTest
-    @ValueSource(strings = StreamsConfig.AT_LEAST_ONCE)
+    @ValueSource(strings = {StreamsConfig.AT_LEAST_ONCE, StreamsConfig.EXACTLY_ONCE_V2})
     void shouldCountEveryWordOfTheInputExactly(String guarantee) throws Exception {
         // Given an input topic of lines with known word counts
         String suffix = guarantee.replace('_', '-');
