@@ -196,10 +196,10 @@ class TransactionalFetchTest {
     }
 
     @Test
-    void shouldStillRefuseTransactionalBatchesFromProducers() throws Exception {
-        Logs.Appended refused = agents.await(services.logs().append(TP, MemoryRecords.withTransactionalRecords(
-                Compression.NONE, A, (short) 0, 0, new SimpleRecord(1L, null, "x".getBytes()))));
-        assertThat(refused.error()).isEqualTo(Errors.INVALID_RECORD);
+    void shouldRefuseATransactionalBatchForAPartitionOutsideAnyTransaction() throws Exception {
+        // What the Produce path asks before appending a transactional batch (KIP-890 part 1).
+        assertThat(agents.await(services.transactions().verifyPartition("no-such-id", A, (short) 0, TP)))
+                .isEqualTo(Errors.INVALID_PRODUCER_ID_MAPPING);
     }
 
     @Test

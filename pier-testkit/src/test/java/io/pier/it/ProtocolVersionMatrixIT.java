@@ -286,6 +286,7 @@ class ProtocolVersionMatrixIT {
                 v, MatrixRequests.setTopicConfig(TOPIC, "retention.ms", Long.toString(604_800_000L + v)))));
         ShareCases.register(cases);
         GroupCases.register(cases);
+        TxnCases.register(cases);
         return cases;
     }
 
