@@ -82,7 +82,8 @@ public final class ProduceHandler implements ApiHandler {
             return done(error(pd.index(), Errors.CORRUPT_MESSAGE, "records missing"));
         }
         RecordBatch first = firstBatch(records);
-        if (first == null || !first.isTransactional()) {
+        // A control batch from a client is the log's to refuse (INVALID_RECORD), as Kafka does.
+        if (first == null || !first.isTransactional() || first.isControlBatch()) {
             return appendVerified(tp, pd, records);
         }
         if (transactionalId == null) {

@@ -250,12 +250,13 @@ class MalformedInputIT {
     }
 
     @Test
-    void shouldRefuseTransactionalBatchWithoutTransactionSupport() throws Exception {
+    void shouldRefuseTransactionalBatchOutsideATransaction() throws Exception {
+        // A producer id no coordinator gave out, sent without a transactional id (KIP-890 part 1)
         String topic = createTopic("transactional-batch");
         MemoryRecords txn = MemoryRecords.withTransactionalRecords(Compression.NONE, 4243L, (short) 0, 0,
                 record("in-a-transaction"));
         PartitionProduceResponse response = produce(topic, txn, (short) 1);
-        assertThat(Errors.forCode(response.errorCode())).isEqualTo(Errors.INVALID_RECORD);
+        assertThat(Errors.forCode(response.errorCode())).isEqualTo(Errors.INVALID_TXN_STATE);
         assertThat(latestOffset(topic)).isZero();
     }
 

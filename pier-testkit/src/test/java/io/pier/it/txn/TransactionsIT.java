@@ -41,10 +41,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(180)
 class TransactionsIT {
     @RegisterExtension
-    static final PierExtension PIER = PierExtension.withConfig(
-            "num.partitions", "2",
-            // Kafka's default is 10 s; a short interval keeps the timeout test short.
-            "transaction.abort.timed.out.transaction.cleanup.interval.ms", "200");
+    static final PierExtension PIER = PierExtension.withConfig("num.partitions", "2");
 
     static KafkaProducer<String, String> producer(String transactionalId, String... keyValues) {
         Properties p = new Properties();
