@@ -441,6 +441,8 @@ public final class DurableOffsetStore extends DurableStoreAgent<DurableOffsetSto
 
         @Override
         public void durable() {
+            // Committed offsets first, pending ones after: OffsetFetch with require_stable reads the
+            // pending view first, so a marker never shows a partition as neither pending nor committed.
             staged.forEach((g, m) -> {
                 if (m.isEmpty()) {
                     published.remove(g);

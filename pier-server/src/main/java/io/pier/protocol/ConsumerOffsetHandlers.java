@@ -111,8 +111,12 @@ public final class ConsumerOffsetHandlers {
     /** One group's answer in the v8+ shape; every requested partition is listed, -1 when it has none. */
     private CompletableFuture<OffsetFetchResponseGroup> fetchGroup(String groupId, String memberId, int memberEpoch,
             List<TopicPartition> requested, boolean requireStable) {
+        // Pending offsets are read before the committed ones: a commit marker publishes the committed
+        // offsets first and drops the pending ones after, so either the partition is still pending
+        // here or its committed offset is already there; read the other way round, a marker landing
+        // in between would show neither.
+        Set<TopicPartition> unstable = requireStable ? groups.unstablePartitions(groupId) : Set.of();
         return groups.fetch(groupId, memberId, memberEpoch, requested).thenApply(fetched -> {
-            Set<TopicPartition> unstable = requireStable ? groups.unstablePartitions(groupId) : Set.of();
             OffsetFetchResponseGroup g = new OffsetFetchResponseGroup().setGroupId(groupId)
                     .setErrorCode(fetched.error().code());
             if (fetched.error() != Errors.NONE) {

@@ -112,7 +112,7 @@ public final class BrokerServices implements AutoCloseable {
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
                 this::releaseSession);
         producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
-        transactions = new Transactions(partitions, logs, consumerGroups, transactionStore, producerIds, clock,
+        transactions = new Transactions(partitions, topics, logs, consumerGroups, transactionStore, producerIds, clock,
                 settings.raw());
         GroupSnapshots groupSnapshots = new GroupSnapshots(partitions, consumerGroups, shareGroups, offsetStore);
         OffsetExpiration.Config offsetRetention = OffsetExpiration.Config.fromProperties(settings.raw());

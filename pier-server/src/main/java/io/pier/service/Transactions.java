@@ -34,6 +34,7 @@ public final class Transactions {
     private final PartitionRegistry partitions;
     private final Logs logs;
     private final ConsumerGroups groups;
+    private final TopicService topics;
     private final Clock clock;
     private final Slot[] slots;
 
@@ -48,11 +49,13 @@ public final class Transactions {
         }
     }
 
-    public Transactions(PartitionRegistry partitions, Logs logs, ConsumerGroups groups, TransactionStore store,
+    public Transactions(PartitionRegistry partitions, TopicService topics, Logs logs, ConsumerGroups groups,
+            TransactionStore store,
             ProducerIdAllocator producerIds, Clock clock, Map<String, String> config) {
         this.partitions = partitions;
         this.logs = logs;
         this.groups = groups;
+        this.topics = topics;
         this.clock = clock;
         TransactionConfig txnConfig = TransactionConfig.fromProperties(config);
         Shard[] shards = partitions.shards();
@@ -136,7 +139,10 @@ public final class Transactions {
         List<CompletableFuture<?>> all = new ArrayList<>();
         for (TopicPartition tp : tps) {
             all.add(logs.writeMarker(tp, producerId, producerEpoch, coordinatorEpoch, commit).thenAccept(a -> {
-                if (a.error() != Errors.NONE && a.error() != Errors.UNKNOWN_TOPIC_OR_PARTITION) {
+                // A deleted topic needs no marker. A partition not open yet (markers rewritten just
+                // after a restart) is no excuse: the coordinator writes them again after its backoff.
+                boolean deleted = a.error() == Errors.UNKNOWN_TOPIC_OR_PARTITION && topics.topic(tp.topic()) == null;
+                if (a.error() != Errors.NONE && !deleted) {
                     throw new IllegalStateException("marker on " + tp + " failed: " + a.error() + " " + a.message());
                 }
             }));
