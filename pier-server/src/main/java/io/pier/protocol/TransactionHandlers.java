@@ -1,5 +1,7 @@
 package io.pier.protocol;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import io.pier.service.Futures;
 import io.pier.txn.ProducerIdAndEpoch;
 import io.pier.txn.TransactionDescription;
@@ -16,8 +18,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.AddOffsetsToTxnResponseData;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
@@ -220,6 +220,7 @@ public final class TransactionHandlers {
         if (!in.stateFilters().isEmpty() && states.isEmpty()) {
             return CompletableFuture.completedFuture(new ListTransactionsResponse(out));
         }
+        // RE2/J, as Kafka: linear time whatever pattern a client sends.
         Pattern idPattern;
         try {
             idPattern = in.transactionalIdPattern() == null || in.transactionalIdPattern().isEmpty() ? null
