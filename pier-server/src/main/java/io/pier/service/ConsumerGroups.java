@@ -65,11 +65,11 @@ public final class ConsumerGroups {
         final Shard shard;
         final ClassicGroupCoordinator coordinator;
         final ConsumerGroupCoordinator consumer;
-        Deadlines.Timer timer;
-        long timerAtMs = Long.MAX_VALUE;
+        final EarliestTimer timer;
 
         Slot(Shard shard, ClassicGroupCoordinator coordinator, ConsumerGroupCoordinator consumer) {
             this.shard = shard;
+            this.timer = new EarliestTimer(shard);
             this.coordinator = coordinator;
             this.consumer = consumer;
         }
@@ -187,17 +187,7 @@ public final class ConsumerGroups {
 
     /** Shard thread only: keeps one timer at the coordinator's earliest deadline. */
     private void rearm(Slot s) {
-        long next = s.nextDeadlineMs();
-        if (next == Long.MAX_VALUE || (s.timer != null && s.timerAtMs <= next)) {
-            return;
-        }
-        if (s.timer != null) {
-            s.timer.cancel();
-        }
-        s.timerAtMs = next;
-        s.timer = s.shard.schedule(next, () -> {
-            s.timer = null;
-            s.timerAtMs = Long.MAX_VALUE;
+        s.timer.armAt(s.nextDeadlineMs(), () -> {
             long nowMs = s.shard.nowMs();
             s.coordinator.onDeadlines(nowMs);
             s.consumer.onDeadlines(nowMs);

@@ -27,7 +27,7 @@ import org.apache.kafka.common.protocol.Errors;
  * partitions' own shards through {@link Logs#writeMarker}, and to the groups' offsets through the
  * consumer groups ({@link ConsumerGroups#completeTransaction}).
  */
-public final class Transactions {
+public final class Transactions implements TransactionCoordinators {
     /** Every marker of this broker's coordinators carries it: one coordinator, never replaced. */
     private static final int COORDINATOR_EPOCH = 0;
 
@@ -40,12 +40,12 @@ public final class Transactions {
 
     private static final class Slot {
         final Shard shard;
+        final EarliestTimer timer;
         TransactionCoordinator coordinator;
-        Deadlines.Timer timer;
-        long timerAtMs = Long.MAX_VALUE;
 
         Slot(Shard shard) {
             this.shard = shard;
+            this.timer = new EarliestTimer(shard);
         }
     }
 
@@ -113,17 +113,7 @@ public final class Transactions {
             return;
         }
         // The shard's timers run on its monotonic clock; the coordinator's deadlines are wall times.
-        long at = s.shard.nowMs() + Math.max(0, nextWall - clock.wallMs());
-        if (s.timer != null && s.timerAtMs <= at) {
-            return;
-        }
-        if (s.timer != null) {
-            s.timer.cancel();
-        }
-        s.timerAtMs = at;
-        s.timer = s.shard.schedule(at, () -> {
-            s.timer = null;
-            s.timerAtMs = Long.MAX_VALUE;
+        s.timer.armAt(s.shard.nowMs() + Math.max(0, nextWall - clock.wallMs()), () -> {
             s.coordinator.onDeadlines();
             rearm(s);
         });
@@ -153,22 +143,26 @@ public final class Transactions {
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
 
+    @Override
     public CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs,
             long producerId, short producerEpoch) {
         return onShard(transactionalId, c -> c.initProducerId(transactionalId, timeoutMs, producerId, producerEpoch));
     }
 
+    @Override
     public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
             Collection<TopicPartition> tps) {
         return onShard(transactionalId, c -> c.addPartitions(transactionalId, producerId, producerEpoch, tps));
     }
 
+    @Override
     public CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
             String groupId) {
         return onShard(transactionalId, c -> c.addOffsets(transactionalId, producerId, producerEpoch, groupId));
     }
 
     /** The Produce path's check of a transactional batch (KIP-890): see {@link TransactionCoordinator#verifyOrAddPartition}. */
+    @Override
     public CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
             TopicPartition tp) {
         return onShard(transactionalId,
@@ -176,23 +170,27 @@ public final class Transactions {
     }
 
     /** TxnOffsetCommit's check: the group is in the ongoing transaction (TV1), or joins it (TV2). */
+    @Override
     public CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
             String groupId, boolean transactionV2) {
         return onShard(transactionalId,
                 c -> c.verifyOrAddGroup(transactionalId, producerId, producerEpoch, groupId, transactionV2));
     }
 
+    @Override
     public CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId, short producerEpoch,
             boolean commit, boolean transactionV2) {
         return onShard(transactionalId,
                 c -> c.endTxn(transactionalId, producerId, producerEpoch, commit, transactionV2));
     }
 
+    @Override
     public CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId) {
         return onShard(transactionalId, c -> CompletableFuture.completedFuture(c.describe(transactionalId)));
     }
 
     /** Every shard's ids that pass {@code filter}. */
+    @Override
     public CompletableFuture<List<TransactionListing>> list(TransactionFilter filter) {
         List<CompletableFuture<List<TransactionListing>>> each = new ArrayList<>();
         for (Slot s : slots) {
