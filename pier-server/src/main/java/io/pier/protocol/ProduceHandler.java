@@ -6,7 +6,6 @@ import io.pier.service.TopicService;
 import io.pier.service.Transactions;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
@@ -108,8 +107,7 @@ public final class ProduceHandler implements ApiHandler {
 
     private static RecordBatch firstBatch(MemoryRecords records) {
         try {
-            Iterator<? extends RecordBatch> it = records.batches().iterator();
-            return it.hasNext() ? it.next() : null;
+            return records.firstBatch();
         } catch (RuntimeException e) {
             return null; // the log's validation says what is wrong with it
         }

@@ -3,13 +3,12 @@ package io.pier.protocol;
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
 import io.pier.service.Futures;
-import io.pier.txn.ProducerIdAndEpoch;
+import io.pier.service.TransactionCoordinators;
 import io.pier.txn.TransactionDescription;
 import io.pier.txn.TransactionFilter;
 import io.pier.txn.TransactionListing;
 import io.pier.txn.TransactionState;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,8 +44,7 @@ import org.apache.kafka.common.requests.ListTransactionsResponse;
 /**
  * The transaction coordinator's APIs: InitProducerId (transactional), AddPartitionsToTxn (v0-3
  * from clients, the batched v4-5 shape), AddOffsetsToTxn, EndTxn, DescribeTransactions and
- * ListTransactions, answered by the {@link Coordinators} of the shards. Not registered with the
- * router yet (issue 13): nothing here is advertised to clients until the log side is merged.
+ * ListTransactions, answered by the {@link TransactionCoordinators} of the shards.
  *
  * <p>The coordinator answers PRODUCER_FENCED; clients older than KIP-588's versions
  * (InitProducerId v4, AddPartitionsToTxn / AddOffsetsToTxn / EndTxn v2) only know
@@ -57,36 +55,9 @@ public final class TransactionHandlers {
     static final short FIRST_TV2_END_TXN_VERSION = 5;
     private static final short FIRST_BATCHED_ADD_PARTITIONS_VERSION = 4;
 
-    /** The coordinator of each transactional id, on its shard; futures complete anywhere. */
-    public interface Coordinators {
-        CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs, long producerId,
-                short producerEpoch);
+    private final TransactionCoordinators coordinators;
 
-        CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
-                Collection<TopicPartition> partitions);
-
-        CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
-                TopicPartition partition);
-
-        CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
-                String groupId);
-
-        /** TxnOffsetCommit's check: the group is in the transaction (TV1), or joins it (TV2). */
-        CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
-                String groupId, boolean transactionV2);
-
-        CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId, short producerEpoch,
-                boolean commit, boolean transactionV2);
-
-        CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId);
-
-        /** Every shard's ids that pass {@code filter}. */
-        CompletableFuture<List<TransactionListing>> list(TransactionFilter filter);
-    }
-
-    private final Coordinators coordinators;
-
-    public TransactionHandlers(Coordinators coordinators) {
+    public TransactionHandlers(TransactionCoordinators coordinators) {
         this.coordinators = coordinators;
     }
 

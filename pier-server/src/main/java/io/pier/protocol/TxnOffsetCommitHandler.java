@@ -1,6 +1,7 @@
 package io.pier.protocol;
 
 import io.pier.service.ConsumerGroups;
+import io.pier.service.TransactionCoordinators;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -25,10 +26,10 @@ public final class TxnOffsetCommitHandler {
     private static final short OFFSET_COMMIT_CLASSIC_VERSION = 8;
     private static final short OFFSET_COMMIT_CONSUMER_VERSION = 9;
 
-    private final TransactionHandlers.Coordinators coordinators;
+    private final TransactionCoordinators coordinators;
     private final ConsumerGroups groups;
 
-    public TxnOffsetCommitHandler(TransactionHandlers.Coordinators coordinators, ConsumerGroups groups) {
+    public TxnOffsetCommitHandler(TransactionCoordinators coordinators, ConsumerGroups groups) {
         this.coordinators = coordinators;
         this.groups = groups;
     }

@@ -1,18 +1,5 @@
 package io.pier.server;
 
-import io.pier.protocol.TransactionHandlers;
-import io.pier.protocol.TxnOffsetCommitHandler;
-import io.pier.service.Transactions;
-import io.pier.txn.ProducerIdAndEpoch;
-import io.pier.txn.TransactionDescription;
-import io.pier.txn.TransactionFilter;
-import io.pier.txn.TransactionListing;
-import java.util.Collection;
-import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.protocol.Errors;
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerConfigs;
@@ -36,6 +23,8 @@ import io.pier.protocol.ShareGroupHeartbeatHandler;
 import io.pier.protocol.ShareGroupOffsetHandlers;
 import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
+import io.pier.protocol.TransactionHandlers;
+import io.pier.protocol.TxnOffsetCommitHandler;
 import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
@@ -74,8 +63,8 @@ public final class Apis {
                 services.consumerGroups());
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics);
-        TransactionHandlers txn = new TransactionHandlers(coordinatorsOf(services.transactions()));
-        TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(coordinatorsOf(services.transactions()),
+        TransactionHandlers txn = new TransactionHandlers(services.transactions());
+        TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
                 services.consumerGroups());
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
                 .register(ApiKeys.METADATA, 0, 13,
@@ -121,56 +110,5 @@ public final class Apis {
                 .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, txnOffsets::handle)
                 .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, txn::describeTransactions)
                 .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, txn::listTransactions);
-    }
-
-    /** The protocol's view of the transaction coordinators: each call hops to the id's shard. */
-    private static TransactionHandlers.Coordinators coordinatorsOf(Transactions t) {
-        return new TransactionHandlers.Coordinators() {
-            @Override
-            public CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs,
-                    long producerId, short producerEpoch) {
-                return t.initProducerId(transactionalId, timeoutMs, producerId, producerEpoch);
-            }
-
-            @Override
-            public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId,
-                    short producerEpoch, Collection<TopicPartition> partitions) {
-                return t.addPartitions(transactionalId, producerId, producerEpoch, partitions);
-            }
-
-            @Override
-            public CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId,
-                    short producerEpoch, TopicPartition partition) {
-                return t.verifyPartition(transactionalId, producerId, producerEpoch, partition);
-            }
-
-            @Override
-            public CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
-                    String groupId) {
-                return t.addOffsets(transactionalId, producerId, producerEpoch, groupId);
-            }
-
-            @Override
-            public CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId,
-                    short producerEpoch, String groupId, boolean transactionV2) {
-                return t.verifyOrAddGroup(transactionalId, producerId, producerEpoch, groupId, transactionV2);
-            }
-
-            @Override
-            public CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId,
-                    short producerEpoch, boolean commit, boolean transactionV2) {
-                return t.endTxn(transactionalId, producerId, producerEpoch, commit, transactionV2);
-            }
-
-            @Override
-            public CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId) {
-                return t.describe(transactionalId);
-            }
-
-            @Override
-            public CompletableFuture<List<TransactionListing>> list(TransactionFilter filter) {
-                return t.list(filter);
-            }
-        };
     }
 }

@@ -13,7 +13,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.requests.DeleteRecordsRequest;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.slf4j.Logger;
@@ -75,16 +74,12 @@ public final class Logs {
         CompletableFuture<Appended> result = new CompletableFuture<>();
         Shard shard = partition.shard();
         try {
-            shard.execute(() -> appendOnShard(partition, records, result));
+            // A transactional batch was checked against its transaction by the Produce path first.
+            shard.execute(() -> appendOnShard(partition, result, () -> partition.log().append(records)));
         } catch (RuntimeException e) {
             result.complete(Appended.failed(Errors.NOT_LEADER_OR_FOLLOWER, e.getMessage()));
         }
         return result;
-    }
-
-    private static void appendOnShard(Partition partition, MemoryRecords records, CompletableFuture<Appended> result) {
-        // A transactional batch was checked against its transaction by the Produce path first.
-        appendOnShard(partition, result, () -> partition.log().append(records));
     }
 
     /** One write to a partition's log, run on its shard. */

@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.TransactionCoordinators;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.common.ManualClock;
@@ -70,7 +71,7 @@ class TransactionHandlersTest {
         }
     }
 
-    final class OneCoordinator implements TransactionHandlers.Coordinators {
+    final class OneCoordinator implements TransactionCoordinators {
         @Override
         public CompletableFuture<ProducerIdAndEpoch> initProducerId(String id, int timeoutMs, long pid, short epoch) {
             return coordinator.initProducerId(id, timeoutMs, pid, epoch);

@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.TransactionCoordinators;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.service.ConsumerGroups;
@@ -46,7 +47,7 @@ class TxnOffsetCommitHandlerTest {
         try (HandDrivenServices broker = new HandDrivenServices(dir, 2)) {
             broker.agents.await(broker.services.topics().create("t", 1, Map.of(), false));
             ConsumerGroups groups = broker.services.consumerGroups();
-            TransactionHandlers.Coordinators coordinators = txns.new OneCoordinator();
+            TransactionCoordinators coordinators = txns.new OneCoordinator();
             TxnOffsetCommitHandler handler = new TxnOffsetCommitHandler(coordinators, groups);
             coordinators.initProducerId("tx", 60_000, -1, (short) -1).join();
 

@@ -1,0 +1,42 @@
+package io.pier.service;
+
+import io.pier.txn.ProducerIdAndEpoch;
+import io.pier.txn.TransactionDescription;
+import io.pier.txn.TransactionFilter;
+import io.pier.txn.TransactionListing;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * The transaction coordinator of each transactional id, on its shard ({@link Transactions}), as
+ * the transaction APIs call it; futures complete anywhere.
+ */
+public interface TransactionCoordinators {
+    CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs, long producerId,
+            short producerEpoch);
+
+    CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
+            Collection<TopicPartition> partitions);
+
+    CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
+            TopicPartition partition);
+
+    CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
+            String groupId);
+
+    /** TxnOffsetCommit's check: the group is in the transaction (TV1), or joins it (TV2). */
+    CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
+            String groupId, boolean transactionV2);
+
+    CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId, short producerEpoch,
+            boolean commit, boolean transactionV2);
+
+    CompletableFuture<Optional<TransactionDescription>> describe(String transactionalId);
+
+    /** Every shard's ids that pass {@code filter}. */
+    CompletableFuture<List<TransactionListing>> list(TransactionFilter filter);
+}
