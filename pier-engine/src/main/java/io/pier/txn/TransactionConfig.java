@@ -10,9 +10,17 @@ import java.util.Map;
  * @param idExpirationMs {@code transactional.id.expiration.ms} (604800000, 7 days): how long an
  *     idle transactional id is kept
  * @param markerRetryBackoffMs how soon markers that failed are written again (Pier's own)
+ * @param transactionVersion {@code transaction.version} (2), the finalized feature level Kafka sets
+ *     with {@code kafka-storage format --feature}: 2 lets clients use KIP-890 part 2 (partitions
+ *     joined by Produce, an epoch bump at every EndTxn); 1 (or 0) keeps every client on
+ *     AddPartitionsToTxn
  */
-public record TransactionConfig(int maxTimeoutMs, long idExpirationMs, long markerRetryBackoffMs) {
-    public static final TransactionConfig DEFAULTS = new TransactionConfig(900_000, 604_800_000L, 1_000);
+public record TransactionConfig(int maxTimeoutMs, long idExpirationMs, long markerRetryBackoffMs,
+        short transactionVersion) {
+    public static final String TRANSACTION_VERSION = "transaction.version";
+    public static final short LATEST_TRANSACTION_VERSION = 2;
+    public static final TransactionConfig DEFAULTS =
+            new TransactionConfig(900_000, 604_800_000L, 1_000, LATEST_TRANSACTION_VERSION);
 
     public TransactionConfig {
         if (maxTimeoutMs < 1) {
@@ -24,6 +32,14 @@ public record TransactionConfig(int maxTimeoutMs, long idExpirationMs, long mark
         if (markerRetryBackoffMs < 1) {
             throw new IllegalArgumentException("pier.transaction.marker.retry.backoff.ms must be at least 1");
         }
+        if (transactionVersion < 0 || transactionVersion > LATEST_TRANSACTION_VERSION) {
+            throw new IllegalArgumentException(TRANSACTION_VERSION + " must be 0, 1 or 2: " + transactionVersion);
+        }
+    }
+
+    /** Whether clients may use transaction version 2 (KIP-890 part 2). */
+    public boolean transactionV2() {
+        return transactionVersion >= 2;
     }
 
     public static TransactionConfig fromProperties(Map<String, String> props) {
@@ -33,6 +49,8 @@ public record TransactionConfig(int maxTimeoutMs, long idExpirationMs, long mark
                 Long.parseLong(props.getOrDefault("transactional.id.expiration.ms",
                         String.valueOf(DEFAULTS.idExpirationMs))),
                 Long.parseLong(props.getOrDefault("pier.transaction.marker.retry.backoff.ms",
-                        String.valueOf(DEFAULTS.markerRetryBackoffMs))));
+                        String.valueOf(DEFAULTS.markerRetryBackoffMs))),
+                Short.parseShort(props.getOrDefault(TRANSACTION_VERSION,
+                        String.valueOf(DEFAULTS.transactionVersion)).trim()));
     }
 }

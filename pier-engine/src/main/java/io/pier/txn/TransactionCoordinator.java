@@ -211,7 +211,7 @@ public final class TransactionCoordinator {
      */
     public CompletableFuture<Errors> verifyOrAddPartition(String transactionalId, long producerId,
             short producerEpoch, TopicPartition partition, boolean transactionV2) {
-        if (transactionV2) {
+        if (transactionV2 && config.transactionV2()) {
             return add(transactionalId, producerId, producerEpoch, Set.of(partition), Set.of(), TV2);
         }
         TransactionMetadata m = txns.get(transactionalId);
@@ -230,7 +230,7 @@ public final class TransactionCoordinator {
      */
     public CompletableFuture<Errors> verifyOrAddGroup(String transactionalId, long producerId, short producerEpoch,
             String groupId, boolean transactionV2) {
-        if (transactionV2) {
+        if (transactionV2 && config.transactionV2()) {
             return add(transactionalId, producerId, producerEpoch, Set.of(), Set.of(groupId), TV2);
         }
         TransactionMetadata m = txns.get(transactionalId);
@@ -246,6 +246,21 @@ public final class TransactionCoordinator {
             Set<TopicPartition> partitions, Set<String> groupIds, short version) {
         CompletableFuture<Errors> reply = new CompletableFuture<>();
         TransactionMetadata m = txns.get(transactionalId);
+        if (m != null && isBusyFor(m, producerId, producerEpoch)) {
+            // Another change of this transaction is being written: an add of another partition,
+            // or the last transaction's markers. Kafka answers CONCURRENT_TRANSACTIONS and the
+            // client (for Produce, the partition leader) retries after a backoff; here the
+            // request waits on the shard for that write instead, then runs again.
+            m.await(outcome -> {
+                if (outcome == Errors.NONE) {
+                    then(add(transactionalId, producerId, producerEpoch, partitions, groupIds, version),
+                            (v, e) -> reply.complete(e != null ? Errors.UNKNOWN_SERVER_ERROR : v));
+                } else {
+                    reply.complete(outcome);
+                }
+            });
+            return reply;
+        }
         Errors error = producerError(m, producerId, producerEpoch);
         if (error != Errors.NONE) {
             reply.complete(error);
@@ -275,6 +290,18 @@ public final class TransactionCoordinator {
         return reply;
     }
 
+    /**
+     * Whether a change of the transaction is under way (a pending write, or PREPARE_* with its
+     * markers on their way) and the request is from its producer, under the id and epoch it goes
+     * on with.
+     */
+    private static boolean isBusyFor(TransactionMetadata m, long producerId, short producerEpoch) {
+        TransactionRecord r = m.current();
+        boolean ownProducer = (producerId == r.producerId() && producerEpoch == r.producerEpoch())
+                || (producerId == r.nextProducerId() && producerEpoch == 0);
+        return ownProducer && (m.hasPending() || isPrepared(m.state()));
+    }
+
     /** The checks every client operation starts with; NONE when they pass. */
     private static Errors producerError(TransactionMetadata m, long producerId, short producerEpoch) {
         if (m == null || m.current().producerId() != producerId) {
@@ -292,7 +319,8 @@ public final class TransactionCoordinator {
      * EndTxn. The reply comes once PREPARE_COMMIT / PREPARE_ABORT is durable (as in Kafka); the
      * markers and COMPLETE_* follow, during which the id answers CONCURRENT_TRANSACTIONS.
      *
-     * @param transactionV2 the client's EndTxn is v5+ (KIP-890 part 2): the epoch is bumped by every
+     * @param transactionV2 the client's EndTxn is v5+ (KIP-890 part 2; honoured while
+     *     {@code transaction.version} is 2): the epoch is bumped by every
      *     EndTxn, markers carry the bumped epoch and the reply gives the id and epoch to go on with
      */
     public CompletableFuture<ProducerIdAndEpoch> endTxn(String transactionalId, long producerId,
@@ -301,8 +329,8 @@ public final class TransactionCoordinator {
         if (m == null) {
             return done(Errors.INVALID_PRODUCER_ID_MAPPING);
         }
-        return transactionV2 ? endTxnV2(m, producerId, producerEpoch, commit) : endTxnV1(m, producerId, producerEpoch,
-                commit);
+        return transactionV2 && config.transactionV2() ? endTxnV2(m, producerId, producerEpoch, commit)
+                : endTxnV1(m, producerId, producerEpoch, commit);
     }
 
     private CompletableFuture<ProducerIdAndEpoch> endTxnV1(TransactionMetadata m, long producerId,
@@ -437,6 +465,7 @@ public final class TransactionCoordinator {
             m.markersInFlight = false;
             if (e != null) {
                 m.markerRetryAtMs = clock.wallMs() + config.markerRetryBackoffMs();
+                m.releaseWaiters(Errors.CONCURRENT_TRANSACTIONS);
             } else {
                 complete(m, commit);
             }
@@ -564,6 +593,7 @@ public final class TransactionCoordinator {
                 m.transitionTo(next);
                 onDurable.run();
             }
+            m.releaseWaiters(Errors.NONE);
         });
     }
 

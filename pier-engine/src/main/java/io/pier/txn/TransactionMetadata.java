@@ -1,6 +1,10 @@
 package io.pier.txn;
 
 import io.pier.state.TransactionRecord;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.apache.kafka.common.protocol.Errors;
 
 /**
  * One transactional id on its coordinator's shard: its current state (durable, except a
@@ -20,6 +24,11 @@ final class TransactionMetadata {
     boolean markersInFlight;
     /** When markers that failed are tried again (wall ms); 0: at once. */
     long markerRetryAtMs;
+    /**
+     * Requests of this id's producer that came while a change was under way (a pending write, or
+     * markers of PREPARE_*): told NONE to run again after the next write, or the error to answer.
+     */
+    private List<Consumer<Errors>> waiters = List.of();
 
     TransactionMetadata(TransactionRecord current) {
         this.current = current;
@@ -50,6 +59,24 @@ final class TransactionMetadata {
     /** The pending change did not happen (its write failed). */
     void abandonPending() {
         pending = null;
+    }
+
+    /** Parks {@code waiter} until the change under way is written (or fails). */
+    void await(Consumer<Errors> waiter) {
+        if (waiters.isEmpty()) {
+            waiters = new ArrayList<>(2);
+        }
+        waiters.add(waiter);
+    }
+
+    /** Tells every parked waiter {@code outcome}, each once. */
+    void releaseWaiters(Errors outcome) {
+        if (waiters.isEmpty()) {
+            return;
+        }
+        List<Consumer<Errors>> parked = waiters;
+        waiters = List.of();
+        parked.forEach(w -> w.accept(outcome));
     }
 
     /** The one place the state changes: to {@code next}, if allowed from the current state. */

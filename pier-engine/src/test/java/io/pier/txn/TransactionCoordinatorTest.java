@@ -105,6 +105,10 @@ class TransactionCoordinatorTest {
         void completeLast() {
             results.get(results.size() - 1).complete(null);
         }
+
+        void failLast() {
+            results.get(results.size() - 1).completeExceptionally(new java.io.IOException("partition gone"));
+        }
     }
 
     private ProducerIdAndEpoch init() {
@@ -207,9 +211,10 @@ class TransactionCoordinatorTest {
         assertThat(markers.calls).containsExactly(
                 new Marker(p.producerId(), p.producerEpoch(), 3, true, Set.of(P0, P1, Q0), Set.of("billing")));
 
-        // And while the markers are written, the next transaction waits
-        assertThat(coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(), List.of(P0)).join())
-                .isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
+        // And while the markers are written, the next transaction's add waits (parked, not refused)
+        CompletableFuture<Errors> next = coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(),
+                List.of(P0));
+        assertThat(next).isNotDone();
         assertThat(coordinator.endTxn(TXN, p.producerId(), p.producerEpoch(), true, false).join().error())
                 .isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
         assertThat(coordinator.endTxn(TXN, p.producerId(), p.producerEpoch(), false, false).join().error())
@@ -217,10 +222,13 @@ class TransactionCoordinatorTest {
 
         // When they are durable, the transaction is complete, emptied, and a new one may start
         markers.completeLast();
-        assertThat(store.state(TXN)).isEqualTo(TransactionState.COMPLETE_COMMIT);
-        assertThat(store.durable.get(TXN).partitions()).isEmpty();
-        assertThat(coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(), List.of(P0)).join())
-                .isEqualTo(Errors.NONE);
+        assertThat(store.written.get(store.written.size() - 2).state())
+                .isEqualTo(TransactionState.COMPLETE_COMMIT.id());
+        assertThat(store.written.get(store.written.size() - 2).partitions()).isEmpty();
+        // And the parked add then opens the next transaction
+        assertThat(next.join()).isEqualTo(Errors.NONE);
+        assertThat(store.state(TXN)).isEqualTo(TransactionState.ONGOING);
+        assertThat(store.durable.get(TXN).partitions()).containsExactly(P0);
     }
 
     @Test
@@ -258,23 +266,43 @@ class TransactionCoordinatorTest {
     }
 
     @Test
-    void shouldAnswerConcurrentTransactionsWhileAChangeIsBeingWritten() {
+    void shouldParkTheProducersNextAddWhileAChangeIsBeingWritten() {
         // Given an id whose next state write is not durable yet
         ProducerIdAndEpoch p = init();
         store.hold = true;
         CompletableFuture<Errors> add = coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(), List.of(P0));
 
-        // Then nothing is answered yet, and other changes of the id must wait
+        // Then nothing is answered yet: the producer's next add waits for the write, another
+        // producer is told to retry
         assertThat(add).isNotDone();
-        assertThat(coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(), List.of(P1)).join())
-                .isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
+        CompletableFuture<Errors> second = coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(),
+                List.of(P1));
+        assertThat(second).isNotDone();
         assertThat(coordinator.initProducerId(TXN, 1000, -1, (short) -1).join().error())
                 .isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
 
-        // When the write is durable, the first one is answered
+        // When the write is durable, the first one is answered, then the second is written too
         store.releaseAll();
         assertThat(add.join()).isEqualTo(Errors.NONE);
+        assertThat(second.join()).isEqualTo(Errors.NONE);
         assertThat(state()).isEqualTo(TransactionState.ONGOING);
+        assertThat(store.durable.get(TXN).partitions()).containsExactlyInAnyOrder(P0, P1);
+    }
+
+    @Test
+    void shouldAnswerAParkedAddConcurrentTransactionsWhenTheMarkersFail() {
+        // Given a commit whose markers are being written, and the producer's next add parked
+        ProducerIdAndEpoch p = ongoing(List.of(P0));
+        assertThat(coordinator.endTxn(TXN, p.producerId(), p.producerEpoch(), true, false).join().error())
+                .isEqualTo(Errors.NONE);
+        CompletableFuture<Errors> next = coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(),
+                List.of(P1));
+        assertThat(next).isNotDone();
+
+        // When the markers cannot be written, the add is told to retry (the markers are retried later)
+        markers.failLast();
+        assertThat(next.join()).isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
+        assertThat(store.state(TXN)).isEqualTo(TransactionState.PREPARE_COMMIT);
     }
 
     @Test

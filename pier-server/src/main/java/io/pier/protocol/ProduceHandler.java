@@ -3,7 +3,7 @@ package io.pier.protocol;
 import io.pier.service.Futures;
 import io.pier.service.Logs;
 import io.pier.service.TopicService;
-import io.pier.service.Transactions;
+import io.pier.service.TransactionCoordinators;
 import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,11 +27,14 @@ import org.apache.kafka.common.requests.ProduceResponse;
  * for beyond 0: on one node, acks=1 and acks=all mean the same.
  */
 public final class ProduceHandler implements ApiHandler {
+    /** From v12 a transactional batch joins its transaction (KIP-890 part 2, transaction version 2). */
+    static final short FIRST_TV2_VERSION = 12;
+
     private final TopicService topics;
     private final Logs logs;
-    private final Transactions transactions;
+    private final TransactionCoordinators transactions;
 
-    public ProduceHandler(TopicService topics, Logs logs, Transactions transactions) {
+    public ProduceHandler(TopicService topics, Logs logs, TransactionCoordinators transactions) {
         this.topics = topics;
         this.logs = logs;
         this.transactions = transactions;
@@ -53,7 +56,8 @@ public final class ProduceHandler implements ApiHandler {
                     results.add(done(error(pd.index(),
                             byId && topic == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));
                 } else {
-                    results.add(append(new TopicPartition(topic.name(), pd.index()), pd, body.transactionalId()));
+                    results.add(append(new TopicPartition(topic.name(), pd.index()), pd, body.transactionalId(),
+                            request.version() >= FIRST_TV2_VERSION));
                 }
             }
             topicResults.add(Futures.all(results).thenApply(list -> {
@@ -76,7 +80,7 @@ public final class ProduceHandler implements ApiHandler {
     }
 
     private CompletableFuture<PartitionProduceResponse> append(TopicPartition tp, PartitionProduceData pd,
-            String transactionalId) {
+            String transactionalId, boolean transactionV2) {
         if (!(pd.records() instanceof MemoryRecords records)) {
             return done(error(pd.index(), Errors.CORRUPT_MESSAGE, "records missing"));
         }
@@ -90,7 +94,9 @@ public final class ProduceHandler implements ApiHandler {
         }
         // KIP-890: a transactional batch goes in only if its partition is in the producer's ongoing
         // transaction, so a late retry after an abort cannot open a transaction nobody will end.
-        return transactions.verifyPartition(transactionalId, first.producerId(), first.producerEpoch(), tp)
+        // From v12 (transaction version 2) the batch adds its partition to the transaction itself.
+        return transactions.verifyOrAddPartition(transactionalId, first.producerId(), first.producerEpoch(), tp,
+                        transactionV2)
                 .thenCompose(e -> e == Errors.NONE ? appendVerified(tp, pd, records)
                         : done(error(pd.index(), produceError(e), "transactional batch refused: " + e)));
     }

@@ -2,6 +2,7 @@ package io.pier.server;
 
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
+import io.pier.protocol.BrokerFeatures;
 import io.pier.protocol.BrokerConfigs;
 import io.pier.protocol.ConfigHandlers;
 import io.pier.protocol.ConfigResourceType;
@@ -44,7 +45,7 @@ public final class Apis {
 
     /** Registers every API this broker serves, with the version range it advertises. */
     public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
-            Supplier<NodeInfo> node) {
+            Supplier<NodeInfo> node, long startWallMs) {
         TopicService topics = services.topics();
         ShareGroups shareGroups = services.shareGroups();
         TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
@@ -66,7 +67,8 @@ public final class Apis {
         TransactionHandlers txn = new TransactionHandlers(services.transactions());
         TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
                 services.consumerGroups());
-        router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
+        router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router,
+                        BrokerFeatures.of(services.transactions().transactionVersion(), startWallMs)))
                 .register(ApiKeys.METADATA, 0, 13,
                         new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
                 .register(ApiKeys.PRODUCE, 3, 13, new ProduceHandler(topics, services.logs(), services.transactions()))

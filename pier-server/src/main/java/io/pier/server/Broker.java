@@ -95,7 +95,7 @@ final class Broker implements AutoCloseable {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
-            Apis.register(router, services, config, this::node);
+            Apis.register(router, services, config, this::node, clock.wallMs());
             NetworkServer network = listener.join().server().bind(config.host(), config.port());
             node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(),
                     services.topics().clusterId());

@@ -16,14 +16,21 @@ import org.apache.kafka.common.protocol.Errors;
  * the transaction APIs call it; futures complete anywhere.
  */
 public interface TransactionCoordinators {
+    /** The finalized {@code transaction.version} feature level ApiVersions advertises. */
+    short transactionVersion();
+
     CompletableFuture<ProducerIdAndEpoch> initProducerId(String transactionalId, int timeoutMs, long producerId,
             short producerEpoch);
 
     CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
             Collection<TopicPartition> partitions);
 
-    CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
-            TopicPartition partition);
+    /**
+     * The check of a transactional batch for {@code partition} (KIP-890): it is in the ongoing
+     * transaction, or, with {@code transactionV2} (Produce v12+), joins it.
+     */
+    CompletableFuture<Errors> verifyOrAddPartition(String transactionalId, long producerId, short producerEpoch,
+            TopicPartition partition, boolean transactionV2);
 
     CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
             String groupId);

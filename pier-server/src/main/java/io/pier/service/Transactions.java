@@ -36,6 +36,7 @@ public final class Transactions implements TransactionCoordinators {
     private final ConsumerGroups groups;
     private final TopicService topics;
     private final Clock clock;
+    private final TransactionConfig config;
     private final Slot[] slots;
 
     private static final class Slot {
@@ -57,12 +58,12 @@ public final class Transactions implements TransactionCoordinators {
         this.groups = groups;
         this.topics = topics;
         this.clock = clock;
-        TransactionConfig txnConfig = TransactionConfig.fromProperties(config);
+        this.config = TransactionConfig.fromProperties(config);
         Shard[] shards = partitions.shards();
         slots = new Slot[shards.length];
         for (int i = 0; i < shards.length; i++) {
             Slot s = new Slot(shards[i]);
-            s.coordinator = new TransactionCoordinator(txnConfig, clock, producerIds::nextProducerId, store,
+            s.coordinator = new TransactionCoordinator(this.config, clock, producerIds::nextProducerId, store,
                     this::writeMarkers, command -> s.shard.execute(() -> {
                         command.run();
                         rearm(s);
@@ -163,10 +164,15 @@ public final class Transactions implements TransactionCoordinators {
 
     /** The Produce path's check of a transactional batch (KIP-890): see {@link TransactionCoordinator#verifyOrAddPartition}. */
     @Override
-    public CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
-            TopicPartition tp) {
+    public CompletableFuture<Errors> verifyOrAddPartition(String transactionalId, long producerId,
+            short producerEpoch, TopicPartition tp, boolean transactionV2) {
         return onShard(transactionalId,
-                c -> c.verifyOrAddPartition(transactionalId, producerId, producerEpoch, tp, false));
+                c -> c.verifyOrAddPartition(transactionalId, producerId, producerEpoch, tp, transactionV2));
+    }
+
+    @Override
+    public short transactionVersion() {
+        return config.transactionVersion();
     }
 
     /** TxnOffsetCommit's check: the group is in the ongoing transaction (TV1), or joins it (TV2). */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
+import io.pier.protocol.BrokerFeatures;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -46,7 +47,7 @@ class ResponseEncodingIT {
     @BeforeEach
     void startServer() throws InterruptedException {
         ApiRouter router = new ApiRouter();
-        router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router))
+        router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router, BrokerFeatures.of((short) 2, 1)))
                 .register(ApiKeys.LIST_OFFSETS, 1, 10, request -> CompletableFuture.completedFuture(leaderEpochFive()));
         server = new NetworkServer(1024 * 1024, 60_000, router, 1).bind("127.0.0.1", 0);
     }

@@ -84,8 +84,14 @@ class TransactionHandlersTest {
         }
 
         @Override
-        public CompletableFuture<Errors> verifyPartition(String id, long pid, short epoch, TopicPartition tp) {
-            return coordinator.verifyOrAddPartition(id, pid, epoch, tp, false);
+        public short transactionVersion() {
+            return TransactionConfig.DEFAULTS.transactionVersion();
+        }
+
+        @Override
+        public CompletableFuture<Errors> verifyOrAddPartition(String id, long pid, short epoch, TopicPartition tp,
+                boolean tv2) {
+            return coordinator.verifyOrAddPartition(id, pid, epoch, tp, tv2);
         }
 
         @Override
