@@ -6,7 +6,13 @@ import io.pier.log.AbortedTransaction;
 import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareState;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
 import org.apache.kafka.common.Uuid;
 import org.junit.jupiter.api.Test;
 
@@ -172,6 +178,167 @@ class SharePartitionReadCommittedTest {
         assertThat(sp.startOffset()).isEqualTo(5);
         assertThat(sp.inFlightRecords()).isZero();
         assertThat(events.acquired).isZero();
+    }
+
+    @Test
+    void shouldDeliverEachCommittedRecordAndNothingElseOnRandomLogs() {
+        for (int seed = 0; seed < 100; seed++) {
+            try {
+                new RandomRun(seed).run();
+            } catch (AssertionError | RuntimeException e) {
+                throw new AssertionError("failed for seed " + seed + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * A random log of plain batches and interleaved transactions of three producers, its end moving
+     * forward while members acquire, accept, release or let locks expire: no acquired offset is a
+     * marker, aborted or at/after the last stable offset of the moment, and in the end every
+     * committed record was accepted exactly once and the start offset reached the log end.
+     */
+    private static final class RandomRun {
+        final Random random;
+        final List<LogBatch> log = new ArrayList<>();
+        final List<AbortedTransaction> aborted = new ArrayList<>();
+        /** Per transaction: first offset, marker offset. */
+        final List<long[]> transactions = new ArrayList<>();
+        final Set<Long> deliverable = new HashSet<>();
+        final Set<Long> accepted = new HashSet<>();
+        final List<AcquiredRange> held = new ArrayList<>();
+        final ShareConfig runConfig;
+        final SharePartition partition;
+        long logEnd;
+        long now;
+
+        RandomRun(int seed) {
+            random = new Random(seed);
+            runConfig = new ShareConfig(100, 1_000, 10 + random.nextInt(60), true);
+            partition = SharePartition.fresh(KEY, 0, 0, () -> runConfig);
+            Map<Long, Long> openSince = new HashMap<>();
+            long next = 0;
+            while (next < 400) {
+                long producer = 1 + random.nextInt(3);
+                int size = 1 + random.nextInt(4);
+                int kind = random.nextInt(10);
+                if (kind < 3) {
+                    log.add(new LogBatch(next, next + size - 1));
+                    addDeliverable(next, next + size - 1);
+                    next += size;
+                } else if (kind < 8 || !openSince.containsKey(producer)) {
+                    openSince.putIfAbsent(producer, next);
+                    log.add(LogBatch.transactional(next, next + size - 1, producer));
+                    next += size;
+                } else {
+                    next = end(producer, openSince.remove(producer), next, random.nextBoolean());
+                }
+            }
+            for (Map.Entry<Long, Long> open : openSince.entrySet()) {
+                next = end(open.getKey(), open.getValue(), next, random.nextBoolean());
+            }
+            logEnd = next;
+        }
+
+        /** Writes the marker of {@code producer}'s transaction begun at {@code first}; returns the next offset. */
+        long end(long producer, long first, long markerOffset, boolean commit) {
+            log.add(marker(markerOffset, producer));
+            transactions.add(new long[] {first, markerOffset});
+            if (commit) {
+                for (LogBatch b : log) {
+                    if (b.transactional() && !b.control() && b.producerId() == producer && b.firstOffset() >= first) {
+                        addDeliverable(b.firstOffset(), b.lastOffset());
+                    }
+                }
+            } else {
+                aborted.add(new AbortedTransaction(producer, first, markerOffset));
+            }
+            return markerOffset + 1;
+        }
+
+        LogBatch batchOf(long o) {
+            for (LogBatch b : log) {
+                if (b.firstOffset() <= o && o <= b.lastOffset()) {
+                    return b;
+                }
+            }
+            return null;
+        }
+
+        void addDeliverable(long first, long last) {
+            for (long o = first; o <= last; o++) {
+                deliverable.add(o);
+            }
+        }
+
+        /** The last stable offset once the log is written up to {@code length}. */
+        long lastStableOffset(long length) {
+            long lso = length;
+            for (long[] t : transactions) {
+                if (t[0] < length && t[1] >= length) {
+                    lso = Math.min(lso, t[0]);
+                }
+            }
+            return lso;
+        }
+
+        void run() {
+            long length = 0;
+            for (int step = 0; step < 2_000; step++) {
+                if (random.nextInt(4) == 0) {
+                    length = Math.min(logEnd, length + random.nextInt(20));
+                }
+                step(length);
+            }
+            for (int step = 0; step < 20_000 && partition.startOffset() < logEnd; step++) {
+                step(logEnd);
+            }
+            assertThat(accepted).as("every committed record accepted").isEqualTo(deliverable);
+            assertThat(partition.startOffset()).isEqualTo(logEnd);
+        }
+
+        void step(long length) {
+            long lso = lastStableOffset(length);
+            long fetchOffset = partition.nextFetchOffset();
+            // The batches from the one holding the fetch offset on, as many as one read returns.
+            int batchesRead = 1 + random.nextInt(8);
+            List<LogBatch> read = new ArrayList<>();
+            for (LogBatch b : log) {
+                if (b.lastOffset() >= fetchOffset && b.lastOffset() < length && read.size() < batchesRead) {
+                    read.add(b);
+                }
+            }
+            AcquireLimits limits = new AcquireLimits(1 + random.nextInt(10), 1 + random.nextInt(5),
+                    random.nextBoolean() ? AcquireMode.BATCH_OPTIMIZED : AcquireMode.RECORD_LIMIT);
+            String member = "m" + random.nextInt(3);
+            for (AcquiredRange r : partition.acquire(member, fetchOffset, read, limits,
+                    Isolation.readCommitted(lso, aborted), now)) {
+                for (long o = r.firstOffset(); o <= r.lastOffset(); o++) {
+                    assertThat(o).as("acquired below the last stable offset %d", lso).isLessThan(lso);
+                    assertThat(deliverable).as("only committed data is acquired: %d in %s, read %s, aborted %s, lso %d",
+                            o, batchOf(o), read, aborted, lso).contains(o);
+                }
+                int choice = random.nextInt(10);
+                AcknowledgeType type = choice < 7 ? AcknowledgeType.ACCEPT : AcknowledgeType.RELEASE;
+                if (choice == 9) {
+                    held.add(r);
+                    continue;
+                }
+                AckResult ack = partition.acknowledge(member, List.of(AckBatch.of(r.firstOffset(), r.lastOffset(),
+                        type)), now);
+                assertThat(ack.isError()).as("ack %s", ack).isFalse();
+                partition.commit(ack.pending());
+                if (type == AcknowledgeType.ACCEPT) {
+                    for (long o = r.firstOffset(); o <= r.lastOffset(); o++) {
+                        assertThat(accepted.add(o)).as("offset %d accepted once", o).isTrue();
+                    }
+                }
+            }
+            if (!held.isEmpty() && random.nextInt(5) == 0) {
+                now += 101;
+                partition.expireLocks(now);
+                held.clear();
+            }
+        }
     }
 
     private static final class CountingEvents implements ShareEvents {

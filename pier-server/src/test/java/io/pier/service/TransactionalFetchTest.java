@@ -51,9 +51,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The read side of transactions through Fetch, ListOffsets and share acquisition, over broker services driven by
- * hand (durable logs, one shard): markers written through {@link Logs#writeMarker}, transactional
- * data appended to the log directly (clients cannot produce it yet).
+ * The read side of transactions through Fetch, ListOffsets and share acquisition, over broker
+ * services driven by hand (durable logs, one shard): markers written through {@link
+ * Logs#writeMarker}, transactional data appended to the log directly.
  */
 class TransactionalFetchTest {
     private static final TopicPartition TP = new TopicPartition("orders", 0);
