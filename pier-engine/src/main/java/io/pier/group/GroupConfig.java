@@ -205,9 +205,14 @@ public final class GroupConfig {
         return value == null ? AutoOffsetReset.LATEST : AutoOffsetReset.parse(value);
     }
 
-    /** Always {@link IsolationLevel#READ_UNCOMMITTED}: Pier refuses {@code read_committed}. */
+    /**
+     * {@code share.isolation.level}: READ_COMMITTED makes the group's share-partitions acquire only
+     * below the last stable offset and never deliver records of aborted transactions. There is no
+     * broker default (as in Kafka): a group without the override reads uncommitted.
+     */
     public IsolationLevel effectiveIsolationLevel() {
-        return IsolationLevel.READ_UNCOMMITTED;
+        String value = overrides.get(ISOLATION_LEVEL);
+        return "read_committed".equals(value) ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED;
     }
 
     public boolean effectiveRenewAcknowledgeEnable() {
@@ -246,15 +251,11 @@ public final class GroupConfig {
             }
             case ISOLATION_LEVEL -> {
                 String lower = value.toLowerCase(Locale.ROOT);
-                if (lower.equals("read_uncommitted")) {
+                if (lower.equals("read_uncommitted") || lower.equals("read_committed")) {
                     return lower;
                 }
-                if (lower.equals("read_committed")) {
-                    throw new InvalidConfigurationException(name + "=read_committed is not supported:"
-                            + " Pier does not support transactions yet, use read_uncommitted");
-                }
                 throw new InvalidConfigurationException(
-                        name + " must be read_uncommitted, got '" + raw + "'");
+                        name + " must be read_committed or read_uncommitted, got '" + raw + "'");
             }
             case RENEW_ACKNOWLEDGE_ENABLE -> {
                 String lower = value.toLowerCase(Locale.ROOT);

@@ -111,7 +111,8 @@ final class LogReader {
                     break;
                 }
                 if (batches != null) {
-                    batches.add(seg, b.baseOffset(), b.lastOffset(), b.position(), size, b.isControlBatch());
+                    batches.add(seg, b.baseOffset(), b.lastOffset(), b.position(), size, b.isControlBatch(),
+                            b.isTransactional(), b.producerId());
                 }
                 end += size;
                 total += size;

@@ -9,7 +9,9 @@ import org.apache.kafka.common.record.internal.FileRecords;
 /**
  * The bounds of whole record batches left on a log's segment files, for a reader that picks some
  * of them to send on without looking inside (a share fetch acquires by offset, then sends the
- * batches that hold what it acquired): each batch's first and last offset, and where it lies.
+ * batches that hold what it acquired): each batch's first and last offset, whether it is a control
+ * or a transactional batch and of which producer (from the header the read loads anyway), and
+ * where it lies.
  * Made by {@link PartitionLog#readBatchesInPlace} on the log's thread and used there; what crosses
  * to a network thread is the {@link SegmentRecords} of {@link #records}.
  *
@@ -18,6 +20,9 @@ import org.apache.kafka.common.record.internal.FileRecords;
  * does not send (it reads ahead of what it may acquire).
  */
 public final class SegmentBatches {
+    private static final byte CONTROL = 1;
+    private static final byte TRANSACTIONAL = 2;
+
     /** No batches. */
     public static final SegmentBatches EMPTY = new SegmentBatches();
 
@@ -26,7 +31,8 @@ public final class SegmentBatches {
     private long[] lastOffsets = new long[0];
     private int[] positions = new int[0];
     private int[] sizes = new int[0];
-    private boolean[] control = new boolean[0];
+    private long[] producerIds = new long[0];
+    private byte[] flags = new byte[0];
     private int count;
     private int sizeInBytes;
 
@@ -39,7 +45,8 @@ public final class SegmentBatches {
         return b;
     }
 
-    void add(LogSegment segment, long baseOffset, long lastOffset, int position, int size, boolean controlBatch) {
+    void add(LogSegment segment, long baseOffset, long lastOffset, int position, int size, boolean controlBatch,
+            boolean transactional, long producerId) {
         if (count == baseOffsets.length) {
             grow(count * 2);
         }
@@ -48,7 +55,8 @@ public final class SegmentBatches {
         lastOffsets[count] = lastOffset;
         positions[count] = position;
         sizes[count] = size;
-        control[count] = controlBatch;
+        flags[count] = (byte) ((controlBatch ? CONTROL : 0) | (transactional ? TRANSACTIONAL : 0));
+        producerIds[count] = producerId;
         count++;
         sizeInBytes += size;
     }
@@ -59,7 +67,8 @@ public final class SegmentBatches {
         lastOffsets = Arrays.copyOf(lastOffsets, capacity);
         positions = Arrays.copyOf(positions, capacity);
         sizes = Arrays.copyOf(sizes, capacity);
-        control = Arrays.copyOf(control, capacity);
+        producerIds = Arrays.copyOf(producerIds, capacity);
+        flags = Arrays.copyOf(flags, capacity);
     }
 
     /** Number of batches. */
@@ -91,7 +100,19 @@ public final class SegmentBatches {
     /** True when batch {@code i} is a control batch (a transaction marker), read from its header. */
     public boolean isControl(int i) {
         checkIndex(i);
-        return control[i];
+        return (flags[i] & CONTROL) != 0;
+    }
+
+    /** True when batch {@code i} was written in a transaction (its header's transactional flag). */
+    public boolean isTransactional(int i) {
+        checkIndex(i);
+        return (flags[i] & TRANSACTIONAL) != 0;
+    }
+
+    /** The producer id in batch {@code i}'s header, -1 for none. */
+    public long producerId(int i) {
+        checkIndex(i);
+        return producerIds[i];
     }
 
     /**

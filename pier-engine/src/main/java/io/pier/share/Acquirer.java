@@ -2,6 +2,7 @@ package io.pier.share;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The acquisition rules of one share-partition (KIP-932 as Kafka 4.4 applies them), working on
@@ -18,28 +19,36 @@ import java.util.List;
  *   <li>Poison-pill throttling: from delivery count max(2, ceil(limit/2)) on, a record is not
  *       acquired together with earlier records, and the number acquired halves with each further
  *       delivery; a record on its last attempt goes alone.
+ *   <li>Control batches (transaction markers) are archived, never acquired, at either isolation
+ *       level. Under read_committed nothing at or past the last stable offset is acquired, and the
+ *       data batches of aborted transactions are archived with no delivery counted; neither uses
+ *       the budget, and the start offset moves over both.
  * </ul>
  */
 final class Acquirer {
     private final InFlightWindow window;
     private final LockDeadlines deadlines;
+    private final Supplier<ShareConfig> config;
 
-    Acquirer(InFlightWindow window, LockDeadlines deadlines) {
+    Acquirer(InFlightWindow window, LockDeadlines deadlines, Supplier<ShareConfig> config) {
         this.window = window;
         this.deadlines = deadlines;
+        this.config = config;
     }
 
     List<AcquiredRange> acquire(
             String memberId,
             long fetchOffset,
-            List<LogBatch> logBatches,
+            List<LogBatch> read,
             AcquireLimits limits,
-            ShareConfig config,
+            Isolation isolation,
             long nowMs) {
-        checkAscending(logBatches);
+        checkAscending(read);
+        List<LogBatch> logBatches = stableBatches(read, isolation.stableEndOffset());
         if (logBatches.isEmpty() || limits.maxRecords() <= 0) {
             return List.of();
         }
+        ShareConfig config = this.config.get();
         archiveMissing(fetchOffset, logBatches.get(0).firstOffset() - 1, nowMs);
 
         long end = window.endExclusive();
@@ -55,10 +64,10 @@ final class Acquirer {
             lastToAcquire = Math.min(lastToAcquire, end - 1);
         }
         List<Long> spent = new ArrayList<>();
-        List<Long> control = new ArrayList<>();
-        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent, control);
+        List<Run> unreadable = new ArrayList<>();
+        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent, unreadable, isolation);
         List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
-        archiveControl(control, nowMs);
+        archiveUnreadable(unreadable, nowMs);
         for (long o : spent) {
             window.settle(o, RecordState.ARCHIVED, ChangeCause.LIMIT_LOWERED);
         }
@@ -81,7 +90,8 @@ final class Acquirer {
             long budget,
             long lastToAcquire,
             List<Long> spent,
-            List<Long> control) {
+            List<Run> unreadable,
+            Isolation isolation) {
         int limit = config.deliveryCountLimit();
         int threshold = config.throttleThreshold();
         boolean batchOptimized = limits.mode() == AcquireMode.BATCH_OPTIMIZED;
@@ -92,11 +102,17 @@ final class Acquirer {
         long throttleCap = -1;
         long finishAt = Long.MAX_VALUE;
         int bi = 0;
+        int checkedBatch = -1;
+        boolean aborted = false;
         for (long o = Math.max(batches.get(0).firstOffset(), window.startOffset()); o <= lastToAcquire; o++) {
             while (batches.get(bi).lastOffset() < o) {
                 bi++;
             }
             LogBatch batch = batches.get(bi);
+            if (checkedBatch != bi) {
+                checkedBatch = bi;
+                aborted = isolation.isAborted(batch);
+            }
             boolean inBatch = o >= batch.firstOffset();
             if (acquired >= budget && (!batchOptimized || o > finishAt)) {
                 break;
@@ -106,9 +122,10 @@ final class Acquirer {
                 run = null;
                 continue;
             }
-            if (inBatch && batch.control()) {
-                // A transaction marker: the consumer would only acknowledge it as a gap.
-                control.add(o);
+            if (inBatch && (batch.control() || aborted)) {
+                // A transaction marker, which the consumer would only acknowledge as a gap, or a
+                // record of an aborted transaction, which a read_committed group never sees.
+                noteUnreadable(unreadable, o, batch.control() ? ChangeCause.MISSING_FROM_LOG : ChangeCause.ABORTED);
                 run = null;
                 continue;
             }
@@ -163,18 +180,46 @@ final class Acquirer {
         return result;
     }
 
-    /** Offsets of control batches hold no record for a consumer: archived, as a client's GAP would. */
-    private void archiveControl(List<Long> control, long nowMs) {
-        if (control.isEmpty()) {
+    /** Adds {@code o} to the ascending runs of offsets no consumer gets, each with one cause. */
+    private static void noteUnreadable(List<Run> unreadable, long o, ChangeCause cause) {
+        Run last = unreadable.isEmpty() ? null : unreadable.get(unreadable.size() - 1);
+        if (last != null && last.last + 1 == o && last.cause == cause) {
+            last.last = o;
+        } else {
+            unreadable.add(new Run(o, (short) 0, cause));
+        }
+    }
+
+    /**
+     * Offsets of control batches and, under read_committed, of aborted transactions hold no
+     * record for a consumer: archived, as a client's GAP would, with no delivery counted.
+     */
+    private void archiveUnreadable(List<Run> unreadable, long nowMs) {
+        if (unreadable.isEmpty()) {
             return;
         }
-        for (long o : control) {
-            while (window.endExclusive() <= o) {
-                window.append(RecordState.AVAILABLE, (short) 0, nowMs);
+        for (Run r : unreadable) {
+            for (long o = r.first; o <= r.last; o++) {
+                while (window.endExclusive() < o) {
+                    window.append(RecordState.AVAILABLE, (short) 0, nowMs);
+                }
+                if (window.endExclusive() == o) {
+                    window.append(RecordState.ARCHIVED, (short) 0, nowMs);
+                } else {
+                    window.settle(o, RecordState.ARCHIVED, r.cause);
+                }
             }
-            window.settle(o, RecordState.ARCHIVED, ChangeCause.MISSING_FROM_LOG);
         }
         window.advanceOverTerminal();
+    }
+
+    /** The batches wholly below {@code stableEndOffset}; a read never splits a batch there. */
+    private static List<LogBatch> stableBatches(List<LogBatch> batches, long stableEndOffset) {
+        int n = batches.size();
+        while (n > 0 && batches.get(n - 1).lastOffset() >= stableEndOffset) {
+            n--;
+        }
+        return n == batches.size() ? batches : batches.subList(0, n);
     }
 
     /** Offsets in [fetchOffset, lastMissing] that the log did not return do not exist. */
@@ -220,11 +265,17 @@ final class Acquirer {
     private static final class Run {
         final long first;
         final short count;
+        final ChangeCause cause;
         long last;
 
         Run(long first, short count) {
+            this(first, count, ChangeCause.ACQUIRE);
+        }
+
+        Run(long first, short count, ChangeCause cause) {
             this.first = first;
             this.count = count;
+            this.cause = cause;
             this.last = first;
         }
 

@@ -9,12 +9,14 @@ enum ChangeCause {
     GAP,
     LOCK_EXPIRY,
     MEMBER_RELEASE,
-    /** The log proved the offset holds no record. */
+    /** The log proved the offset holds no record for a consumer (none at all, or a transaction marker). */
     MISSING_FROM_LOG,
     /** The delivery limit was lowered below the record's delivery count. */
     LIMIT_LOWERED,
     /** A pending change failed to persist; its record's lock had gone meanwhile. */
-    ROLLBACK;
+    ROLLBACK,
+    /** A record of an aborted transaction, which a read_committed group never gets. */
+    ABORTED;
 
     private static final ChangeCause[] VALUES = values();
 

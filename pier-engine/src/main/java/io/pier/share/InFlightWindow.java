@@ -298,8 +298,9 @@ final class InFlightWindow {
                 break;
             case GAP:
             case MISSING_FROM_LOG:
+            case ABORTED:
             default:
-                return; // not records
+                return; // not records, or records no consumer of the group may get
         }
         if (next == RecordState.ARCHIVED) {
             events.onArchived(ShareEvents.ArchiveCause.DELIVERY_LIMIT, 1);

@@ -8,7 +8,8 @@ package io.pier.share;
  *
  * <p>Acknowledgements and member releases are told when they commit (are durable), not when they
  * are applied tentatively; a rolled-back acknowledgement is never told. Offsets the log proved
- * missing and GAP acknowledgements are not records and are not told.
+ * missing, transaction markers and GAP acknowledgements are not records and are not told, nor are
+ * the records of aborted transactions a read_committed group archives without delivering them.
  */
 public interface ShareEvents {
     /** Tells nothing. */

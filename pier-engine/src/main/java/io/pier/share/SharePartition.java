@@ -65,7 +65,7 @@ public final class SharePartition {
         this.stateEpoch = stateEpoch;
         this.config = Objects.requireNonNull(config, "config");
         this.window = new InFlightWindow(startOffset, Objects.requireNonNull(events, "events"));
-        this.acquirer = new Acquirer(window, deadlines);
+        this.acquirer = new Acquirer(window, deadlines, config);
     }
 
     /** A share-partition with no delivery history, starting at an offset the server resolved. */
@@ -265,7 +265,7 @@ public final class SharePartition {
     }
 
     /**
-     * Acquires records for a member from what the server read from the log.
+     * Acquires records for a member from what the server read from the log, read_uncommitted.
      *
      * @param fetchOffset the offset the log was read from (normally {@link #nextFetchOffset()})
      * @param logBatches the batches read, ascending; their bounds drive batch_optimized cuts
@@ -273,8 +273,20 @@ public final class SharePartition {
      */
     public List<AcquiredRange> acquire(
             String memberId, long fetchOffset, List<LogBatch> logBatches, AcquireLimits limits, long nowMs) {
+        return acquire(memberId, fetchOffset, logBatches, limits, Isolation.READ_UNCOMMITTED, nowMs);
+    }
+
+    /**
+     * As {@link #acquire(String, long, List, AcquireLimits, long)}, seeing the read as {@code
+     * isolation} allows: under read_committed nothing at or past its last stable offset is
+     * acquired, and records of aborted transactions are archived (no delivery counted) so the
+     * start offset moves over them.
+     */
+    public List<AcquiredRange> acquire(String memberId, long fetchOffset, List<LogBatch> logBatches,
+            AcquireLimits limits, Isolation isolation, long nowMs) {
         Objects.requireNonNull(memberId, "memberId");
-        return acquirer.acquire(memberId, fetchOffset, logBatches, limits, config.get(), nowMs);
+        Objects.requireNonNull(isolation, "isolation");
+        return acquirer.acquire(memberId, fetchOffset, logBatches, limits, isolation, nowMs);
     }
 
     /**

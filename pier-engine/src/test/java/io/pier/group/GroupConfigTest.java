@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.common.IsolationLevel;
@@ -85,12 +86,18 @@ class GroupConfigTest {
     }
 
     @Test
-    void shouldRefuseReadCommittedBecauseTransactionsAreNotSupported() {
-        assertThatThrownBy(() -> defaults.withChanges(Map.of("share.isolation.level", "read_committed")))
-                .isInstanceOf(InvalidConfigurationException.class)
-                .hasMessageContaining("share.isolation.level")
-                .hasMessageContaining("transactions");
-        assertInvalid("share.isolation.level", "snapshot", "share.isolation.level");
+    void shouldHonourReadCommittedAndRefuseOtherLevels() {
+        GroupConfig committed = defaults.withChanges(Map.of("share.isolation.level", "READ_COMMITTED"));
+
+        assertThat(committed.effectiveIsolationLevel()).isEqualTo(IsolationLevel.READ_COMMITTED);
+        assertThat(committed.effectiveValue("share.isolation.level")).isEqualTo("read_committed");
+        assertThat(committed.overrides()).containsEntry("share.isolation.level", "read_committed");
+        assertThat(committed.withChanges(Collections.singletonMap("share.isolation.level", null))
+                .effectiveIsolationLevel()).isEqualTo(IsolationLevel.READ_UNCOMMITTED);
+        assertThat(GroupConfig.restore(ShareGroupBrokerConfig.DEFAULTS, ConsumerGroupBrokerConfig.DEFAULTS,
+                Map.of("share.isolation.level", "read_committed")).effectiveIsolationLevel())
+                .isEqualTo(IsolationLevel.READ_COMMITTED);
+        assertInvalid("share.isolation.level", "snapshot", "share.isolation.level must be read_committed or read_uncommitted");
     }
 
     @Test

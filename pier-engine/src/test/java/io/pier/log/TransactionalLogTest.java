@@ -69,6 +69,27 @@ class TransactionalLogTest {
     }
 
     @Test
+    void shouldTellEachBatchInPlaceItsProducerAndWhetherItIsTransactional() throws IOException {
+        try (PartitionLog log = open(Durability.NONE)) {
+            writeInterleaved(log);
+
+            SegmentBatches batches = log.readBatchesInPlace(0, Integer.MAX_VALUE, true);
+
+            assertThat(batches.count()).isEqualTo(8);
+            assertThat(batches.producerId(0)).isEqualTo(A);
+            assertThat(batches.isTransactional(0)).isTrue();
+            assertThat(batches.isControl(0)).isFalse();
+            assertThat(batches.producerId(2)).as("a plain batch has no producer").isEqualTo(RecordBatch.NO_PRODUCER_ID);
+            assertThat(batches.isTransactional(2)).isFalse();
+            assertThat(batches.producerId(5)).isEqualTo(B);
+            assertThat(batches.isControl(5)).isTrue();
+            assertThat(batches.isTransactional(5)).as("a marker is a transactional control batch").isTrue();
+            assertThat(log.abortedTransactions(0, 10))
+                    .containsExactly(new AbortedTransaction(B, 2, 7), new AbortedTransaction(C, 4, 9));
+        }
+    }
+
+    @Test
     void shouldMoveTheLastStableOffsetOnlyWhenTheEarliestOngoingTransactionEnds() throws IOException {
         try (PartitionLog log = open(Durability.NONE)) {
             log.append(values(T0, "before"));

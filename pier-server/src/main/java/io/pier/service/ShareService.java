@@ -6,6 +6,7 @@ import io.pier.share.AckBatch;
 import io.pier.share.AckResult;
 import io.pier.share.AcquireLimits;
 import io.pier.share.AcquiredRange;
+import io.pier.share.Isolation;
 import io.pier.share.LogBatch;
 import io.pier.share.PendingChange;
 import io.pier.share.SharePartition;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.BaseRecords;
@@ -35,6 +37,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShareService {
     private static final Logger LOG = LoggerFactory.getLogger(ShareService.class);
+    /** Reads one acquisition may make while each finds only records no consumer gets. */
+    private static final int MAX_READS_PER_ACQUISITION = 8;
 
     private final ShareGroups groups;
     private final SharePersister persister;
@@ -146,32 +150,72 @@ public final class ShareService {
         if (sp.nextFetchOffset() < log.logStartOffset()) {
             sp.onLogStartOffsetMoved(log.logStartOffset());
         }
-        long hw = log.highWatermark();
-        if (limits.maxRecords() <= 0 || !sp.hasAcquirableWork(hw)) {
+        boolean committed = groups.config(sp.key().groupId()).effectiveIsolationLevel()
+                == IsolationLevel.READ_COMMITTED;
+        // read_committed acquires below the last stable offset only (Kafka's TXN_COMMITTED fetch).
+        long readable = committed ? log.lastStableOffset() : log.highWatermark();
+        if (limits.maxRecords() <= 0 || !sp.hasAcquirableWork(readable)) {
             return Acquired.NONE;
         }
-        long fetchOffset = sp.nextFetchOffset();
-        if (fetchOffset >= hw) {
-            return Acquired.NONE;
+        // A read holding nothing to acquire (only markers, or under read_committed only aborted
+        // records) still moves the start offset: read on from there rather than park the fetch
+        // while records wait past what was read.
+        for (int reads = 0; reads < MAX_READS_PER_ACQUISITION; reads++) {
+            long fetchOffset = sp.nextFetchOffset();
+            if (fetchOffset >= readable) {
+                return Acquired.NONE;
+            }
+            SegmentBatches read = log.readBatchesInPlace(fetchOffset, readBudget(partition, limits, maxBytes), true);
+            if (read.isEmpty()) {
+                return Acquired.NONE;
+            }
+            List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, logBatches(partition, read), limits,
+                    isolation(log, committed, readable, fetchOffset, read), partition.shard().nowMs());
+            if (!ranges.isEmpty()) {
+                // The whole log batches spanning the first to the last acquired offset, sent from the files.
+                return new Acquired(Errors.NONE,
+                        read.records(ranges.get(0).firstOffset(), ranges.get(ranges.size() - 1).lastOffset()),
+                        ranges);
+            }
+            if (sp.nextFetchOffset() <= fetchOffset || !sp.hasAcquirableWork(readable)) {
+                return Acquired.NONE;
+            }
         }
-        SegmentBatches read = log.readBatchesInPlace(fetchOffset, readBudget(partition, limits, maxBytes), true);
+        return Acquired.NONE;
+    }
+
+    /** The batches of a read as the share-partition sees them; also feeds the record-size estimate. */
+    private static List<LogBatch> logBatches(Partition partition, SegmentBatches read) {
         List<LogBatch> batches = new ArrayList<>(read.count());
         long recordsRead = 0;
         for (int i = 0; i < read.count(); i++) {
-            batches.add(new LogBatch(read.baseOffset(i), read.lastOffset(i), read.isControl(i)));
+            batches.add(new LogBatch(read.baseOffset(i), read.lastOffset(i), read.isControl(i), read.producerId(i),
+                    read.isTransactional(i)));
             recordsRead += read.lastOffset(i) - read.baseOffset(i) + 1;
         }
         partition.observeRecordSize(read.sizeInBytes(), recordsRead);
-        if (batches.isEmpty()) {
-            return Acquired.NONE;
+        return batches;
+    }
+
+    /**
+     * What the share-partition may acquire of {@code read}: everything under read_uncommitted;
+     * under read_committed what lies below {@code lastStableOffset}, less the aborted transactions
+     * overlapping the read (looked up only when it holds a transactional batch).
+     */
+    private static Isolation isolation(PartitionLog log, boolean committed, long lastStableOffset, long fetchOffset,
+            SegmentBatches read) {
+        if (!committed) {
+            return Isolation.READ_UNCOMMITTED;
         }
-        List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, batches, limits, partition.shard().nowMs());
-        if (ranges.isEmpty()) {
-            return Acquired.NONE;
+        boolean transactional = false;
+        for (int i = 0; i < read.count() && !transactional; i++) {
+            transactional = read.isTransactional(i) && !read.isControl(i);
         }
-        // The whole log batches spanning the first to the last acquired offset, sent from the files.
-        return new Acquired(Errors.NONE,
-                read.records(ranges.get(0).firstOffset(), ranges.get(ranges.size() - 1).lastOffset()), ranges);
+        if (!transactional) {
+            return Isolation.readCommitted(lastStableOffset, List.of());
+        }
+        long upperBound = Math.min(lastStableOffset, read.lastOffset(read.count() - 1) + 1);
+        return Isolation.readCommitted(lastStableOffset, log.abortedTransactions(fetchOffset, upperBound));
     }
 
     /**

@@ -51,9 +51,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The read side of transactions through Fetch and ListOffsets, over broker services driven by
- * hand (durable logs, one shard): markers written through {@link Logs#writeMarker}, transactional
- * data appended to the log directly (clients cannot produce it yet).
+ * The read side of transactions through Fetch, ListOffsets and share acquisition, over broker
+ * services driven by hand (durable logs, one shard): markers written through {@link
+ * Logs#writeMarker}, transactional data appended to the log directly.
  */
 class TransactionalFetchTest {
     private static final TopicPartition TP = new TopicPartition("orders", 0);
@@ -232,6 +232,77 @@ class TransactionalFetchTest {
         assertThat(acquired.ranges()).extracting(AcquiredRange::firstOffset, AcquiredRange::lastOffset)
                 .containsExactly(tuple(0L, 1L), tuple(3L, 3L));
         assertThat(agents.await(services.shareOffsets().summary(TP, key)).startOffset()).isZero();
+    }
+
+    /** A share group reading from the earliest offset at {@code isolation}, with member "m" joined. */
+    private SharePartitionKey shareGroup(String group, String isolation) throws Exception {
+        assertThat(agents.await(services.shareGroups().alterConfig(group,
+                Map.of("share.auto.offset.reset", "earliest", "share.isolation.level", isolation), false)).error())
+                .isEqualTo(Errors.NONE);
+        assertThat(agents.await(services.shareGroups().heartbeat(new HeartbeatRequest(group, "m",
+                HeartbeatRequest.JOIN_EPOCH, null, List.of(TP.topic()), "test", "/127.0.0.1"))).error())
+                .isEqualTo(Errors.NONE);
+        return new SharePartitionKey(group, services.topics().topic(TP.topic()).id(), 0);
+    }
+
+    private List<List<Long>> acquire(SharePartitionKey key, int maxBytes, Partition.DataListener wake)
+            throws Exception {
+        ShareService.Acquired acquired = agents.await(services.shares().acquire(TP, key, "m",
+                new AcquireLimits(100, 100, AcquireMode.BATCH_OPTIMIZED), maxBytes, wake));
+        assertThat(acquired.error()).isEqualTo(Errors.NONE);
+        List<List<Long>> ranges = new ArrayList<>();
+        for (AcquiredRange r : acquired.ranges()) {
+            ranges.add(List.of(r.firstOffset(), r.lastOffset()));
+        }
+        return ranges;
+    }
+
+    @Test
+    void shouldGiveAReadCommittedShareGroupOnlyCommittedRecordsAndWakeItWhenAMarkerMovesTheLastStableOffset()
+            throws Exception {
+        appendTxn(A, 0, "a0", "a1"); // 0..1
+        appendPlain("p"); // 2
+        marker(A, false); // 3: A aborted
+        appendTxn(B, 0, "b0"); // 4, ongoing
+        appendPlain("q"); // 5
+        SharePartitionKey committed = shareGroup("committed", "read_committed");
+        SharePartitionKey uncommitted = shareGroup("uncommitted", "read_uncommitted");
+
+        assertThat(acquire(committed, 1 << 20, null)).containsExactly(List.of(2L, 2L));
+        assertThat(agents.await(services.shareOffsets().summary(TP, committed)).startOffset())
+                .as("the aborted records do not hold the start offset back").isEqualTo(2);
+        assertThat(acquire(uncommitted, 1 << 20, null)).containsExactly(List.of(0L, 2L), List.of(4L, 5L));
+
+        int[] woken = {0};
+        Partition.DataListener wake = new Partition.DataListener() {
+            @Override
+            public boolean isDone() {
+                return false;
+            }
+
+            @Override
+            public void onDataChange() {
+                woken[0]++;
+            }
+        };
+        assertThat(acquire(committed, 1 << 20, wake)).as("nothing below the last stable offset (4)").isEmpty();
+        marker(B, true); // 6
+        assertThat(woken[0]).as("the marker woke the parked share fetch").isEqualTo(1);
+        assertThat(acquire(committed, 1 << 20, null)).containsExactly(List.of(4L, 5L));
+    }
+
+    @Test
+    void shouldReadOnPastReadsHoldingOnlyAbortedRecords() throws Exception {
+        appendTxn(A, 0, "a0"); // 0
+        appendTxn(A, 1, "a1"); // 1
+        appendTxn(A, 2, "a2"); // 2
+        marker(A, false); // 3
+        appendPlain("p"); // 4
+        SharePartitionKey key = shareGroup("committed", "read_committed");
+
+        // A byte budget of 1 reads one batch at a time: four reads find nothing to acquire.
+        assertThat(acquire(key, 1, null)).containsExactly(List.of(4L, 4L));
+        assertThat(agents.await(services.shareOffsets().summary(TP, key)).startOffset()).isEqualTo(4);
     }
 
     /** Base offsets of the batches a fetch returned, control batches included. */

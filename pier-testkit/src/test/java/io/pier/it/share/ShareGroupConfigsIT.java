@@ -34,7 +34,7 @@ class ShareGroupConfigsIT {
         "share.delivery.count.limit, 1",
         "share.delivery.count.limit, 100",
         "share.auto.offset.reset, bogus",
-        "share.isolation.level, read_committed",
+        "share.isolation.level, snapshot",
         "share.foo, 1",
     })
     void shouldRefuseInvalidGroupConfigNamingTheSetting(String name, String value) throws Exception {
@@ -61,6 +61,7 @@ class ShareGroupConfigsIT {
         try (Admin admin = clients.admin()) {
             alter(admin, group, "share.delivery.count.limit", "3");
             alter(admin, group, "share.auto.offset.reset", "earliest");
+            alter(admin, group, "share.isolation.level", "read_committed");
             Config config = describe(admin, group);
             Map<String, String> values = new TreeMap<>();
             config.entries().forEach(e -> values.put(e.name(), e.value()));
@@ -81,10 +82,12 @@ class ShareGroupConfigsIT {
                     .containsEntry("share.record.lock.duration.ms", "30000")
                     .containsEntry("share.session.timeout.ms", "45000")
                     .containsEntry("share.heartbeat.interval.ms", "5000")
-                    .containsEntry("share.isolation.level", "read_uncommitted")
+                    .containsEntry("share.isolation.level", "read_committed")
                     .containsEntry("share.partition.max.record.locks", "2000")
                     .containsEntry("share.renew.acknowledge.enable", "true");
             assertThat(config.get("share.delivery.count.limit").source())
+                    .isEqualTo(ConfigEntry.ConfigSource.DYNAMIC_GROUP_CONFIG);
+            assertThat(config.get("share.isolation.level").source())
                     .isEqualTo(ConfigEntry.ConfigSource.DYNAMIC_GROUP_CONFIG);
             assertThat(config.get("share.record.lock.duration.ms").source())
                     .isEqualTo(ConfigEntry.ConfigSource.DEFAULT_CONFIG);
