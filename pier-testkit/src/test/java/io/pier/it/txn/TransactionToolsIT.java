@@ -165,6 +165,13 @@ class TransactionToolsIT {
             String producerId = row.get(2);
             assertThat(Long.parseLong(producerId)).isNotNegative();
             assertThat(row).containsExactly(id, String.valueOf(node), producerId, "Ongoing");
+            // ... and with 4.4's filters: open for more than 0 ms but not an hour, its id matching the pattern
+            assertThat(table(transactions(bootstrap, "list", "--duration-filter", "0")).stream().skip(1)
+                    .map(r -> r.get(0))).contains(id);
+            assertThat(table(transactions(bootstrap, "list", "--duration-filter", "3600000"))).hasSize(1);
+            assertThat(rowStartingWith(table(transactions(bootstrap, "list", "--transactional-id-pattern",
+                    "tools-open-.*")), id)).containsExactly(row.toArray(String[]::new));
+            assertThat(table(transactions(bootstrap, "list", "--transactional-id-pattern", "other-.*"))).hasSize(1);
 
             // describe: the same producer, its timeout, and the one partition in the transaction
             List<List<String>> described = table(transactions(bootstrap, "describe", "--transactional-id", id));
