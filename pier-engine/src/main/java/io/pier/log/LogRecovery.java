@@ -189,6 +189,7 @@ final class LogRecovery {
         if (!b.isControlBatch()) {
             producers.record(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(), b.baseOffset(),
                     last, b.isTransactional());
+            producers.recordTimestamp(b.producerId(), b.maxTimestamp());
             return;
         }
         EndTransactionMarker marker = endMarkerOf(b);
@@ -196,6 +197,7 @@ final class LogRecovery {
             return;
         }
         long first = producers.endTransaction(b.producerId(), b.producerEpoch(), marker.coordinatorEpoch(), last);
+        producers.recordTimestamp(b.producerId(), b.maxTimestamp());
         if (marker.controlType() == ControlRecordType.ABORT && first >= 0) {
             aborted.add(b.producerId(), first, last);
         }

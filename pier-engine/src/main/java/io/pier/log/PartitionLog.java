@@ -210,6 +210,7 @@ public final class PartitionLog implements AutoCloseable {
         if (batch.hasProducerId()) {
             producers.record(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
                     base, last, batch.isTransactional());
+            producers.recordTimestamp(batch.producerId(), batch.maxTimestamp());
         }
         return new AppendResult(base, last, appendTime, logStartOffset, false);
     }
@@ -248,10 +249,20 @@ public final class PartitionLog implements AutoCloseable {
             throw e;
         }
         long first = producers.endTransaction(producerId, producerEpoch, coordinatorEpoch, offset);
+        producers.recordTimestamp(producerId, now);
         if (!commit && first >= 0) {
             aborted.add(producerId, first, offset);
         }
         return new AppendResult(offset, offset, -1, logStartOffset, false);
+    }
+
+    /**
+     * The state of every producer this partition knows (DescribeProducers): id, epoch, last
+     * sequence and timestamp, coordinator epoch of its last marker, start of its ongoing
+     * transaction. A copy; call on the log's thread.
+     */
+    public List<ActiveProducer> activeProducers() {
+        return producers.activeProducers();
     }
 
     private void maybeRoll(int batchSize, long lastOffset, long nowWallMs) throws IOException {

@@ -1,8 +1,10 @@
 package io.pier.log;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
@@ -35,6 +37,8 @@ final class ProducerStateTable {
         long txnFirstOffset = -1;
         /** Last offset of this producer's newest batch or marker. */
         long lastOffset = -1;
+        /** Largest timestamp of the newest batch, or the newest marker's time; -1 when unknown. */
+        long lastTimestampMs = -1;
 
         Entry(short epoch) {
             this.epoch = epoch;
@@ -178,6 +182,29 @@ final class ProducerStateTable {
             first = Math.min(first, t[0]);
         }
         return first == Long.MAX_VALUE ? -1 : first;
+    }
+
+    /**
+     * Records the timestamp of what {@link #record} or {@link #endTransaction} just recorded for
+     * {@code producerId}: the batch's largest timestamp, or the marker's append time.
+     */
+    void recordTimestamp(long producerId, long timestampMs) {
+        Entry e = producers.get(producerId);
+        if (e != null) {
+            e.lastTimestampMs = timestampMs;
+        }
+    }
+
+    /** A copy of every known producer's state, by producer id (DescribeProducers). */
+    List<ActiveProducer> activeProducers() {
+        List<ActiveProducer> out = new ArrayList<>(producers.size());
+        producers.forEach((id, e) -> {
+            BatchMetadata last = e.batches.peekLast();
+            out.add(new ActiveProducer(id, e.epoch, last == null ? -1 : last.lastSeq, e.lastTimestampMs,
+                    e.coordinatorEpoch, e.txnFirstOffset));
+        });
+        out.sort((a, b) -> Long.compare(a.producerId(), b.producerId()));
+        return out;
     }
 
     /** Number of ongoing transactions. */

@@ -364,4 +364,30 @@ class TransactionalLogTest {
         }
         return last;
     }
+
+    @Test
+    void shouldReportEachProducersStateAsDescribeProducersDoesAndRebuildItOnOpen() throws IOException {
+        List<ActiveProducer> expected;
+        try (PartitionLog log = open(Durability.NONE)) {
+            // Given A with an ongoing transaction, B whose transaction ended, and an idempotent C
+            log.append(values(T0, "plain"));                               // 0
+            log.append(txn(A, (short) 3, 0, 2));                           // 1..2
+            log.append(txn(B, (short) 0, 0, 1));                           // 3
+            log.append(TestBatches.idempotent(C, (short) 1, 0, 4));        // 4..7
+            log.append(txn(A, (short) 3, 2, 1));                           // 8
+            clock.advance(5_000);
+            log.appendEndTxnMarker(B, (short) 0, 7, true, TV1);            // 9
+
+            // Then each is reported by id, with its transaction's start or -1
+            expected = List.of(
+                    new ActiveProducer(A, (short) 3, 2, T0, -1, 1),
+                    new ActiveProducer(B, (short) 0, 0, T0 + 5_000, 7, -1),
+                    new ActiveProducer(C, (short) 1, 3, 1000L, -1, -1));
+            assertThat(log.activeProducers()).isEqualTo(expected);
+        }
+        // And a reopened log, which rebuilds the table from the batches, reports the same
+        try (PartitionLog log = open(Durability.NONE)) {
+            assertThat(log.activeProducers()).isEqualTo(expected);
+        }
+    }
 }

@@ -16,6 +16,7 @@ import io.pier.protocol.InitProducerIdHandler;
 import io.pier.protocol.MetadataHandler;
 import io.pier.protocol.OffsetHandlers;
 import io.pier.protocol.ProduceHandler;
+import io.pier.protocol.ProducerStateHandlers;
 import io.pier.protocol.ShareAcknowledgeHandler;
 import io.pier.protocol.ShareAcks;
 import io.pier.protocol.ShareFetchHandler;
@@ -65,6 +66,7 @@ public final class Apis {
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics);
         TransactionHandlers txn = new TransactionHandlers(services.transactions());
+        ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs());
         TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
                 services.consumerGroups());
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router,
@@ -111,6 +113,10 @@ public final class Apis {
                 .register(ApiKeys.END_TXN, 0, 5, txn::endTxn)
                 .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, txnOffsets::handle)
                 .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, txn::describeTransactions)
-                .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, txn::listTransactions);
+                .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, txn::listTransactions)
+                // kafka-transactions: describe-producers, find-hanging, and abort (Admin.abortTransaction
+                // writes the marker itself, with WriteTxnMarkers to the partition's leader).
+                .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, producerStates::describeProducers)
+                .register(ApiKeys.WRITE_TXN_MARKERS, 1, 2, producerStates::writeTxnMarkers);
     }
 }

@@ -1,6 +1,7 @@
 package io.pier.service;
 
 import io.pier.log.AbortedTransaction;
+import io.pier.log.ActiveProducer;
 import io.pier.log.AppendResult;
 import io.pier.log.LogReadResult;
 import io.pier.log.OffsetAndTimestamp;
@@ -23,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * records. Each runs on the shard that owns the partition and completes with a value that
  * carries a Kafka error code instead of throwing; callers never see a log or a shard.
  */
-public final class Logs {
+public final class Logs implements ProducerStates {
     private static final Logger LOG = LoggerFactory.getLogger(Logs.class);
     private static final long UNKNOWN = -1L;
 
@@ -138,6 +139,7 @@ public final class Logs {
      * {@code transactionVersion}: from version 2 on each marker carries a bumped epoch, and one
      * with the producer's current epoch is stale.
      */
+    @Override
     public CompletableFuture<Appended> writeMarker(TopicPartition tp, long producerId, short producerEpoch,
             int coordinatorEpoch, boolean commit, short transactionVersion) {
         Partition partition = partitions.get(tp);
@@ -152,6 +154,21 @@ public final class Logs {
             result.complete(Appended.failed(Errors.NOT_LEADER_OR_FOLLOWER, e.getMessage()));
         }
         return result;
+    }
+
+    /** The producer state of a partition, copied on its shard (DescribeProducers). */
+    @Override
+    public CompletableFuture<Producers> activeProducers(TopicPartition tp) {
+        Partition partition = partitions.get(tp);
+        if (partition == null) {
+            return CompletableFuture.completedFuture(new Producers(Errors.UNKNOWN_TOPIC_OR_PARTITION, List.of()));
+        }
+        return partition.shard().call(() -> {
+            if (partition.isDeleted()) {
+                return new Producers(Errors.UNKNOWN_TOPIC_OR_PARTITION, List.<ActiveProducer>of());
+            }
+            return new Producers(Errors.NONE, partition.log().activeProducers());
+        });
     }
 
     /**

@@ -11,15 +11,15 @@ import org.apache.kafka.common.utils.internals.Exit;
  * Runs one of Kafka's command-line tools in-process, unchanged, through its {@code main}: exits
  * become a return value (Kafka's {@link Exit} hook) and what it prints is captured.
  */
-final class KafkaTool {
+public final class KafkaTool {
     /** A tool's {@code main}. */
     @FunctionalInterface
-    interface Main {
+    public interface Main {
         void run(String[] args) throws Exception;
     }
 
     /** How a run ended: the exit code (0 when main returned) and what was printed. */
-    record Result(int exitCode, String out, String err) {}
+    public record Result(int exitCode, String out, String err) {}
 
     private static final class ExitCalled extends RuntimeException {
         private static final long serialVersionUID = 1L;
@@ -31,7 +31,7 @@ final class KafkaTool {
     private KafkaTool() {}
 
     /** Runs {@code main} with {@code args}; one tool at a time, as System.out is process-wide. */
-    static synchronized Result run(Main main, String... args) throws Exception {
+    public static synchronized Result run(Main main, String... args) throws Exception {
         PrintStream out = System.out;
         PrintStream err = System.err;
         ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
@@ -71,7 +71,7 @@ final class KafkaTool {
      * One column of a perf tool's CSV report (kafka-consumer-perf-test, kafka-share-consumer-perf-test):
      * the value under {@code column} in the line after the header that names it.
      */
-    static String perfReportValue(Result perf, String column) {
+    public static String perfReportValue(Result perf, String column) {
         List<String> lines = perf.out().lines().filter(l -> !l.isBlank()).toList();
         int header = lines.indexOf(lines.stream().filter(l -> l.contains(column)).findFirst()
                 .orElseThrow(() -> new AssertionError("no header in:\n" + perf.out())));
