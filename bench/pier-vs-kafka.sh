@@ -6,7 +6,8 @@
 #   --rounds N            rounds (brokers alternate; the order rotates every round)
 #   --only KEY-SUBSTRING  only the rows whose key contains it, e.g. share-implicit-16c-1p, produce-100,
 #                         kcat, lat-5000, linger0, group (every consumer-group row), group-classic-4c-10p,
-#                         group-consumer (keys are in the "Every round" table)
+#                         group-consumer, txn (the transaction rows: txn-produce-100, txn-produce-1000,
+#                         txn-share-read-committed, txn-share-read-uncommitted; keys are in the "Every round" table)
 #   --brokers LIST        comma-separated subset of pier-durable,pier-none,kafka,kafka-fsync
 #                         (kafka: defaults, no fsync; kafka-fsync: log.flush.interval.messages=1)
 #   --records N           records per share run (and in the share source topics)

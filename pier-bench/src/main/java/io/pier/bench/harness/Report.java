@@ -122,10 +122,18 @@ final class Report {
                 + "measured from just "
                         + "before `send()` to the acknowledgement commit callback, one explicit consumer, "
                         + "at %s rec/s for %d s each, once with the producer's defaults (kafka-clients 4.x: "
-                        + "`linger.ms=5`) and once with `linger.ms=0`.\n",
+                        + "`linger.ms=5`) and once with `linger.ms=0`; transactional produce of %,d × 100 B records "
+                        + "to one partition by one producer with a `transactional.id` (acks=all, idempotent), in "
+                        + "transactions of 100 and of 1,000 records (beginTransaction, the sends, commitTransaction), "
+                        + "counted from after `initTransactions()` to the last commit; share consumption (%d consumers, "
+                        + "explicit ACCEPT per record) of a 1-partition topic of %,d × 100 B records produced in "
+                        + "transactions of %d, all committed (so both rows deliver the same records), by a new share "
+                        + "group with `share.isolation.level=read_committed` and by another with `read_uncommitted`, "
+                        + "both set with `share.auto.offset.reset=earliest` by `incrementalAlterConfigs` on the group.\n",
                 p.produceSmall(), p.produceLarge(), p.shareRecords(), p.groupRecords(),
                 p.latencyRates().stream().map(x -> String.format(Locale.ROOT, "%,d", x)).collect(Collectors.joining(" and ")),
-                p.latencySeconds()));
+                p.latencySeconds(), p.produceSmall(), SideBySide.TXN_SHARE_CONSUMERS, p.shareRecords(),
+                SideBySide.TXN_FILL_SIZE));
         sb.append("- **Broker CPU per record** (the `↳` row under each throughput row): the broker process's CPU "
                 + "time (user + system, all threads, from `utime` + `stime` in `/proc/<pid>/stat`, in clock ticks of "
                 + "`getconf CLK_TCK`) over the same window as the row's rate (share, consumer-group and plain-fetch runs: "
@@ -146,7 +154,8 @@ final class Report {
         sb.append("- Ratios are Pier / Kafka medians. ↑: higher is better, ↓: lower is better. `–`: no figure "
                 + "(e.g. too little CPU to read); `" + NOT_AVAILABLE + "`: the broker could not run the workload "
                 + "(the client failed, e.g. `group.protocol=consumer` against a broker without ConsumerGroupHeartbeat; "
-                + "the run log has the client's error).\n\n");
+                + "the run log has the client's error); `" + NOT_SUPPORTED + "`: the broker refused a setting the "
+                + "workload needs (a group config it does not support; the reason is under the table).\n\n");
 
         List<String> brokers = brokers();
         List<Pair> pairs = pairs();
@@ -158,7 +167,8 @@ final class Report {
             sb.append("| ").append(m.label()).append(" | ").append(m.unit()).append(m.higherIsBetter() ? " ↑" : " ↓")
                     .append(" |");
             for (String x : brokers) {
-                sb.append(' ').append(r.unavailable(m.key(), x) ? NOT_AVAILABLE : fmt(r.median(m.key(), x))).append(" |");
+                sb.append(' ').append(r.unsupported(m.key(), x) ? NOT_SUPPORTED
+                        : r.unavailable(m.key(), x) ? NOT_AVAILABLE : fmt(r.median(m.key(), x))).append(" |");
             }
             for (Pair x : pairs) {
                 sb.append(' ').append(ratio(r.median(m.key(), x.pier()), r.median(m.key(), x.kafka()))).append(" |");
@@ -166,6 +176,23 @@ final class Report {
             sb.append('\n');
         }
         sb.append('\n');
+        boolean notes = false;
+        for (var e : r.unsupportedReasons().entrySet()) {
+            for (var byBroker : e.getValue().entrySet()) {
+                if (byBroker.getValue().isEmpty()) {
+                    continue;
+                }
+                if (!notes) {
+                    sb.append("Not supported:\n\n");
+                    notes = true;
+                }
+                sb.append("- `").append(e.getKey()).append("` on ").append(header(byBroker.getKey())).append(": ")
+                        .append(byBroker.getValue().replace('\n', ' ')).append('\n');
+            }
+        }
+        if (notes) {
+            sb.append('\n');
+        }
 
         sb.append("## Largest gaps\n\n");
         for (Pair pair : pairs) {
@@ -223,7 +250,8 @@ final class Report {
                 List<Double> v = r.values(m.key(), b);
                 List<String> cells = new ArrayList<>();
                 for (int i = 0; i < v.size(); i++) {
-                    cells.add(r.unavailable(m.key(), b, i) ? NOT_AVAILABLE : fmt(v.get(i)));
+                    cells.add(!r.unavailable(m.key(), b, i) ? fmt(v.get(i))
+                            : r.unsupported(m.key(), b) ? NOT_SUPPORTED : NOT_AVAILABLE);
                 }
                 sb.append(" | ").append(String.join(", ", cells));
             }
@@ -239,6 +267,8 @@ final class Report {
 
     /** The cell of a broker that could not run the workload (why is in the run log). */
     static final String NOT_AVAILABLE = "n/a";
+    /** The cell of a broker that refused a setting the workload needs (why is under the table). */
+    static final String NOT_SUPPORTED = "not supported";
 
     static String fmt(double v) {
         if (Double.isNaN(v)) {

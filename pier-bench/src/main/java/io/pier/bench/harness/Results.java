@@ -16,6 +16,8 @@ final class Results {
     private final Map<String, Map<String, List<Double>>> values = new LinkedHashMap<>();
     /** Per metric and broker, the rounds (indexes into its values) in which the broker could not run the workload. */
     private final Map<String, Map<String, Set<Integer>>> unavailable = new LinkedHashMap<>();
+    /** Per metric and broker, why the broker refused the workload's settings, when it did. */
+    private final Map<String, Map<String, String>> unsupported = new LinkedHashMap<>();
 
     void add(String key, String label, String unit, boolean higherIsBetter, String broker, double value) {
         metrics.putIfAbsent(key, new Metric(key, label, unit, higherIsBetter));
@@ -31,6 +33,26 @@ final class Results {
         add(key, label, unit, higherIsBetter, broker, Double.NaN);
         unavailable.computeIfAbsent(key, k -> new LinkedHashMap<>())
                 .computeIfAbsent(broker, b -> new HashSet<>()).add(values(key, broker).size() - 1);
+    }
+
+    /**
+     * A round in which the broker refused a setting the workload needs (a config it does not
+     * support): shown as "not supported", and {@code reason} (empty: none, for a row under
+     * another) is listed under the table.
+     */
+    void addUnsupported(String key, String label, String unit, boolean higherIsBetter, String broker, String reason) {
+        addUnavailable(key, label, unit, higherIsBetter, broker);
+        unsupported.computeIfAbsent(key, k -> new LinkedHashMap<>()).putIfAbsent(broker, reason);
+    }
+
+    /** Whether the broker has no figure for this metric because it refused the workload's settings. */
+    boolean unsupported(String key, String broker) {
+        return unavailable(key, broker) && unsupported.getOrDefault(key, Map.of()).containsKey(broker);
+    }
+
+    /** Per metric and broker, why the broker did not support the workload (the first round's reason; may be empty). */
+    Map<String, Map<String, String>> unsupportedReasons() {
+        return unsupported;
     }
 
     /** Whether round {@code index} of this metric and broker was one the broker could not run. */

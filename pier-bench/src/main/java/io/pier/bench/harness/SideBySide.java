@@ -10,6 +10,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -229,7 +230,7 @@ public final class SideBySide {
             current = broker;
             broker.start(List.of());
             try (Workloads wl = new Workloads(broker.bootstrap(), w.cap, broker::cpuNanos)) {
-                workloads(new Pass(w, new Results(), true), wl, broker, WARMUP_BROKER);
+                workloads(new Pass(w, new Results(), true, 0), wl, broker, WARMUP_BROKER);
             }
         }
         current = null;
@@ -244,8 +245,8 @@ public final class SideBySide {
         log("warm-up done in " + seconds + " s");
     }
 
-    /** One pass of the workloads: its counts, where its figures go, and whether it is the warm-up. */
-    record Pass(Params p, Results results, boolean warmup) {}
+    /** One pass of the workloads: its counts, where its figures go, whether it is the warm-up, and its round (from 0). */
+    record Pass(Params p, Results results, boolean warmup, int round) {}
 
     private void runBroker(String b, int round, boolean recordJfr) throws Exception {
         Path dir = work.resolve("round" + (round + 1) + "-" + b);
@@ -265,7 +266,7 @@ public final class SideBySide {
             results.add("rss-idle", "Resident memory, idle after start-up", "MiB", false, b, broker.rssMiB());
             try (RssSampler rss = new RssSampler(broker.pid());
                     Workloads w = new Workloads(broker.bootstrap(), params.cap, broker::cpuNanos)) {
-                workloads(new Pass(params, results, false), w, broker, b);
+                workloads(new Pass(params, results, false, round), w, broker, b);
                 results.add("rss-load", "Resident memory, peak under load", "MiB", false, b, rss.peakMiB());
             }
         }
@@ -277,6 +278,7 @@ public final class SideBySide {
                 () -> w.createTopic("produce-100", 1), () -> w.produce("produce-100", 1, p.produceSmall, 100));
         measure(pass, broker, b, "produce-1k", "Produce 1 KB records, acks=all, idempotent",
                 () -> w.createTopic("produce-1k", 1), () -> w.produce("produce-1k", 1, p.produceLarge, 1024));
+        txnRows(pass, w, broker, b);
         // Share runs read what the fill got acknowledged, so a failed send does not leave them waiting out the cap.
         long[] filled = {p.shareRecords, p.shareRecords};
         if (wantsShareSource()) {
@@ -334,6 +336,87 @@ public final class SideBySide {
             for (Integer linger : pass.warmup() ? Arrays.asList((Integer) null) : Arrays.asList(null, 0)) {
                 latencyRow(pass, w, b, rate, linger);
             }
+        }
+    }
+
+    /** Records per transaction of the transactional produce rows. */
+    static final int[] TXN_SIZES = {100, 1_000};
+    /** Records per transaction of the transactional fill of the read_committed / read_uncommitted share source. */
+    static final int TXN_FILL_SIZE = 100;
+    /** Consumers of the read_committed / read_uncommitted share rows (1 partition, explicit ACCEPT per record). */
+    static final int TXN_SHARE_CONSUMERS = 4;
+    /** The isolation levels of the transactional share rows, and their row keys. */
+    static final List<String> ISOLATION_LEVELS = List.of("read_committed", "read_uncommitted");
+
+    static String txnShareKey(String isolation) {
+        return "txn-share-" + isolation.replace('_', '-');
+    }
+
+    /**
+     * The transaction rows ({@code --only txn}): transactional produce of 100 B records in
+     * transactions of 100 and of 1,000 records, each to a fresh 1-partition topic, with records/s,
+     * MB/s and broker CPU per record; then a 1-partition topic filled by a transactional producer
+     * (transactions of {@value #TXN_FILL_SIZE}, all committed, so both isolation levels deliver
+     * the same records and the rows differ only by the broker's isolation) read by a share group
+     * with {@code share.isolation.level=read_committed}, then by another with
+     * {@code read_uncommitted} (the other way round in odd rounds). A broker that refuses the
+     * group config gets "not supported" in that row (and the run goes on).
+     */
+    private void txnRows(Pass pass, Workloads w, BrokerProcess broker, String b) throws Exception {
+        Params p = pass.p();
+        for (int size : TXN_SIZES) {
+            String key = "txn-produce-" + size;
+            String topic = "txn-produce-" + size;
+            String label = String.format(Locale.ROOT, "Transactional produce 100 B records, transactions of %,d records, "
+                    + "one transactional producer, acks=all", size);
+            Workloads.TxnRun[] run = new Workloads.TxnRun[1];
+            Workloads.Throughput t = measure(pass, broker, b, key, label, () -> w.createTopic(topic, 1), () -> {
+                run[0] = w.produceTransactional(topic, 1, p.produceSmall, 100, size);
+                return run[0].throughput();
+            }, false);
+            if (!key.contains(only) || pass.warmup()) {
+                continue;
+            }
+            String mbs = "↳ MB/s of record values";
+            String commit = "↳ commitTransaction, mean (from the call to its answer; it flushes the sends first)";
+            if (t == null) {
+                pass.results().addUnavailable(key + "-mbs", mbs, "MB/s", true, b);
+                pass.results().addUnavailable(key + "-commit", commit, "ms", false, b);
+            } else {
+                pass.results().add(key + "-mbs", mbs, "MB/s", true, b, t.recordsPerSec() * 100 / 1e6);
+                pass.results().add(key + "-commit", commit, "ms", false, b, run[0].commitMeanMs());
+            }
+        }
+        if (ISOLATION_LEVELS.stream().noneMatch(l -> txnShareKey(l).contains(only))) {
+            return;
+        }
+        String topic = "txn-src-1p";
+        long filled;
+        try {
+            w.createTopic(topic, 1);
+            filled = w.produceTransactional(topic, 1, p.shareRecords, 100, TXN_FILL_SIZE).throughput().records();
+        } catch (Exception e) {
+            // Without its source neither share row can run: both n/a, and the pass goes on.
+            filled = -1;
+            log("  " + (pass.warmup() ? "(warm-up) " : "") + "transactional fill of " + topic + " failed on " + b + ": "
+                    + rootCause(e));
+        }
+        // The two levels read the same topic one after the other; which goes first alternates with the round.
+        List<String> levels = new ArrayList<>(ISOLATION_LEVELS);
+        if (pass.round() % 2 == 1) {
+            Collections.reverse(levels);
+        }
+        for (String isolation : levels) {
+            String label = String.format(Locale.ROOT, "Share consume of transactionally produced records (all committed, "
+                    + "transactions of %,d), share.isolation.level=%s, %d consumers, 1 partition, explicit ACCEPT per "
+                    + "record", TXN_FILL_SIZE, isolation, TXN_SHARE_CONSUMERS);
+            long target = filled;
+            measure(pass, broker, b, txnShareKey(isolation), label, null, () -> {
+                if (target < 0) {
+                    throw new IllegalStateException("no source topic: its transactional fill failed");
+                }
+                return w.share(topic, TXN_SHARE_CONSUMERS, true, (int) target, 0, isolation).throughput();
+            });
         }
     }
 
@@ -489,13 +572,16 @@ public final class SideBySide {
      * (which read it themselves), and from just before to just after the run otherwise.
      * {@code setup} (creating the topic) runs before the CPU clock starts. A run that throws (the
      * broker refused what the client asked, say) puts {@code n/a} in both rows and its error in the
-     * run log, and the bench goes on with the next row.
+     * run log, and the bench goes on with the next row; one that the broker refused a setting for
+     * ({@link Workloads.Unsupported}) puts "not supported" in both rows, with the reason under the
+     * table. Returns the run's figures, null when it did not run or failed.
      */
-    private void measure(Pass pass, BrokerProcess broker, String b, String key, String label, Setup setup, Measured m,
-            boolean always) {
+    private Workloads.Throughput measure(Pass pass, BrokerProcess broker, String b, String key, String label,
+            Setup setup, Measured m, boolean always) {
         if (!key.contains(only) && !always) {
-            return;
+            return null;
         }
+        Workloads.Throughput t;
         double v;
         double cpuPerRecordMicros = Double.NaN;
         try {
@@ -503,7 +589,7 @@ public final class SideBySide {
                 setup.run();
             }
             long cpu0 = broker.cpuNanos();
-            Workloads.Throughput t = m.run();
+            t = m.run();
             long cpu1 = broker.cpuNanos();
             v = t.recordsPerSec();
             long cpu = t.brokerCpuNanos() >= 0 ? t.brokerCpuNanos() : cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1;
@@ -514,16 +600,23 @@ public final class SideBySide {
                 log(String.format(Locale.ROOT, "  %s: %d ms of broker CPU, under %d clock ticks: too coarse to report",
                         key, cpu / 1_000_000, MIN_CPU_TICKS));
             }
+        } catch (Workloads.Unsupported e) {
+            if (key.contains(only) && !pass.warmup()) {
+                pass.results().addUnsupported(key, label, "rec/s", true, b, e.getMessage());
+                pass.results().addUnsupported(key + "-cpu", "↳ broker CPU per record", "µs", false, b, "");
+            }
+            log("  " + (pass.warmup() ? "(warm-up) " : "") + key + " not supported on " + b + ": " + e.getMessage());
+            return null;
         } catch (Exception e) {
             if (key.contains(only) && !pass.warmup()) {
                 pass.results().addUnavailable(key, label, "rec/s", true, b);
                 pass.results().addUnavailable(key + "-cpu", "↳ broker CPU per record", "µs", false, b);
             }
             log("  " + (pass.warmup() ? "(warm-up) " : "") + key + " n/a on " + b + ", the run failed: " + rootCause(e));
-            return;
+            return null;
         }
         if (!key.contains(only)) {
-            return; // ran only to fill a topic another selected row reads
+            return t; // ran only to fill a topic another selected row reads
         }
         if (!pass.warmup()) {
             pass.results().add(key, label, "rec/s", true, b, v);
@@ -531,6 +624,7 @@ public final class SideBySide {
         }
         log(String.format(Locale.ROOT, "  %s%-28s %,12.0f rec/s  %8.2f µs broker CPU/rec",
                 pass.warmup() ? "(warm-up) " : "", key, v, cpuPerRecordMicros));
+        return t;
     }
 
     /**

@@ -41,6 +41,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -68,8 +69,23 @@ final class Workloads implements AutoCloseable {
         }
     }
 
+    /** Result of a transactional produce run: its throughput, how many transactions, their mean commitTransaction time. */
+    record TxnRun(Throughput throughput, int transactions, double commitMeanMs) {}
+
     /** Produce-to-ACCEPT latency percentiles in milliseconds. */
     record Latency(double p50, double p99, double p999, int samples) {}
+
+    /**
+     * The broker refused a setting the workload needs (a group config it does not support yet):
+     * the row shows "not supported" with this message rather than a figure.
+     */
+    static final class Unsupported extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Unsupported(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
 
     private final String bootstrap;
     private final long capNanos;
@@ -114,10 +130,32 @@ final class Workloads implements AutoCloseable {
     }
 
     private String newShareGroup(String label) throws Exception {
+        return newShareGroup(label, null);
+    }
+
+    /**
+     * A new share group name, its GROUP config resource set (incrementalAlterConfigs) to
+     * {@code share.auto.offset.reset=earliest} and, unless {@code isolation} is null,
+     * {@code share.isolation.level=isolation}, both in one request. A broker that refuses the
+     * config with INVALID_CONFIG throws {@link Unsupported}.
+     */
+    private String newShareGroup(String label, String isolation) throws Exception {
         String group = "bench-" + label + "-" + (++groupSeq);
-        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group),
-                List.of(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
-                        AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS);
+        List<AlterConfigOp> ops = new ArrayList<>();
+        ops.add(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET));
+        if (isolation != null) {
+            ops.add(new AlterConfigOp(new ConfigEntry("share.isolation.level", isolation), AlterConfigOp.OpType.SET));
+        }
+        try {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all()
+                    .get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (isolation != null && e.getCause() instanceof InvalidConfigurationException refused) {
+                throw new Unsupported("the broker refused share.isolation.level=" + isolation + " on the group: "
+                        + refused.getMessage(), e);
+            }
+            throw e;
+        }
         return group;
     }
 
@@ -173,13 +211,77 @@ final class Workloads implements AutoCloseable {
     }
 
     /**
+     * Produces {@code count} records of {@code size} bytes with one transactional producer
+     * ({@code transactional.id} new for the run, acks=all, idempotent, client defaults otherwise),
+     * round-robin over the partitions, in transactions of {@code perTransaction} records each
+     * (beginTransaction, the sends, commitTransaction, which waits for them all). Records/s and
+     * broker CPU from just after {@code initTransactions()} to the last commit's answer, counting
+     * committed records only; stops after the transaction that crosses the time cap. A failed
+     * send fails its commit, and so the run.
+     */
+    TxnRun produceTransactional(String topic, int partitions, int count, int size, int perTransaction) {
+        byte[] value = new byte[size];
+        Arrays.fill(value, (byte) 'x');
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("acks", "all");
+        p.put("enable.idempotence", "true");
+        p.put("transactional.id", "bench-txn-" + topic + "-" + (++groupSeq));
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+            long t0 = System.nanoTime();
+            long cpu0 = brokerCpuNanos.getAsLong();
+            long commitNanos = 0;
+            int committed = 0;
+            int transactions = 0;
+            while (committed < count) {
+                int n = Math.min(perTransaction, count - committed);
+                producer.beginTransaction();
+                for (int i = 0; i < n; i++) {
+                    // A failed send fails commitTransaction, which throws: no callback needed.
+                    var unused = producer.send(new ProducerRecord<>(topic, (committed + i) % partitions, null, value));
+                }
+                long c0 = System.nanoTime();
+                producer.commitTransaction();
+                commitNanos += System.nanoTime() - c0;
+                committed += n;
+                transactions++;
+                if (System.nanoTime() - t0 > capNanos && committed < count) {
+                    System.err.println("[bench]   transactional produce hit the time cap after " + committed + " records");
+                    break;
+                }
+            }
+            long elapsed = System.nanoTime() - t0;
+            long cpu1 = brokerCpuNanos.getAsLong();
+            double commitMeanMs = transactions == 0 ? Double.NaN : commitNanos / 1e6 / transactions;
+            System.err.printf(Locale.ROOT, "[bench]   %s: %,d transactions of %,d records, commitTransaction %.2f ms "
+                    + "each on average (its flush of the sends included)%n", p.get("transactional.id"), transactions,
+                    perTransaction, commitMeanMs);
+            return new TxnRun(new Throughput(committed * 1e9 / elapsed, committed,
+                    cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1), transactions, commitMeanMs);
+        }
+    }
+
+    /**
      * Share-group consumption of a pre-filled topic by {@code consumers} consumers until
      * {@code target} records are accepted. Explicit mode acknowledges each record; with
      * {@code releaseEvery > 0} every record whose offset is a multiple of it is RELEASEd on its
      * first delivery and ACCEPTed when it comes back.
      */
     ConsumeRun share(String topic, int consumers, boolean explicit, int target, int releaseEvery) throws Exception {
-        String group = newShareGroup(topic + "-" + consumers + (explicit ? "e" : "i"));
+        return share(topic, consumers, explicit, target, releaseEvery, null);
+    }
+
+    /**
+     * {@link #share(String, int, boolean, int, int)} with the group's {@code share.isolation.level}
+     * set to {@code isolation} first (null: left at the broker's default); throws
+     * {@link Unsupported} when the broker refuses that config.
+     */
+    ConsumeRun share(String topic, int consumers, boolean explicit, int target, int releaseEvery, String isolation)
+            throws Exception {
+        String group = newShareGroup(topic + "-" + consumers + (explicit ? "e" : "i")
+                + (isolation == null ? "" : "-" + isolation.replace('_', '-')), isolation);
         LongAdder accepted = new LongAdder();
         Window window = new Window();
         runConsumers(consumers, "share-", c -> {
