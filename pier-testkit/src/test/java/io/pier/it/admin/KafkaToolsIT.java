@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.tools.ConfigCommand;
+import org.apache.kafka.tools.FeatureCommand;
 import org.apache.kafka.tools.ShareConsumerPerformance;
 import org.apache.kafka.tools.TopicCommand;
 import org.apache.kafka.tools.consumer.ConsoleShareConsumer;
@@ -43,6 +44,17 @@ class KafkaToolsIT {
         String described = topics("--describe", "--topic", "tool-topic").out();
         assertThat(described).contains("Topic: tool-topic").contains("PartitionCount: 3").contains("ReplicationFactor: 1");
         assertThat(described.lines().filter(l -> l.contains("Partition: "))).hasSize(3);
+    }
+
+    @Test
+    void shouldDescribeTheTransactionVersionFeatureWithKafkaFeatures() throws Exception {
+        // kafka-features describe prints what ApiVersions advertises, in Kafka 4.4's columns.
+        KafkaTool.Result described = KafkaTool.run(FeatureCommand::main, "--bootstrap-server",
+                PIER.bootstrapServers(), "describe");
+        assertThat(described.exitCode()).as(described.out() + described.err()).isZero();
+        assertThat(described.out().lines().filter(l -> l.startsWith("Feature: transaction.version")))
+                .singleElement().satisfies(line -> assertThat(line.split("\\s+")).containsSequence(
+                        "SupportedMinVersion:", "0", "SupportedMaxVersion:", "2", "FinalizedVersionLevel:", "2"));
     }
 
     @Test
