@@ -3,8 +3,11 @@ package io.pier.txn;
 import io.pier.common.Clock;
 import io.pier.state.TransactionRecord;
 import io.pier.state.TransactionStore;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -251,14 +254,8 @@ public final class TransactionCoordinator {
             // or the last transaction's markers. Kafka answers CONCURRENT_TRANSACTIONS and the
             // client (for Produce, the partition leader) retries after a backoff; here the
             // request waits on the shard for that write instead, then runs again.
-            m.await(outcome -> {
-                if (outcome == Errors.NONE) {
-                    then(add(transactionalId, producerId, producerEpoch, partitions, groupIds, version),
-                            (v, e) -> reply.complete(e != null ? Errors.UNKNOWN_SERVER_ERROR : v));
-                } else {
-                    reply.complete(outcome);
-                }
-            });
+            m.park(new TransactionMetadata.ParkedAdd(producerId, producerEpoch, partitions, groupIds, version,
+                    reply));
             return reply;
         }
         Errors error = producerError(m, producerId, producerEpoch);
@@ -288,6 +285,41 @@ public final class TransactionCoordinator {
             persist(m, t.build(), () -> reply.complete(Errors.NONE), reply::complete);
         }
         return reply;
+    }
+
+    /**
+     * Runs the adds parked while a write was under way again, those of one producer id and epoch
+     * merged into one add: one write for every partition the producer's Produce requests brought
+     * meanwhile (Kafka's partition leaders batch their adds to the coordinator likewise).
+     */
+    private void retryParked(TransactionMetadata m) {
+        List<TransactionMetadata.ParkedAdd> parked = m.takeParked();
+        Map<Producer, List<TransactionMetadata.ParkedAdd>> byProducer = new LinkedHashMap<>();
+        for (TransactionMetadata.ParkedAdd a : parked) {
+            byProducer.computeIfAbsent(new Producer(a.producerId(), a.producerEpoch()), k -> new ArrayList<>()).add(a);
+        }
+        byProducer.forEach((producer, adds) -> {
+            Set<TopicPartition> partitions = new HashSet<>();
+            Set<String> groupIds = new HashSet<>();
+            short version = TV1;
+            for (TransactionMetadata.ParkedAdd a : adds) {
+                partitions.addAll(a.partitions());
+                groupIds.addAll(a.groupIds());
+                version = (short) Math.max(version, a.version());
+            }
+            // Answered inline when the add needs no write: a Produce request that came after
+            // these must not have its batch appended before theirs (the sequence order).
+            var unused = add(m.current().transactionalId(), producer.id(), producer.epoch(), partitions, groupIds,
+                    version).whenComplete((error, e) -> adds.forEach(
+                            a -> a.reply().complete(e != null ? Errors.UNKNOWN_SERVER_ERROR : error)));
+        });
+    }
+
+    private record Producer(long id, short epoch) {}
+
+    /** Answers every parked add {@code error}. */
+    private static void answerParked(TransactionMetadata m, Errors error) {
+        m.takeParked().forEach(a -> a.reply().complete(error));
     }
 
     /**
@@ -465,7 +497,7 @@ public final class TransactionCoordinator {
             m.markersInFlight = false;
             if (e != null) {
                 m.markerRetryAtMs = clock.wallMs() + config.markerRetryBackoffMs();
-                m.releaseWaiters(Errors.CONCURRENT_TRANSACTIONS);
+                answerParked(m, Errors.CONCURRENT_TRANSACTIONS);
             } else {
                 complete(m, commit);
             }
@@ -593,7 +625,7 @@ public final class TransactionCoordinator {
                 m.transitionTo(next);
                 onDurable.run();
             }
-            m.releaseWaiters(Errors.NONE);
+            retryParked(m);
         });
     }
 

@@ -3,7 +3,9 @@ package io.pier.txn;
 import io.pier.state.TransactionRecord;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
@@ -25,10 +27,17 @@ final class TransactionMetadata {
     /** When markers that failed are tried again (wall ms); 0: at once. */
     long markerRetryAtMs;
     /**
-     * Requests of this id's producer that came while a change was under way (a pending write, or
-     * markers of PREPARE_*): told NONE to run again after the next write, or the error to answer.
+     * Adds of this id's producer that came while a change was under way (a pending write, or
+     * markers of PREPARE_*), in arrival order: done after it, together.
      */
-    private List<Consumer<Errors>> waiters = List.of();
+    private List<ParkedAdd> parked = List.of();
+
+    /**
+     * One parked AddPartitionsToTxn / AddOffsetsToTxn, or the add a Produce or TxnOffsetCommit
+     * makes under transaction version 2.
+     */
+    record ParkedAdd(long producerId, short producerEpoch, Set<TopicPartition> partitions, Set<String> groupIds,
+            short version, CompletableFuture<Errors> reply) {}
 
     TransactionMetadata(TransactionRecord current) {
         this.current = current;
@@ -61,22 +70,19 @@ final class TransactionMetadata {
         pending = null;
     }
 
-    /** Parks {@code waiter} until the change under way is written (or fails). */
-    void await(Consumer<Errors> waiter) {
-        if (waiters.isEmpty()) {
-            waiters = new ArrayList<>(2);
+    /** Parks {@code add} until the change under way is written (or fails). */
+    void park(ParkedAdd add) {
+        if (parked.isEmpty()) {
+            parked = new ArrayList<>(2);
         }
-        waiters.add(waiter);
+        parked.add(add);
     }
 
-    /** Tells every parked waiter {@code outcome}, each once. */
-    void releaseWaiters(Errors outcome) {
-        if (waiters.isEmpty()) {
-            return;
-        }
-        List<Consumer<Errors>> parked = waiters;
-        waiters = List.of();
-        parked.forEach(w -> w.accept(outcome));
+    /** The parked adds, removed from here. */
+    List<ParkedAdd> takeParked() {
+        List<ParkedAdd> taken = parked;
+        parked = List.of();
+        return taken;
     }
 
     /** The one place the state changes: to {@code next}, if allowed from the current state. */

@@ -277,16 +277,23 @@ class TransactionCoordinatorTest {
         assertThat(add).isNotDone();
         CompletableFuture<Errors> second = coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(),
                 List.of(P1));
+        CompletableFuture<Errors> third = coordinator.addPartitions(TXN, p.producerId(), p.producerEpoch(),
+                List.of(Q0));
         assertThat(second).isNotDone();
+        assertThat(third).isNotDone();
         assertThat(coordinator.initProducerId(TXN, 1000, -1, (short) -1).join().error())
                 .isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
+        int writesBefore = store.written.size();
 
-        // When the write is durable, the first one is answered, then the second is written too
+        // When the write is durable, the first one is answered, then the parked two are written
+        // together, in one more write
         store.releaseAll();
         assertThat(add.join()).isEqualTo(Errors.NONE);
         assertThat(second.join()).isEqualTo(Errors.NONE);
+        assertThat(third.join()).isEqualTo(Errors.NONE);
+        assertThat(store.written).hasSize(writesBefore + 1);
         assertThat(state()).isEqualTo(TransactionState.ONGOING);
-        assertThat(store.durable.get(TXN).partitions()).containsExactlyInAnyOrder(P0, P1);
+        assertThat(store.durable.get(TXN).partitions()).containsExactlyInAnyOrder(P0, P1, Q0);
     }
 
     @Test

@@ -95,20 +95,8 @@ public final class ProduceHandler implements ApiHandler {
         // KIP-890: a transactional batch goes in only if its partition is in the producer's ongoing
         // transaction, so a late retry after an abort cannot open a transaction nobody will end.
         // From v12 (transaction version 2) the batch adds its partition to the transaction itself.
-        return transactions.verifyOrAddPartition(transactionalId, first.producerId(), first.producerEpoch(), tp,
-                        transactionV2)
-                .thenCompose(e -> e == Errors.NONE ? appendVerified(tp, pd, records)
-                        : done(error(pd.index(), produceError(e), "transactional batch refused: " + e)));
-    }
-
-    /** What the producer is told when its transaction does not take the batch (Kafka's mapping). */
-    private static Errors produceError(Errors verification) {
-        return switch (verification) {
-            case PRODUCER_FENCED, INVALID_PRODUCER_EPOCH -> Errors.INVALID_PRODUCER_EPOCH;
-            // Retriable for the client, as Kafka answers while the coordinator is busy.
-            case CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS -> Errors.NOT_ENOUGH_REPLICAS;
-            default -> Errors.INVALID_TXN_STATE;
-        };
+        return respond(pd, transactions.appendTransactional(transactionalId, first.producerId(),
+                first.producerEpoch(), tp, records, transactionV2));
     }
 
     private static RecordBatch firstBatch(MemoryRecords records) {
@@ -121,7 +109,12 @@ public final class ProduceHandler implements ApiHandler {
 
     private CompletableFuture<PartitionProduceResponse> appendVerified(TopicPartition tp, PartitionProduceData pd,
             MemoryRecords records) {
-        return logs.append(tp, records).thenApply(a -> a.error() != Errors.NONE
+        return respond(pd, logs.append(tp, records));
+    }
+
+    private static CompletableFuture<PartitionProduceResponse> respond(PartitionProduceData pd,
+            CompletableFuture<Logs.Appended> appended) {
+        return appended.thenApply(a -> a.error() != Errors.NONE
                 ? error(pd.index(), a.error(), a.message())
                 : new PartitionProduceResponse()
                         .setIndex(pd.index())

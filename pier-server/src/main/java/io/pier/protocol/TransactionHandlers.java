@@ -111,8 +111,7 @@ public final class TransactionHandlers {
         }
         List<CompletableFuture<Errors>> checks = new ArrayList<>();
         for (TopicPartition tp : partitions) {
-            checks.add(coordinators.verifyOrAddPartition(t.transactionalId(), t.producerId(), t.producerEpoch(), tp,
-                    false));
+            checks.add(coordinators.verifyPartition(t.transactionalId(), t.producerId(), t.producerEpoch(), tp));
         }
         return Futures.all(checks).thenApply(errors -> {
             Map<TopicPartition, Errors> each = new LinkedHashMap<>();

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
@@ -25,12 +26,19 @@ public interface TransactionCoordinators {
     CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
             Collection<TopicPartition> partitions);
 
+    /** AddPartitionsToTxn v4+ with verifyOnly: whether the partition is in the ongoing transaction. */
+    CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
+            TopicPartition partition);
+
     /**
-     * The check of a transactional batch for {@code partition} (KIP-890): it is in the ongoing
-     * transaction, or, with {@code transactionV2} (Produce v12+), joins it.
+     * Appends a transactional batch of ({@code producerId}, {@code producerEpoch}) to {@code
+     * partition} if the partition is in the producer's ongoing transaction (KIP-890 part 1), or,
+     * with {@code transactionV2} (Produce v12+), once it has joined it; else the Produce error
+     * Kafka gives for the refusal. The batches of one producer reach the log in the order they
+     * came.
      */
-    CompletableFuture<Errors> verifyOrAddPartition(String transactionalId, long producerId, short producerEpoch,
-            TopicPartition partition, boolean transactionV2);
+    CompletableFuture<Logs.Appended> appendTransactional(String transactionalId, long producerId,
+            short producerEpoch, TopicPartition partition, MemoryRecords records, boolean transactionV2);
 
     CompletableFuture<Errors> addOffsets(String transactionalId, long producerId, short producerEpoch,
             String groupId);

@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
@@ -162,12 +163,40 @@ public final class Transactions implements TransactionCoordinators {
         return onShard(transactionalId, c -> c.addOffsets(transactionalId, producerId, producerEpoch, groupId));
     }
 
-    /** The Produce path's check of a transactional batch (KIP-890): see {@link TransactionCoordinator#verifyOrAddPartition}. */
     @Override
-    public CompletableFuture<Errors> verifyOrAddPartition(String transactionalId, long producerId,
-            short producerEpoch, TopicPartition tp, boolean transactionV2) {
+    public CompletableFuture<Errors> verifyPartition(String transactionalId, long producerId, short producerEpoch,
+            TopicPartition tp) {
         return onShard(transactionalId,
-                c -> c.verifyOrAddPartition(transactionalId, producerId, producerEpoch, tp, transactionV2));
+                c -> c.verifyOrAddPartition(transactionalId, producerId, producerEpoch, tp, false));
+    }
+
+    /**
+     * The Produce path of a transactional batch: checked (or added, KIP-890 part 2) by the
+     * coordinator, see {@link TransactionCoordinator#verifyOrAddPartition}, then appended.
+     *
+     * <p>The append is handed to the partition's shard from the coordinator's shard thread, always:
+     * a shard takes commands from other agents before those from event loops, so if some batches
+     * of a producer left from an event loop (a check already answered when the Produce path looked)
+     * and others from the coordinator, a later batch could reach the log first and be refused out
+     * of sequence.
+     */
+    @Override
+    public CompletableFuture<Logs.Appended> appendTransactional(String transactionalId, long producerId,
+            short producerEpoch, TopicPartition tp, MemoryRecords records, boolean transactionV2) {
+        return onShard(transactionalId, c -> c.verifyOrAddPartition(transactionalId, producerId, producerEpoch, tp,
+                transactionV2).thenCompose(e -> e == Errors.NONE ? logs.append(tp, records)
+                        : CompletableFuture.completedFuture(Logs.Appended.failed(produceError(e),
+                                "transactional batch refused: " + e))));
+    }
+
+    /** What the producer is told when its transaction does not take the batch (Kafka's mapping). */
+    private static Errors produceError(Errors verification) {
+        return switch (verification) {
+            case PRODUCER_FENCED, INVALID_PRODUCER_EPOCH -> Errors.INVALID_PRODUCER_EPOCH;
+            // Retriable for the client, as Kafka answers while the coordinator is busy.
+            case CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS -> Errors.NOT_ENOUGH_REPLICAS;
+            default -> Errors.INVALID_TXN_STATE;
+        };
     }
 
     @Override

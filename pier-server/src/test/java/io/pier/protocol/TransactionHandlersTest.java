@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.Logs;
 import io.pier.service.TransactionCoordinators;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.message.DescribeTransactionsRequestData;
 import org.apache.kafka.common.message.EndTxnRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
@@ -89,9 +91,14 @@ class TransactionHandlersTest {
         }
 
         @Override
-        public CompletableFuture<Errors> verifyOrAddPartition(String id, long pid, short epoch, TopicPartition tp,
-                boolean tv2) {
-            return coordinator.verifyOrAddPartition(id, pid, epoch, tp, tv2);
+        public CompletableFuture<Errors> verifyPartition(String id, long pid, short epoch, TopicPartition tp) {
+            return coordinator.verifyOrAddPartition(id, pid, epoch, tp, false);
+        }
+
+        @Override
+        public CompletableFuture<Logs.Appended> appendTransactional(String id, long pid, short epoch,
+                TopicPartition tp, MemoryRecords records, boolean tv2) {
+            throw new UnsupportedOperationException("Produce is not served by these handlers");
         }
 
         @Override

@@ -198,7 +198,7 @@ class TransactionalFetchTest {
     @Test
     void shouldRefuseATransactionalBatchForAPartitionOutsideAnyTransaction() throws Exception {
         // What the Produce path asks before appending a transactional batch (KIP-890 part 1).
-        assertThat(agents.await(services.transactions().verifyOrAddPartition("no-such-id", A, (short) 0, TP, false)))
+        assertThat(agents.await(services.transactions().verifyPartition("no-such-id", A, (short) 0, TP)))
                 .isEqualTo(Errors.INVALID_PRODUCER_ID_MAPPING);
     }
 

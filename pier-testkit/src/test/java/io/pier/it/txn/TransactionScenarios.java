@@ -92,6 +92,42 @@ abstract class TransactionScenarios {
         return got;
     }
 
+    private static final String PADDING = "x".repeat(100);
+
+    @Test
+    void shouldKeepTheSequenceOrderOfManyProduceRequestsInFlightInATransaction() throws Exception {
+        // Given a producer whose transactions of 1,000 records of about 100 B go out in batches of
+        // about 150, up to five requests in flight (the first of a transaction waits while its
+        // partition is added, or while the last transaction's markers are written)
+        createTopic("txn-in-flight", 1);
+        int transactions = 40;
+        int perTransaction = 1_000;
+        try (KafkaProducer<String, String> p = producer("txn-in-flight-producer")) {
+            p.initTransactions();
+            for (int t = 0; t < transactions; t++) {
+                p.beginTransaction();
+                for (int i = 0; i < perTransaction; i++) {
+                    var unused = p.send(new ProducerRecord<>("txn-in-flight", "k", t + "-" + i + PADDING));
+                }
+                // When each commits (a batch refused out of sequence would fail the commit)
+                p.commitTransaction();
+            }
+        }
+
+        // Then every record is there once, in the order sent
+        try (KafkaConsumer<String, String> c = consumer(IsolationLevel.READ_COMMITTED, null)) {
+            List<ConsumerRecord<String, String>> got = readAll(c, List.of(new TopicPartition("txn-in-flight", 0)),
+                    transactions * perTransaction, Duration.ofSeconds(30));
+            List<String> sent = new ArrayList<>();
+            for (int t = 0; t < transactions; t++) {
+                for (int i = 0; i < perTransaction; i++) {
+                    sent.add(t + "-" + i + PADDING);
+                }
+            }
+            assertThat(got).extracting(ConsumerRecord::value).containsExactlyElementsOf(sent);
+        }
+    }
+
     @Test
     void shouldRunTransactionsAtTheFinalizedTransactionVersion() throws Exception {
         // Given the broker's transaction.version, as Admin (and kafka-features describe) sees it
