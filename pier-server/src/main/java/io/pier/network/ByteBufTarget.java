@@ -12,7 +12,8 @@ import org.apache.kafka.common.network.TransferableChannel;
  * A {@link ByteBuf} as kafka-clients' {@link TransferableChannel}: copies a whole {@link Send}
  * into one buffer, file-backed records read straight into it. For small responses, where one
  * pooled buffer (which Netty can gather with the responses next to it into one socket write) costs
- * less than a transfer of its own. Used on one event loop at a time.
+ * less than a transfer of its own; and for each chunk of a large response on TLS
+ * ({@link SendChunkedInput}). Writes stop at the buffer's capacity. Used on one event loop at a time.
  */
 final class ByteBufTarget implements TransferableChannel {
     private final ByteBuf buf;
@@ -31,6 +32,16 @@ final class ByteBufTarget implements TransferableChannel {
         }
     }
 
+    /** Writes the next {@code buf.writableBytes()} bytes of {@code send} (fewer at its end) into {@code buf}. */
+    static void fill(Send send, ByteBuf buf) throws IOException {
+        ByteBufTarget target = new ByteBufTarget(buf);
+        while (!send.completed() && buf.isWritable()) {
+            if (send.writeTo(target) <= 0 && !send.completed()) {
+                throw new EOFException("response stopped at " + buf.writerIndex() + " bytes of a chunk");
+            }
+        }
+    }
+
     @Override
     public boolean hasPendingWrites() {
         return false;
@@ -43,17 +54,21 @@ final class ByteBufTarget implements TransferableChannel {
         return Math.max(n, 0);
     }
 
+    /** Copies what fits in the buffer's room; the send keeps the rest for the next call. */
     @Override
     public int write(ByteBuffer src) {
-        int n = src.remaining();
-        buf.writeBytes(src);
+        int n = Math.min(src.remaining(), buf.writableBytes());
+        ByteBuffer part = src.duplicate();
+        part.limit(part.position() + n);
+        buf.writeBytes(part);
+        src.position(src.position() + n);
         return n;
     }
 
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) {
         long total = 0;
-        for (int i = offset; i < offset + length; i++) {
+        for (int i = offset; i < offset + length && buf.isWritable(); i++) {
             total += write(srcs[i]);
         }
         return total;

@@ -1,20 +1,45 @@
 package io.pier.network;
 
+import io.netty.handler.ssl.SslHandler;
 import io.pier.service.ClientConnection;
 import java.net.InetSocketAddress;
+import java.security.Principal;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import javax.net.ssl.SSLPeerUnverifiedException;
 
 /** What handlers may know about the client connection a request came on. */
 final class Connection implements ClientConnection {
     private final String id;
     private final InetSocketAddress remote;
+    private final String listenerName;
+    private final SslHandler tls;
     private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    Connection(String id, InetSocketAddress remote) {
+    Connection(String id, InetSocketAddress remote, String listenerName, SslHandler tls) {
         this.id = id;
         this.remote = remote;
+        this.listenerName = listenerName;
+        this.tls = tls;
+    }
+
+    @Override
+    public String listenerName() {
+        return listenerName;
+    }
+
+    /** The client certificate's subject, once the TLS handshake has checked it; null otherwise. */
+    @Override
+    public Principal peerPrincipal() {
+        if (tls == null || !tls.handshakeFuture().isSuccess()) {
+            return null;
+        }
+        try {
+            return tls.engine().getSession().getPeerPrincipal();
+        } catch (SSLPeerUnverifiedException e) {
+            return null;
+        }
     }
 
     @Override

@@ -9,13 +9,20 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.pier.protocol.ApiRouter;
 import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The Kafka listener: accepts connections and gives each a frame decoder and a request handler.
+ * The Kafka listeners: accept connections and give each a frame decoder and a request handler,
+ * behind Netty's {@link SslHandler} on a TLS endpoint. All endpoints share one set of event loops.
  *
  * <p>Built in two steps, so that a broker can build it on another thread while its logs open:
  * the constructor makes the event loops, the pipeline and the server socket, not yet bound, and
@@ -25,15 +32,37 @@ import java.util.concurrent.TimeUnit;
  * until {@link #bind}, which publishes them to the event loops.
  */
 public final class NetworkServer implements AutoCloseable {
+    /** A listener to serve: its name, and its TLS context, null for plaintext. */
+    public record Endpoint(String name, SslContext tls) {}
+
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
-    private final Channel serverChannel;
+    private final Map<String, Channel> serverChannels = new LinkedHashMap<>();
 
-    /** Event loops, pipeline and an unbound server socket registered with its loop. */
+    /** One plaintext listener called {@code PLAINTEXT}. */
     public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads) throws InterruptedException {
+        this(maxFrameBytes, idleMs, router, ioThreads, List.of(new Endpoint("PLAINTEXT", null)));
+    }
+
+    /** Event loops, shared by every endpoint, and per endpoint a pipeline and an unbound server socket. */
+    public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads, List<Endpoint> endpoints)
+            throws InterruptedException {
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(ioThreads, NioIoHandler.newFactory());
-        ServerBootstrap bootstrap = new ServerBootstrap()
+        try {
+            for (Endpoint endpoint : endpoints) {
+                serverChannels.put(endpoint.name(), bootstrap(maxFrameBytes, idleMs, router, endpoint)
+                        .register().sync().channel());
+            }
+            CodecWarmup.run();
+        } catch (RuntimeException | InterruptedException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private ServerBootstrap bootstrap(int maxFrameBytes, long idleMs, ApiRouter router, Endpoint endpoint) {
+        return new ServerBootstrap()
                 .group(boss, workers)
                 .channel(NioServerSocketChannel.class)
                 .option(ChannelOption.SO_REUSEADDR, true)
@@ -41,34 +70,48 @@ public final class NetworkServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        SslHandler tls = endpoint.tls() == null ? null : endpoint.tls().newHandler(ch.alloc());
+                        if (tls != null) {
+                            // Large responses come as chunked input on TLS (no file regions through TLS).
+                            ch.pipeline().addLast(tls).addLast(new ChunkedWriteHandler());
+                        }
                         ch.pipeline()
                                 .addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
                                 .addLast(new FrameDecoder(maxFrameBytes))
-                                .addLast(new RequestChannelHandler(router));
+                                .addLast(new RequestChannelHandler(router, endpoint.name(), tls));
                     }
                 });
-        try {
-            serverChannel = bootstrap.register().sync().channel();
-            CodecWarmup.run();
-        } catch (RuntimeException | InterruptedException e) {
-            shutDownLoops();
-            throw e;
-        }
+    }
+
+    /** Binds the first endpoint; see {@link #bind(String, String, int)}. */
+    public NetworkServer bind(String host, int port) throws InterruptedException {
+        return bind(serverChannels.keySet().iterator().next(), host, port);
     }
 
     /** Listens on {@code host:port} (0: an ephemeral port); after a failed bind, {@link #close} stops the loops. */
-    public NetworkServer bind(String host, int port) throws InterruptedException {
-        serverChannel.bind(new InetSocketAddress(host, port)).sync();
+    public NetworkServer bind(String endpoint, String host, int port) throws InterruptedException {
+        Channel channel = serverChannels.get(endpoint);
+        if (channel == null) {
+            throw new IllegalArgumentException("no endpoint " + endpoint);
+        }
+        channel.bind(new InetSocketAddress(host, port)).sync();
         return this;
     }
 
+    /** The first endpoint's bound address. */
     public InetSocketAddress boundAddress() {
-        return (InetSocketAddress) serverChannel.localAddress();
+        return boundAddress(serverChannels.keySet().iterator().next());
+    }
+
+    public InetSocketAddress boundAddress(String endpoint) {
+        return (InetSocketAddress) serverChannels.get(endpoint).localAddress();
     }
 
     @Override
     public void close() {
-        serverChannel.close().awaitUninterruptibly();
+        for (Channel channel : serverChannels.values()) {
+            channel.close().awaitUninterruptibly();
+        }
         shutDownLoops();
     }
 

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
@@ -55,6 +56,9 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     static final int COPY_MAX_BYTES = 64 * 1024;
 
     private final ApiRouter router;
+    private final String listenerName;
+    /** This connection's TLS handler, null on plaintext; a file region cannot pass through it. */
+    private final SslHandler tls;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final ChannelFutureListener closeOnFailedWrite = this::onWriteDone;
     private Connection connection;
@@ -64,14 +68,21 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {}
 
     RequestChannelHandler(ApiRouter router) {
+        this(router, "PLAINTEXT", null);
+    }
+
+    RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls) {
         this.router = router;
+        this.listenerName = listenerName;
+        this.tls = tls;
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
-        this.connection = new Connection("conn-" + CONNECTION_IDS.incrementAndGet() + "-" + remote, remote);
+        this.connection = new Connection("conn-" + CONNECTION_IDS.incrementAndGet() + "-" + remote, remote,
+                listenerName, tls);
         ctx.fireChannelActive();
     }
 
@@ -229,11 +240,13 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     /**
      * A small frame is copied into one pooled buffer, which Netty writes together with the frames
      * next to it; a larger one goes as a {@link SendFileRegion}, its records (a fetch's segment
-     * slices) transferred from where they are.
+     * slices) transferred from where they are. On TLS a larger one is read chunk by chunk into
+     * pooled buffers instead ({@link SendChunkedInput}): the {@link SslHandler} encrypts buffers
+     * and cannot take a file region.
      */
     private Object frame(Send send) throws IOException {
         if (send.size() > COPY_MAX_BYTES) {
-            return new SendFileRegion(send);
+            return tls == null ? new SendFileRegion(send) : new SendChunkedInput(send);
         }
         ByteBuf out = ctx.alloc().buffer((int) send.size());
         try {

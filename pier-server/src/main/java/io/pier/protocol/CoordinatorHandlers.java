@@ -30,7 +30,7 @@ public final class CoordinatorHandlers {
         // The key type is per request, so every key of a batched (v4+) request gets the same answer.
         Errors error = errorFor(keyType);
         boolean served = error == Errors.NONE;
-        NodeInfo n = served ? node.get() : NO_COORDINATOR;
+        NodeInfo n = served ? node.get().seenFrom(request.connection()) : NO_COORDINATOR;
         String message = served ? null : messageFor(keyType);
         FindCoordinatorResponseData data = new FindCoordinatorResponseData();
         if (request.version() < 4) {
@@ -63,7 +63,7 @@ public final class CoordinatorHandlers {
 
     public CompletableFuture<AbstractResponse> describeCluster(ApiRequest request) {
         DescribeClusterRequest body = request.bodyAs(DescribeClusterRequest.class);
-        NodeInfo n = node.get();
+        NodeInfo n = node.get().seenFrom(request.connection());
         DescribeClusterResponseData data = new DescribeClusterResponseData()
                 .setClusterId(n.clusterId())
                 .setControllerId(n.nodeId())

@@ -134,7 +134,7 @@ public final class MetadataHandler implements ApiHandler {
     }
 
     private AbstractResponse respond(ApiRequest request, List<MetadataResponseTopic> topicList) {
-        NodeInfo n = node.get();
+        NodeInfo n = node.get().seenFrom(request.connection());
         MetadataResponseData data = new MetadataResponseData()
                 .setClusterId(n.clusterId())
                 .setControllerId(n.nodeId())

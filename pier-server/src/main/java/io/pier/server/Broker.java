@@ -20,6 +20,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -96,9 +98,16 @@ final class Broker implements AutoCloseable {
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
             Apis.register(router, services, config, this::node, clock.wallMs());
-            NetworkServer network = listener.join().server().bind(config.host(), config.port());
-            node = new NodeInfo(config.nodeId(), config.host(), network.boundAddress().getPort(),
-                    services.topics().clusterId());
+            NetworkServer network = listener.join().server();
+            Map<String, NodeInfo.Address> advertised = new LinkedHashMap<>();
+            for (ListenerSpec spec : config.listeners()) {
+                network.bind(spec.name(), spec.host(), spec.port());
+                int boundPort = network.boundAddress(spec.name()).getPort();
+                advertised.put(spec.name(), new NodeInfo.Address(spec.advertisedHost(),
+                        spec.advertisedPort() == 0 ? boundPort : spec.advertisedPort()));
+            }
+            NodeInfo.Address first = advertised.values().iterator().next();
+            node = new NodeInfo(config.nodeId(), first.host(), first.port(), services.topics().clusterId(), advertised);
             metricsEndpoint = metrics == null ? null : metrics.serve(config.metricsHost(), config.metricsPort());
             if (metricsEndpoint != null) {
                 started.push(metricsEndpoint);
@@ -107,12 +116,25 @@ final class Broker implements AutoCloseable {
             stopAfterFailedStart(started, e);
             throw e;
         }
-        LOG.info("Pier broker {} serving Kafka clients on {}:{} with data in {} (cluster {}, {} shards, started in {} ms)",
-                node.nodeId(), node.host(), node.port(), dataDir, node.clusterId(), services.shardCount(),
+        LOG.info("Pier broker {} serving Kafka clients on {} with data in {} (cluster {}, {} shards, started in {} ms)",
+                node.nodeId(), describeListeners(config, node), dataDir, node.clusterId(), services.shardCount(),
                 clock.monoMs() - startMs);
         if (metricsEndpoint != null) {
             LOG.info("Metrics on http://{}:{}/metrics", config.metricsHost(), metricsEndpoint.port());
         }
+    }
+
+    private static String describeListeners(BrokerConfig config, NodeInfo node) {
+        StringBuilder out = new StringBuilder();
+        for (ListenerSpec spec : config.listeners()) {
+            NodeInfo.Address a = node.listeners().get(spec.name());
+            out.append(out.isEmpty() ? "" : ", ").append(spec.name()).append("://").append(a.host()).append(':')
+                    .append(a.port());
+            if (!spec.name().equals(spec.protocol().name)) {
+                out.append(" (").append(spec.protocol().name).append(')');
+            }
+        }
+        return out.toString();
     }
 
     /** Waits for every partition log to open; a damaged log fails the start with its own exception. */

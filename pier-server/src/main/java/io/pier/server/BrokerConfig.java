@@ -3,6 +3,7 @@ package io.pier.server;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
@@ -31,8 +32,7 @@ public final class BrokerConfig {
     public static final int DEFAULT_METRICS_PORT = 9404;
 
     private final Map<String, String> raw;
-    private final String host;
-    private final int port;
+    private final List<ListenerSpec> listeners;
     private final Path dataDir;
     private final int nodeId;
     private final int numPartitions;
@@ -48,18 +48,7 @@ public final class BrokerConfig {
 
     public BrokerConfig(Map<String, String> props) {
         this.raw = Collections.unmodifiableMap(new LinkedHashMap<>(props));
-        String listener = props.getOrDefault(LISTENERS, "PLAINTEXT://127.0.0.1:9092");
-        int schemeEnd = listener.indexOf("://");
-        String hostPort = schemeEnd >= 0 ? listener.substring(schemeEnd + 3) : listener;
-        if (hostPort.contains(",")) {
-            throw new ConfigException(LISTENERS, listener, "Pier serves exactly one listener");
-        }
-        int colon = hostPort.lastIndexOf(':');
-        if (colon < 0) {
-            throw new ConfigException(LISTENERS, listener, "expected PLAINTEXT://host:port");
-        }
-        this.host = hostPort.substring(0, colon).isEmpty() ? "127.0.0.1" : hostPort.substring(0, colon);
-        this.port = intIn(LISTENERS, hostPort.substring(colon + 1), 0, 65535);
+        this.listeners = List.copyOf(ListenerConfigs.parse(props));
         String dirs = props.getOrDefault(LOG_DIRS, props.getOrDefault(LOG_DIR, "data"));
         if (dirs.contains(",")) {
             throw new ConfigException(LOG_DIRS, dirs, "Pier keeps its data in exactly one folder");
@@ -118,12 +107,19 @@ public final class BrokerConfig {
         return raw;
     }
 
-    public String host() {
-        return host;
+    /** The listeners Pier serves, in the order of {@code listeners}; never empty. */
+    public List<ListenerSpec> listeners() {
+        return listeners;
     }
 
+    /** The first listener's bind host. */
+    public String host() {
+        return listeners.get(0).host();
+    }
+
+    /** The first listener's bind port. */
     public int port() {
-        return port;
+        return listeners.get(0).port();
     }
 
     public Path dataDir() {

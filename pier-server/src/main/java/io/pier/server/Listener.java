@@ -2,10 +2,13 @@ package io.pier.server;
 
 import io.pier.network.NetworkServer;
 import io.pier.protocol.ApiRouter;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 
 /**
- * The Kafka listener before it binds: its router, still taking routes, and its event loops with
- * an unbound server socket. It needs nothing from the data folder, so {@link #startBuilding}
+ * The Kafka listeners before they bind: the router, still taking routes, and the event loops with
+ * an unbound server socket per listener (TLS contexts built, key stores read). It needs nothing from the data folder, so {@link #startBuilding}
  * builds it on a thread of its own while the broker opens its logs; the broker binds it once they
  * serve. This class has no logger on purpose: the thread starts before the broker's logging is
  * set up, which reads the whole class path.
@@ -15,8 +18,15 @@ record Listener(ApiRouter router, NetworkServer server) implements AutoCloseable
         return ParallelStep.start("pier-start-listener", () -> {
             // Creating the router initialises kafka-clients' ApiKeys, and with it every message schema.
             ApiRouter router = new ApiRouter();
+            List<NetworkServer.Endpoint> endpoints = new ArrayList<>();
+            for (ListenerSpec spec : config.listeners()) {
+                // Key and trust stores are read here, so a bad one stops the start naming its setting.
+                endpoints.add(new NetworkServer.Endpoint(spec.name(), spec.protocol() == SecurityProtocol.SSL
+                        ? TlsSettings.serverContext(config.raw(), spec.name()) : null));
+            }
             return new Listener(router, new NetworkServer(config.socketRequestMaxBytes(),
-                    config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors())));
+                    config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()),
+                    endpoints));
         });
     }
 

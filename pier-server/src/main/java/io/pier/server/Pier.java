@@ -1,10 +1,12 @@
 package io.pier.server;
 
 import io.pier.common.Clock;
+import io.pier.service.NodeInfo;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -37,6 +39,15 @@ public final class Pier implements AutoCloseable {
     /** host:port for {@code bootstrap.servers}. */
     public String bootstrapServers() {
         return broker.node().host() + ":" + broker.node().port();
+    }
+
+    /** host:port of the named listener ({@code SSL}, {@code PLAINTEXT}...), as Metadata advertises it. */
+    public String bootstrapServers(String listenerName) {
+        NodeInfo.Address a = broker.node().listeners().get(listenerName.toUpperCase(Locale.ROOT));
+        if (a == null) {
+            throw new IllegalArgumentException("no listener " + listenerName + " (" + broker.node().listeners().keySet() + ")");
+        }
+        return a.host() + ":" + a.port();
     }
 
     public int port() {
@@ -115,6 +126,15 @@ public final class Pier implements AutoCloseable {
             return this;
         }
 
+        /** {@code listeners} with the first entry's port replaced, the others kept. */
+        private static String withFirstPort(String listeners, int newPort) {
+            String[] entries = listeners.split(",", 2);
+            String first = entries[0].trim();
+            int colon = first.lastIndexOf(':');
+            String replaced = (colon < 0 ? first + ":" : first.substring(0, colon + 1)) + newPort;
+            return entries.length == 1 ? replaced : replaced + "," + entries[1];
+        }
+
         public Pier start() throws Exception {
             Path temp = null;
             Path dir = dataDir;
@@ -125,8 +145,7 @@ public final class Pier implements AutoCloseable {
             Map<String, String> all = new LinkedHashMap<>(props);
             all.put(BrokerConfig.LOG_DIRS, dir.toString());
             if (port != null) {
-                String host = new BrokerConfig(all).host();
-                all.put(BrokerConfig.LISTENERS, "PLAINTEXT://" + host + ":" + port);
+                all.put(BrokerConfig.LISTENERS, withFirstPort(all.get(BrokerConfig.LISTENERS), port));
             }
             try {
                 BrokerConfig config = new BrokerConfig(all);

@@ -1,6 +1,7 @@
 package io.pier.service;
 
 import java.net.InetSocketAddress;
+import java.security.Principal;
 
 /**
  * What the broker may know of the client connection a request came on: enough to tie a share
@@ -8,6 +9,16 @@ import java.net.InetSocketAddress;
  */
 public interface ClientConnection {
     String id();
+
+    /** The name of the listener the client connected through ({@code PLAINTEXT}, {@code SSL}...). */
+    default String listenerName() {
+        return "";
+    }
+
+    /** The verified TLS client certificate's subject; null on plaintext or without a certificate. */
+    default Principal peerPrincipal() {
+        return null;
+    }
 
     /** The client's address, as group descriptions show it. */
     InetSocketAddress remoteAddress();

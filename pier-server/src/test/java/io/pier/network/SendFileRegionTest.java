@@ -3,6 +3,10 @@ package io.pier.network;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -71,6 +75,35 @@ class SendFileRegionTest {
     @Test
     void shouldWriteEveryByteThroughAGatheringChannel() throws IOException {
         assertWholeResponseThrough(new GatheringStingyChannel(3, 0, 65_536, 11));
+    }
+
+    @Test
+    void shouldReadALargeResponseInBoundedChunksForTls() throws IOException {
+        // Given a fetch response of heap and file records larger than several chunks
+        MemoryRecords heap = records("heap", 20_000);
+        FileRecords file = fileRecords(records("file", 40_000));
+        Send whole = send(heap, file);
+        ByteBuf expected = Unpooled.buffer((int) whole.size());
+        ByteBufTarget.copy(whole, expected);
+        SendChunkedInput input = new SendChunkedInput(send(heap, file));
+        assertThat(input.length()).isGreaterThan(3L * SendChunkedInput.CHUNK_BYTES);
+
+        // When the chunked writer reads it to the end
+        ByteBuf out = Unpooled.buffer();
+        int chunks = 0;
+        while (!input.isEndOfInput() && chunks < 1_000) {
+            ByteBuf chunk = input.readChunk(UnpooledByteBufAllocator.DEFAULT);
+            assertThat(chunk.readableBytes()).isPositive().isLessThanOrEqualTo(SendChunkedInput.CHUNK_BYTES);
+            out.writeBytes(chunk);
+            chunk.release();
+            chunks++;
+        }
+
+        // Then every chunk but the last was full, and the bytes are the whole response
+        assertThat(chunks).isEqualTo((int) ((input.length() + SendChunkedInput.CHUNK_BYTES - 1) / SendChunkedInput.CHUNK_BYTES));
+        assertThat(input.progress()).isEqualTo(input.length());
+        assertThat(input.readChunk(UnpooledByteBufAllocator.DEFAULT)).isNull();
+        assertThat(ByteBufUtil.equals(out, expected)).isTrue();
     }
 
     private void assertWholeResponseThrough(StingyChannel channel) throws IOException {

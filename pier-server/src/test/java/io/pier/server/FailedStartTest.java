@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,6 +37,22 @@ class FailedStartTest {
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(threadsStartedSince(before)).isEmpty());
             assertThat(first.bootstrapServers()).isNotEmpty();
         }
+    }
+
+    @Test
+    void shouldStopTheStartNamingTheSettingOfAMissingKeyStore() {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        String missing = dir.resolve("missing.p12").toString();
+
+        assertThatThrownBy(() -> Pier.builder().dataDir(dir.resolve("data"))
+                .config("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0")
+                .config("ssl.keystore.type", "PKCS12")
+                .config("listener.name.ssl.ssl.keystore.location", missing)
+                .start())
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("listener.name.ssl.ssl.keystore.location").hasMessageContaining(missing);
+
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(threadsStartedSince(before)).isEmpty());
     }
 
     private static Set<String> threadsStartedSince(Set<Thread> before) {

@@ -62,6 +62,11 @@ public final class PierExtension implements BeforeAllCallback, AfterAllCallback 
         return pier.bootstrapServers();
     }
 
+    /** host:port of the named listener, for a broker with several. */
+    public String bootstrapServers(String listenerName) {
+        return pier.bootstrapServers(listenerName);
+    }
+
     public Pier pier() {
         return pier;
     }
