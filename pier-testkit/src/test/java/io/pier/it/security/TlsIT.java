@@ -10,11 +10,16 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.Key;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -206,6 +211,43 @@ class TlsIT {
         try (Admin admin = Admin.create(props(plain, Map.of()))) {
             assertThat(addresses(admin)).containsExactly(plain);
         }
+    }
+
+    @Test
+    void shouldServeAPemKeyStoreGivenInline() throws Exception {
+        // Given the server's key and chain, and the authority, as PEM text
+        KeyStore server = KeyStore.getInstance("PKCS12");
+        try (InputStream in = Files.newInputStream(certs.serverKeyStore())) {
+            server.load(in, certs.password().toCharArray());
+        }
+        Key key = server.getKey("server", certs.password().toCharArray());
+        StringBuilder chain = new StringBuilder();
+        for (Certificate c : server.getCertificateChain("server")) {
+            chain.append(pem("CERTIFICATE", c.getEncoded()));
+        }
+        String authority = pem("CERTIFICATE", server.getCertificate("ca").getEncoded());
+
+        // When a broker serves them on its SSL listener
+        try (Pier pem = Pier.builder()
+                .config("listeners", "SSL://127.0.0.1:0")
+                .config("ssl.keystore.type", "PEM")
+                .config("ssl.keystore.certificate.chain", chain.toString())
+                .config("ssl.keystore.key", pem("PRIVATE KEY", key.getEncoded()))
+                .config("ssl.truststore.type", "PEM")
+                .config("ssl.truststore.certificates", authority)
+                .config("ssl.client.auth", "required")
+                .start()) {
+            // Then a client with a certificate signed by the authority is served
+            String bootstrap = pem.bootstrapServers("SSL");
+            try (Admin admin = Admin.create(props(bootstrap, certs.clientSettings(true)))) {
+                assertThat(addresses(admin)).containsExactly(bootstrap);
+            }
+        }
+    }
+
+    private static String pem(String type, byte[] der) {
+        return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                .encodeToString(der) + "\n-----END " + type + "-----\n";
     }
 
     private static boolean readUntilClosed(InputStream in) throws IOException {
