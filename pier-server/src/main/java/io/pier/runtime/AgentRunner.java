@@ -15,6 +15,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A wake-up that arrives while the agent works is not lost: {@code unpark} before {@code park}
  * makes that park return at once (the thread's permit), so the agent runs another cycle and sees it.
+ *
+ * <p>After a cycle that did work the thread may keep running empty cycles for a short while
+ * ({@code spinNanos}, {@code pier.agent.spin.us}) before it parks, as Aeron's back-off idle
+ * strategies do: work tends to come in bursts along a request's path (event loop, shard,
+ * {@code pier-offsets}, event loop), and on a virtual machine a thread woken on a halted CPU waits
+ * far longer than one woken while its CPU still runs. An agent that did nothing for a whole cycle
+ * after a park parks again at once, so an idle broker still sleeps.
  */
 public final class AgentRunner implements AgentSlot {
     private static final Logger LOG = LoggerFactory.getLogger(AgentRunner.class);
@@ -22,6 +29,7 @@ public final class AgentRunner implements AgentSlot {
     private static final long MAX_PARK_MS = 100;
 
     private final Clock clock;
+    private final long spinNanos;
     private final ErrorHandler errors;
     private final Wakeup wakeup = this::unpark;
     private volatile Agent agent;
@@ -35,7 +43,16 @@ public final class AgentRunner implements AgentSlot {
     }
 
     public AgentRunner(Clock clock, ErrorHandler errors) {
+        this(clock, 0, errors);
+    }
+
+    /** @param spinNanos how long to look for more work after a cycle that did some, before parking */
+    public AgentRunner(Clock clock, long spinNanos, ErrorHandler errors) {
+        if (spinNanos < 0) {
+            throw new IllegalArgumentException("spinNanos " + spinNanos);
+        }
         this.clock = clock;
+        this.spinNanos = spinNanos;
         this.errors = errors;
     }
 
@@ -84,9 +101,15 @@ public final class AgentRunner implements AgentSlot {
     private void run() {
         Agent a = agent;
         try {
+            boolean worked = false;
             while (running) {
                 long nowMs = clock.monoMs();
                 int work = a.doWork(nowMs);
+                if (work == 0 && worked && spinNanos > 0) {
+                    work = spin(a);
+                    nowMs = clock.monoMs();
+                }
+                worked = work > 0;
                 if (work == 0 && running) {
                     long parkMs = Math.min(MAX_PARK_MS, Math.max(0, a.nextDeadlineMs() - nowMs));
                     if (parkMs > 0) {
@@ -104,6 +127,17 @@ public final class AgentRunner implements AgentSlot {
                 LOG.warn("{} failed while closing", a.roleName(), e);
             }
         }
+    }
+
+    /** Runs empty cycles for up to {@link #spinNanos}; the work of the first that found some, else 0. */
+    private int spin(Agent a) {
+        long until = System.nanoTime() + spinNanos;
+        int work = 0;
+        while (work == 0 && running && System.nanoTime() - until < 0) {
+            Thread.onSpinWait();
+            work = a.doWork(clock.monoMs());
+        }
+        return work;
     }
 
     /** Stops after the current cycle and waits for the thread (never from the agent's own thread). */

@@ -23,6 +23,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,7 +77,8 @@ final class Broker implements AutoCloseable {
             // Share state and group existence: an internal log under <data>/share-state, written by
             // an agent on its own runner thread with group commit; a failed fsync there, or a failed
             // duty cycle, halts the broker like any other.
-            AgentHost agents = AgentHost.threads(clock, (agent, cause) -> onFatal(agent + " failed", cause));
+            AgentHost agents = AgentHost.threads(clock, TimeUnit.MICROSECONDS.toNanos(config.agentSpinUs()),
+                    (agent, cause) -> onFatal(agent + " failed", cause));
             shareStateRunner = agents.slot();
             shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
                     DurableSharePersister.Options.fromProperties(config.raw()), clock, FileIO.REAL,

@@ -28,6 +28,7 @@ public final class BrokerConfig {
     public static final String METRICS_HOST = "pier.metrics.host";
     public static final String METRICS_PORT = "pier.metrics.port";
     public static final String METRICS_SNAPSHOT_INTERVAL_MS = "pier.metrics.snapshot.interval.ms";
+    public static final String AGENT_SPIN_US = "pier.agent.spin.us";
     /** Default metrics port (the JMX exporter's customary one); the embedded broker uses 0. */
     public static final int DEFAULT_METRICS_PORT = 9404;
 
@@ -45,6 +46,7 @@ public final class BrokerConfig {
     private final String metricsHost;
     private final int metricsPort;
     private final long metricsSnapshotIntervalMs;
+    private final long agentSpinUs;
 
     public BrokerConfig(Map<String, String> props) {
         this.raw = Collections.unmodifiableMap(new LinkedHashMap<>(props));
@@ -74,6 +76,7 @@ public final class BrokerConfig {
                 props.getOrDefault(METRICS_PORT, String.valueOf(DEFAULT_METRICS_PORT)), 0, 65535);
         this.metricsSnapshotIntervalMs = longIn(METRICS_SNAPSHOT_INTERVAL_MS,
                 props.getOrDefault(METRICS_SNAPSHOT_INTERVAL_MS, "1000"), 10, 60_000);
+        this.agentSpinUs = longIn(AGENT_SPIN_US, props.getOrDefault(AGENT_SPIN_US, "0"), 0, 10_000);
     }
 
     static int intIn(String name, String value, int min, int max) {
@@ -169,5 +172,13 @@ public final class BrokerConfig {
     /** How often each shard refreshes what the gauges show. */
     public long metricsSnapshotIntervalMs() {
         return metricsSnapshotIntervalMs;
+    }
+
+    /**
+     * How long an agent's thread keeps looking for work after a cycle that did some, before it
+     * parks (0, the default: park at once). See {@code AgentRunner}.
+     */
+    public long agentSpinUs() {
+        return agentSpinUs;
     }
 }
