@@ -168,21 +168,15 @@ public final class ConsumerGroups {
     /** As {@link #onShard} for work that answers through a callback, perhaps in a later cycle. */
     private <T> CompletableFuture<T> parkOnShard(String groupId, BiConsumer<Slot, Consumer<T>> work) {
         Slot s = slot(groupId);
-        CompletableFuture<T> answer = new CompletableFuture<>();
-        try {
-            s.shard.execute(() -> {
-                try {
-                    work.accept(s, answer::complete);
-                } catch (RuntimeException e) {
-                    answer.completeExceptionally(e);
-                } finally {
-                    rearm(s);
-                }
-            });
-        } catch (RuntimeException e) {
-            answer.completeExceptionally(e);
-        }
-        return answer;
+        return s.shard.compose(() -> {
+            CompletableFuture<T> answer = new CompletableFuture<>();
+            try {
+                work.accept(s, answer::complete);
+            } finally {
+                rearm(s);
+            }
+            return answer;
+        });
     }
 
     /** Shard thread only: keeps one timer at the coordinator's earliest deadline. */

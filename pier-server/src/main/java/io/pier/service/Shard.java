@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import org.apache.kafka.common.protocol.Errors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -130,6 +131,26 @@ public final class Shard implements Agent {
                     result.complete(work.call());
                 } catch (Throwable t) {
                     result.completeExceptionally(t);
+                }
+            });
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
+    }
+
+    /**
+     * From any thread: runs {@code work} on this shard and completes with the future it returns,
+     * whenever and wherever that completes (a coordinator's answer that waits for a write).
+     */
+    public <T> CompletableFuture<T> compose(Supplier<CompletableFuture<T>> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            execute(() -> {
+                try {
+                    Futures.forward(work.get(), result);
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
                 }
             });
         } catch (RuntimeException e) {

@@ -91,21 +91,13 @@ public final class Transactions implements TransactionCoordinators {
     private <T> CompletableFuture<T> onShard(String transactionalId,
             Function<TransactionCoordinator, CompletableFuture<T>> work) {
         Slot s = slot(transactionalId);
-        CompletableFuture<T> answer = new CompletableFuture<>();
-        try {
-            s.shard.execute(() -> {
-                try {
-                    Futures.forward(work.apply(s.coordinator), answer);
-                } catch (RuntimeException e) {
-                    answer.completeExceptionally(e);
-                } finally {
-                    rearm(s);
-                }
-            });
-        } catch (RuntimeException e) {
-            answer.completeExceptionally(e);
-        }
-        return answer;
+        return s.shard.compose(() -> {
+            try {
+                return work.apply(s.coordinator);
+            } finally {
+                rearm(s);
+            }
+        });
     }
 
     /** Shard thread only: keeps one timer at the coordinator's earliest deadline (wall ms). */
