@@ -44,13 +44,27 @@ public record TransactionConfig(int maxTimeoutMs, long idExpirationMs, long mark
 
     public static TransactionConfig fromProperties(Map<String, String> props) {
         return new TransactionConfig(
-                Integer.parseInt(props.getOrDefault("transaction.max.timeout.ms",
-                        String.valueOf(DEFAULTS.maxTimeoutMs))),
-                Long.parseLong(props.getOrDefault("transactional.id.expiration.ms",
-                        String.valueOf(DEFAULTS.idExpirationMs))),
-                Long.parseLong(props.getOrDefault("pier.transaction.marker.retry.backoff.ms",
-                        String.valueOf(DEFAULTS.markerRetryBackoffMs))),
-                Short.parseShort(props.getOrDefault(TRANSACTION_VERSION,
-                        String.valueOf(DEFAULTS.transactionVersion)).trim()));
+                (int) number(props, "transaction.max.timeout.ms", DEFAULTS.maxTimeoutMs, Integer.MAX_VALUE),
+                number(props, "transactional.id.expiration.ms", DEFAULTS.idExpirationMs, Long.MAX_VALUE),
+                number(props, "pier.transaction.marker.retry.backoff.ms", DEFAULTS.markerRetryBackoffMs,
+                        Long.MAX_VALUE),
+                (short) number(props, TRANSACTION_VERSION, DEFAULTS.transactionVersion, Short.MAX_VALUE));
+    }
+
+    /** {@code name}'s whole-number value, at most {@code max}, or a message naming the setting. */
+    private static long number(Map<String, String> props, String name, long defaultValue, long max) {
+        String raw = props.get(name);
+        if (raw == null) {
+            return defaultValue;
+        }
+        try {
+            long v = Long.parseLong(raw.trim());
+            if (v > max || v < -max - 1) {
+                throw new NumberFormatException("out of range");
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a whole number, got '" + raw + "'", e);
+        }
     }
 }
