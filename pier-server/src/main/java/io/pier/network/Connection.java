@@ -7,6 +7,7 @@ import java.security.Principal;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import javax.net.ssl.SSLPeerUnverifiedException;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
 
 /** What handlers may know about the client connection a request came on. */
 final class Connection implements ClientConnection {
@@ -16,6 +17,8 @@ final class Connection implements ClientConnection {
     private final SslHandler tls;
     private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
+    /** Set on the connection's event loop (SASL, TLS handshake); read by handlers on any thread. */
+    private volatile KafkaPrincipal principal = KafkaPrincipal.ANONYMOUS;
 
     Connection(String id, InetSocketAddress remote, String listenerName, SslHandler tls) {
         this.id = id;
@@ -40,6 +43,16 @@ final class Connection implements ClientConnection {
         } catch (SSLPeerUnverifiedException e) {
             return null;
         }
+    }
+
+    @Override
+    public KafkaPrincipal principal() {
+        return principal;
+    }
+
+    /** The identity the client proved, for every request after this one. */
+    void authenticated(KafkaPrincipal who) {
+        this.principal = who;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.pier.service;
 
 import java.net.InetSocketAddress;
 import java.security.Principal;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
 
 /**
  * What the broker may know of the client connection a request came on: enough to tie a share
@@ -18,6 +19,14 @@ public interface ClientConnection {
     /** The verified TLS client certificate's subject; null on plaintext or without a certificate. */
     default Principal peerPrincipal() {
         return null;
+    }
+
+    /**
+     * Who the client is, as the authorizer and quotas see it: the SASL identity once
+     * authenticated, the TLS client certificate's mapped subject, or {@code User:ANONYMOUS}.
+     */
+    default KafkaPrincipal principal() {
+        return KafkaPrincipal.ANONYMOUS;
     }
 
     /** The client's address, as group descriptions show it. */
