@@ -115,7 +115,8 @@ public final class Main {
             pier.close();
             stopped.countDown();
         }, "pier-shutdown"));
-        out.println("Pier is ready: bootstrap.servers=" + pier.bootstrapServers() + " data=" + pier.dataDir().toAbsolutePath()
+        out.println("Pier is ready: bootstrap.servers=" + pier.bootstrapServers() + " listeners=" + pier.listeners()
+                + " data=" + pier.dataDir().toAbsolutePath()
                 + (pier.metricsPort() < 0 ? "" : " metrics=http://" + props.getOrDefault(BrokerConfig.METRICS_HOST,
                         "127.0.0.1") + ":" + pier.metricsPort() + "/metrics"));
         try {

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
@@ -48,6 +49,18 @@ public final class Pier implements AutoCloseable {
             throw new IllegalArgumentException("no listener " + listenerName + " (" + broker.node().listeners().keySet() + ")");
         }
         return a.host() + ":" + a.port();
+    }
+
+    /**
+     * Every listener as {@code NAME://host:port}, sorted by name, as Metadata advertises them: what
+     * the start-up line shows, so a client of a second listener knows where to go.
+     */
+    public String listeners() {
+        StringBuilder out = new StringBuilder();
+        new TreeMap<>(broker.node().listeners()).forEach((name, a) ->
+                out.append(out.length() == 0 ? "" : ",").append(name).append("://").append(a.host()).append(':')
+                        .append(a.port()));
+        return out.toString();
     }
 
     public int port() {

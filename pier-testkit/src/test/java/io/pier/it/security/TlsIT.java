@@ -148,6 +148,8 @@ class TlsIT {
         String ssl = both.bootstrapServers("SSL");
         String plain = both.bootstrapServers("PLAINTEXT");
         assertThat(ssl).isNotEqualTo(plain);
+        // What the start-up line prints: every listener, so a client of the second one knows where to go.
+        assertThat(both.listeners()).isEqualTo("PLAINTEXT://" + plain + ",SSL://" + ssl);
         try (Admin overTls = Admin.create(props(ssl, certs.clientSettings(false)));
                 Admin overPlain = Admin.create(props(plain, Map.of()))) {
             assertThat(addresses(overTls)).containsExactly(ssl);
