@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
 
 /**
  * The broker's durable metadata: cluster id and every topic with its id, partition count and
@@ -31,6 +32,9 @@ import org.apache.kafka.common.Uuid;
  *     broker.config.log.retention.ms=3600000
  *     group.&lt;j&gt;.id=my-group
  *     group.&lt;j&gt;.config.share.auto.offset.reset=earliest
+ *     quota.&lt;k&gt;.entity.user=alice            (client quotas: one entry per entity type,
+ *     quota.&lt;k&gt;.default=client-id            the types whose default entity it is,
+ *     quota.&lt;k&gt;.value.producer_byte_rate=1e6  and each quota's value)
  * </pre>
  *
  * Not thread-safe: the broker's metadata owner calls it.
@@ -48,11 +52,29 @@ public final class ClusterMetadataStore {
      * are dynamic overrides set through IncrementalAlterConfigs; group configs are per group id.
      */
     public record Image(String clusterId, List<TopicMetadata> topics, Map<String, String> brokerConfigs,
-            Map<String, Map<String, String>> groupConfigs) {
+            Map<String, Map<String, String>> groupConfigs, Map<ClientQuotaEntity, Map<String, Double>> clientQuotas) {
         public Image {
             topics = List.copyOf(topics);
             brokerConfigs = Map.copyOf(brokerConfigs);
             groupConfigs = Map.copyOf(groupConfigs);
+            clientQuotas = Map.copyOf(clientQuotas);
+        }
+
+        public Image withTopics(List<TopicMetadata> newTopics) {
+            return new Image(clusterId, newTopics, brokerConfigs, groupConfigs, clientQuotas);
+        }
+
+        public Image withBrokerConfigs(Map<String, String> newBrokerConfigs) {
+            return new Image(clusterId, topics, newBrokerConfigs, groupConfigs, clientQuotas);
+        }
+
+        public Image withGroupConfigs(Map<String, Map<String, String>> newGroupConfigs) {
+            return new Image(clusterId, topics, brokerConfigs, newGroupConfigs, clientQuotas);
+        }
+
+        /** Client quotas (KIP-546): per entity (user, client-id, ip; a null name is the default), the values set. */
+        public Image withClientQuotas(Map<ClientQuotaEntity, Map<String, Double>> newClientQuotas) {
+            return new Image(clusterId, topics, brokerConfigs, groupConfigs, newClientQuotas);
         }
     }
 
@@ -62,7 +84,7 @@ public final class ClusterMetadataStore {
 
     public Image load() throws IOException {
         if (!Files.exists(file)) {
-            return new Image(Uuid.randomUuid().toString(), List.of(), Map.of(), Map.of());
+            return new Image(Uuid.randomUuid().toString(), List.of(), Map.of(), Map.of(), Map.of());
         }
         Properties p = new Properties();
         p.load(new StringReader(Files.readString(file, StandardCharsets.UTF_8)));
@@ -123,7 +145,42 @@ public final class ClusterMetadataStore {
                 groupConfigs.put(p.getProperty(key), cfg);
             }
         }
-        return new Image(clusterId, topics, brokerConfigs, groupConfigs);
+        return new Image(clusterId, topics, brokerConfigs, groupConfigs, clientQuotas(p));
+    }
+
+    /** The {@code quota.<k>.} entries: indexed, since entity names may contain dots. */
+    private static Map<ClientQuotaEntity, Map<String, Double>> clientQuotas(Properties p) throws IOException {
+        Map<String, Map<String, String>> entities = new TreeMap<>();
+        Map<String, Map<String, Double>> values = new TreeMap<>();
+        for (String key : p.stringPropertyNames()) {
+            if (!key.startsWith("quota.")) {
+                continue;
+            }
+            int dot = key.indexOf('.', 6);
+            if (dot < 0) {
+                throw new IOException("malformed client quota entry " + key);
+            }
+            String index = key.substring(6, dot);
+            String rest = key.substring(dot + 1);
+            String value = p.getProperty(key);
+            Map<String, String> entity = entities.computeIfAbsent(index, i -> new HashMap<>());
+            if (rest.startsWith("entity.")) {
+                entity.put(rest.substring(7), value);
+            } else if (rest.equals("default")) {
+                for (String type : value.split(",")) {
+                    entity.put(type, null);
+                }
+            } else if (rest.startsWith("value.")) {
+                try {
+                    values.computeIfAbsent(index, i -> new HashMap<>()).put(rest.substring(6), Double.parseDouble(value));
+                } catch (NumberFormatException e) {
+                    throw new IOException("client quota " + key + " is not a number: " + value, e);
+                }
+            }
+        }
+        Map<ClientQuotaEntity, Map<String, Double>> out = new HashMap<>();
+        values.forEach((index, quotas) -> out.put(new ClientQuotaEntity(entities.get(index)), quotas));
+        return out;
     }
 
     public void save(Image image) throws IOException {
@@ -144,6 +201,22 @@ public final class ClusterMetadataStore {
             String prefix = "group." + g++ + ".";
             p.setProperty(prefix + "id", e.getKey());
             e.getValue().forEach((k, v) -> p.setProperty(prefix + "config." + k, v));
+        }
+        int q = 0;
+        for (Map.Entry<ClientQuotaEntity, Map<String, Double>> e : image.clientQuotas().entrySet()) {
+            String prefix = "quota." + q++ + ".";
+            List<String> defaults = new ArrayList<>();
+            e.getKey().entries().forEach((type, name) -> {
+                if (name == null) {
+                    defaults.add(type);
+                } else {
+                    p.setProperty(prefix + "entity." + type, name);
+                }
+            });
+            if (!defaults.isEmpty()) {
+                p.setProperty(prefix + "default", String.join(",", defaults));
+            }
+            e.getValue().forEach((k, v) -> p.setProperty(prefix + "value." + k, Double.toString(v)));
         }
         StringWriter out = new StringWriter();
         p.store(out, "Pier cluster metadata; written atomically, do not edit while the broker runs");

@@ -4,6 +4,7 @@ import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerFeatures;
 import io.pier.protocol.BrokerConfigs;
+import io.pier.protocol.ClientQuotaHandlers;
 import io.pier.protocol.ConfigHandlers;
 import io.pier.protocol.ConfigResourceType;
 import io.pier.protocol.ConsumerGroupHandlers;
@@ -58,6 +59,7 @@ public final class Apis {
         configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
         ConfigHandlers configs = new ConfigHandlers(configTypes);
+        ClientQuotaHandlers quotas = new ClientQuotaHandlers(topics);
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
@@ -95,6 +97,8 @@ public final class Apis {
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
+                .register(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 0, 1, quotas::describe)
+                .register(ApiKeys.ALTER_CLIENT_QUOTAS, 0, 1, quotas::alter)
                 .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, new ShareGroupHeartbeatHandler(shareGroups))
                 .register(ApiKeys.SHARE_FETCH, 1, 2, new ShareFetchHandler(topics, services.shareSessions(),
                         shareAcks, services.shares(), services.polls()))

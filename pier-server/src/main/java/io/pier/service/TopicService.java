@@ -17,16 +17,22 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
 
 /**
  * Owner of cluster metadata: topics (names, ids, partitions, configs), dynamic broker configs and
@@ -248,7 +254,7 @@ public final class TopicService implements Agent {
                 return CompletableFuture.<Void>completedFuture(null);
             }
             ClusterMetadataStore.Image image = view.image();
-            commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), dynamic, image.groupConfigs()));
+            commit(image.withBrokerConfigs(dynamic));
             List<CompletableFuture<Void>> updating = new ArrayList<>();
             for (TopicMetadata t : view.image().topics()) {
                 LogConfig config = LogConfig.withTopicOverrides(defaults, t.configs());
@@ -270,9 +276,56 @@ public final class TopicService implements Agent {
                 groups.put(groupId, configs);
             }
             ClusterMetadataStore.Image image = view.image();
-            commit(new ClusterMetadataStore.Image(image.clusterId(), image.topics(), image.brokerConfigs(), groups));
+            commit(image.withGroupConfigs(groups));
             return CompletableFuture.<Void>completedFuture(null);
         });
+    }
+
+    /** The client quotas of the entities {@code filter} matches (DescribeClientQuotas). */
+    public Map<ClientQuotaEntity, Map<String, Double>> describeClientQuotas(ClientQuotaFilter filter) {
+        return ClientQuotaRules.describe(view.image().clientQuotas(), filter);
+    }
+
+    /**
+     * AlterClientQuotas: each entity's changes are checked on their own, as Kafka's controller
+     * does; those that pass are stored together in one durable write. The result has an entry per
+     * entity, empty where it succeeded.
+     */
+    public CompletableFuture<Map<ClientQuotaEntity, Optional<ApiException>>> alterClientQuotas(
+            Collection<ClientQuotaAlteration> alterations, boolean validateOnly) {
+        return submit(() -> {
+            Map<ClientQuotaEntity, Map<String, Double>> quotas = view.image().clientQuotas();
+            Map<ClientQuotaEntity, Optional<ApiException>> results = new LinkedHashMap<>();
+            for (ClientQuotaAlteration alteration : alterations) {
+                ClientQuotaEntity entity = alteration.entity();
+                if (results.containsKey(entity)) {
+                    results.put(entity, Optional.of(new InvalidRequestException("Ignoring duplicate entity " + entity)));
+                    continue;
+                }
+                try {
+                    quotas = ClientQuotaRules.alter(quotas, entity, changes(alteration));
+                    results.put(entity, Optional.empty());
+                } catch (InvalidRequestException e) {
+                    results.put(entity, Optional.of(e));
+                }
+            }
+            if (!validateOnly && !quotas.equals(view.image().clientQuotas())) {
+                commit(view.image().withClientQuotas(quotas));
+            }
+            return CompletableFuture.completedFuture(results);
+        });
+    }
+
+    private static Map<String, Double> changes(ClientQuotaAlteration alteration) {
+        Map<String, Double> changes = new HashMap<>();
+        for (ClientQuotaAlteration.Op op : alteration.ops()) {
+            if (changes.containsKey(op.key())) {
+                throw new InvalidRequestException("Duplicate quota key " + op.key()
+                        + " not updating quota for this entity " + alteration.entity());
+            }
+            changes.put(op.key(), op.value()); // null: remove
+        }
+        return changes;
     }
 
     private TopicMetadata requireTopic(String name) {
@@ -290,8 +343,7 @@ public final class TopicService implements Agent {
     }
 
     private ClusterMetadataStore.Image withTopics(List<TopicMetadata> topics) {
-        ClusterMetadataStore.Image image = view.image();
-        return new ClusterMetadataStore.Image(image.clusterId(), topics, image.brokerConfigs(), image.groupConfigs());
+        return view.image().withTopics(topics);
     }
 
     private void commit(ClusterMetadataStore.Image next) throws IOException {

@@ -7,6 +7,7 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AlterClientQuotasRequestData;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
@@ -15,6 +16,7 @@ import org.apache.kafka.common.message.DeleteGroupsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DescribeClientQuotasRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData;
@@ -32,6 +34,7 @@ import org.apache.kafka.common.message.ShareGroupDescribeRequestData;
 import org.apache.kafka.common.message.ShareGroupHeartbeatRequestData;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.DescribeClientQuotasRequest;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 
 /**
@@ -183,6 +186,21 @@ final class MatrixRequests {
         data.resources().add(new DescribeConfigsRequestData.DescribeConfigsResource()
                 .setResourceType(ConfigResource.Type.TOPIC.id()).setResourceName(topic).setConfigurationKeys(null));
         return data;
+    }
+
+    static AlterClientQuotasRequestData setClientQuota(String clientId, String key, double value) {
+        AlterClientQuotasRequestData data = new AlterClientQuotasRequestData();
+        data.entries().add(new AlterClientQuotasRequestData.EntryData()
+                .setEntity(List.of(new AlterClientQuotasRequestData.EntityData()
+                        .setEntityType("client-id").setEntityName(clientId)))
+                .setOps(List.of(new AlterClientQuotasRequestData.OpData().setKey(key).setValue(value))));
+        return data;
+    }
+
+    static DescribeClientQuotasRequestData describeClientQuota(String clientId) {
+        return new DescribeClientQuotasRequestData().setStrict(true).setComponents(List.of(
+                new DescribeClientQuotasRequestData.ComponentData().setEntityType("client-id")
+                        .setMatchType(DescribeClientQuotasRequest.MATCH_TYPE_EXACT).setMatch(clientId)));
     }
 
     static IncrementalAlterConfigsRequestData setTopicConfig(String topic, String name, String value) {

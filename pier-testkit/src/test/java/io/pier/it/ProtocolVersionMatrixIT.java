@@ -35,6 +35,8 @@ import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
+import org.apache.kafka.common.requests.AlterClientQuotasResponse;
+import org.apache.kafka.common.requests.DescribeClientQuotasResponse;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.FetchResponse;
@@ -284,6 +286,20 @@ class ProtocolVersionMatrixIT {
         });
         cases.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, (c, v) -> assertNoErrors(c.call(ApiKeys.INCREMENTAL_ALTER_CONFIGS,
                 v, MatrixRequests.setTopicConfig(TOPIC, "retention.ms", Long.toString(604_800_000L + v)))));
+        cases.put(ApiKeys.ALTER_CLIENT_QUOTAS, (c, v) -> {
+            AlterClientQuotasResponse r = c.call(ApiKeys.ALTER_CLIENT_QUOTAS, v,
+                    MatrixRequests.setClientQuota(name("matrix-quota-v", v), "producer_byte_rate", 1024 + v));
+            assertThat(r.data().entries()).singleElement().satisfies(e -> assertThat(e.errorCode()).isZero());
+        });
+        cases.put(ApiKeys.DESCRIBE_CLIENT_QUOTAS, (c, v) -> {
+            String client = name("matrix-quota-d", v);
+            c.call(ApiKeys.ALTER_CLIENT_QUOTAS, (short) 1, MatrixRequests.setClientQuota(client, "consumer_byte_rate", 2048));
+            DescribeClientQuotasResponse r = c.call(ApiKeys.DESCRIBE_CLIENT_QUOTAS, v,
+                    MatrixRequests.describeClientQuota(client));
+            assertThat(r.data().errorCode()).isZero();
+            assertThat(r.data().entries()).singleElement().satisfies(e -> assertThat(e.values())
+                    .singleElement().satisfies(q -> assertThat(q.value()).isEqualTo(2048.0)));
+        });
         ShareCases.register(cases);
         GroupCases.register(cases);
         TxnCases.register(cases);

@@ -1,0 +1,161 @@
+package io.pier.it.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pier.testkit.PierExtension;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
+import org.apache.kafka.tools.ConfigCommand;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Client quotas set and read with Kafka 4.4's {@code kafka-configs} and {@code Admin}
+ * (DescribeClientQuotas, AlterClientQuotas): stored durably with the cluster metadata, checked
+ * with Kafka's rules and messages.
+ */
+@Timeout(120)
+class ClientQuotasIT {
+    private static final long WAIT_MS = 30_000;
+
+    @RegisterExtension
+    static final PierExtension PIER = new PierExtension();
+
+    @Test
+    void shouldSetDescribeAndDeleteClientQuotasWithKafkaConfigs() throws Exception {
+        KafkaTool.Result added = configs("--alter", "--entity-type", "clients", "--entity-name", "app-1",
+                "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152");
+        assertThat(added.exitCode()).as(added.out() + added.err()).isZero();
+        assertThat(added.out()).contains("Completed updating config for client app-1.");
+
+        KafkaTool.Result described = configs("--describe", "--entity-type", "clients", "--entity-name", "app-1");
+        assertThat(described.exitCode()).as(described.out() + described.err()).isZero();
+        assertThat(described.out()).contains("Quota configs for client-id 'app-1' are ")
+                .contains("producer_byte_rate=1048576.0").contains("consumer_byte_rate=2097152.0");
+
+        KafkaTool.Result removed = configs("--alter", "--entity-type", "clients", "--entity-name", "app-1",
+                "--delete-config", "consumer_byte_rate");
+        assertThat(removed.exitCode()).as(removed.out() + removed.err()).isZero();
+        String after = configs("--describe", "--entity-type", "clients", "--entity-name", "app-1").out();
+        assertThat(after).contains("producer_byte_rate=1048576.0").doesNotContain("consumer_byte_rate");
+    }
+
+    @Test
+    void shouldMatchFiltersAsKafkaDoesAndKeepQuotasAcrossARestart() throws Exception {
+        ClientQuotaEntity alice = entity(ClientQuotaEntity.USER, "alice");
+        ClientQuotaEntity defaultUser = entity(ClientQuotaEntity.USER, null);
+        ClientQuotaEntity aliceOnApp = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "alice",
+                ClientQuotaEntity.CLIENT_ID, "app"));
+        try (Admin admin = admin()) {
+            admin.alterClientQuotas(List.of(
+                    set(alice, "producer_byte_rate", 1000.0),
+                    set(defaultUser, "request_percentage", 50.5),
+                    set(aliceOnApp, "consumer_byte_rate", 3000.0))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+
+            assertThat(describe(admin, ClientQuotaFilter.containsOnly(
+                    List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.USER, "alice")))))
+                    .containsOnlyKeys(alice);
+            assertThat(describe(admin, ClientQuotaFilter.contains(
+                    List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.USER, "alice")))))
+                    .containsOnlyKeys(alice, aliceOnApp);
+            assertThat(describe(admin, ClientQuotaFilter.containsOnly(
+                    List.of(ClientQuotaFilterComponent.ofDefaultEntity(ClientQuotaEntity.USER)))))
+                    .containsExactly(Map.entry(defaultUser, Map.of("request_percentage", 50.5)));
+            assertThat(describe(admin, ClientQuotaFilter.contains(
+                    List.of(ClientQuotaFilterComponent.ofEntityType(ClientQuotaEntity.CLIENT_ID)))))
+                    .containsKey(aliceOnApp).doesNotContainKeys(alice, defaultUser); // other tests add client ids
+        }
+        PIER.restart();
+        try (Admin admin = admin()) {
+            assertThat(describe(admin, ClientQuotaFilter.all()))
+                    .containsEntry(alice, Map.of("producer_byte_rate", 1000.0))
+                    .containsEntry(defaultUser, Map.of("request_percentage", 50.5))
+                    .containsEntry(aliceOnApp, Map.of("consumer_byte_rate", 3000.0));
+        }
+    }
+
+    @Test
+    void shouldRefuseWhatKafkaRefusesAndApplyTheRest() throws Exception {
+        ClientQuotaEntity bob = entity(ClientQuotaEntity.USER, "bob");
+        ClientQuotaEntity carol = entity(ClientQuotaEntity.USER, "carol");
+        ClientQuotaEntity ipAndUser = new ClientQuotaEntity(Map.of(ClientQuotaEntity.IP, "127.0.0.1",
+                ClientQuotaEntity.USER, "dave"));
+        try (Admin admin = admin()) {
+            var result = admin.alterClientQuotas(List.of(
+                    set(bob, "producer_byte_rate", 10.5),
+                    set(carol, "consumer_byte_rate", 4096.0),
+                    set(ipAndUser, "connection_creation_rate", 5.0),
+                    set(entity(ClientQuotaEntity.IP, "127.0.0.1"), "producer_byte_rate", 5.0),
+                    set(entity(ClientQuotaEntity.USER, "erin"), "request_percentage", -1.0))).values();
+            assertThat(cause(result.get(bob))).isInstanceOf(InvalidRequestException.class)
+                    .hasMessageContaining("producer_byte_rate cannot be a fractional value.");
+            result.get(carol).get(WAIT_MS, TimeUnit.MILLISECONDS);
+            assertThat(cause(result.get(ipAndUser))).isInstanceOf(InvalidRequestException.class)
+                    .hasMessageContaining("IP entity should not be combined with User or ClientId");
+            assertThat(cause(result.get(entity(ClientQuotaEntity.IP, "127.0.0.1"))))
+                    .isInstanceOf(InvalidRequestException.class)
+                    .hasMessageContaining("Invalid configuration key producer_byte_rate");
+            assertThat(cause(result.get(entity(ClientQuotaEntity.USER, "erin"))))
+                    .isInstanceOf(InvalidRequestException.class).hasMessageContaining("must be greater than 0");
+
+            assertThat(describe(admin, ClientQuotaFilter.all())).containsKey(carol).doesNotContainKey(bob);
+            assertThatThrownBy(() -> describe(admin, ClientQuotaFilter.contains(List.of(
+                    ClientQuotaFilterComponent.ofEntityType(ClientQuotaEntity.IP),
+                    ClientQuotaFilterComponent.ofEntityType(ClientQuotaEntity.USER)))))
+                    .hasCauseInstanceOf(InvalidRequestException.class);
+        }
+    }
+
+    private static ClientQuotaEntity entity(String type, String name) {
+        Map<String, String> entries = new HashMap<>();
+        entries.put(type, name);
+        return new ClientQuotaEntity(entries);
+    }
+
+    private static ClientQuotaAlteration set(ClientQuotaEntity entity, String key, double value) {
+        return new ClientQuotaAlteration(entity, List.of(new ClientQuotaAlteration.Op(key, value)));
+    }
+
+    private static Map<ClientQuotaEntity, Map<String, Double>> describe(Admin admin, ClientQuotaFilter filter)
+            throws Exception {
+        return admin.describeClientQuotas(filter).entities().get(WAIT_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private static Throwable cause(org.apache.kafka.common.KafkaFuture<Void> future) {
+        try {
+            future.get(WAIT_MS, TimeUnit.MILLISECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (Exception e) {
+            return e;
+        }
+    }
+
+    private static Admin admin() {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        return Admin.create(props);
+    }
+
+    private static KafkaTool.Result configs(String... args) throws Exception {
+        String[] all = Arrays.copyOf(args, args.length + 2);
+        all[args.length] = "--bootstrap-server";
+        all[args.length + 1] = PIER.bootstrapServers();
+        return KafkaTool.run(ConfigCommand::main, all);
+    }
+}
