@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -63,6 +64,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private final ChannelFutureListener closeOnFailedWrite = this::onWriteDone;
     private Connection connection;
     private ChannelHandlerContext ctx;
+    /** Until when (System.nanoTime) a quota keeps this connection from being read; 0 if it does not. */
+    private long throttledUntilNanos;
 
     /** {@code body} is null only for the KIP-511 ApiVersions answer to an unsupported version. */
     private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {}
@@ -220,9 +223,35 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             }
             ctx.write(frame).addListener(closeOnFailedWrite);
             wrote = true;
+            if (response.throttleTimeMs() > 0) {
+                throttle(response.throttleTimeMs());
+            }
         }
         if (wrote) {
             ctx.flush();
+        }
+        resumeReadingIfDue();
+    }
+
+    /**
+     * A response over a client quota says how long the client is to wait: like Kafka, the broker
+     * also stops reading its connection that long, so a client that ignores the time is held too.
+     */
+    private void throttle(int throttleMs) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(throttleMs);
+        if (until - throttledUntilNanos > 0) {
+            throttledUntilNanos = until;
+        }
+        ctx.channel().config().setAutoRead(false);
+        var unused = ctx.executor().schedule(this::resumeReadingIfDue, throttleMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void resumeReadingIfDue() {
+        if (throttledUntilNanos != 0) {
+            if (throttledUntilNanos - System.nanoTime() > 0) {
+                return;
+            }
+            throttledUntilNanos = 0;
         }
         if (pending.size() < MAX_IN_FLIGHT / 2 && !ctx.channel().config().isAutoRead()) {
             ctx.channel().config().setAutoRead(true);

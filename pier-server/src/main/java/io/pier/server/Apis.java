@@ -18,6 +18,7 @@ import io.pier.protocol.MetadataHandler;
 import io.pier.protocol.OffsetHandlers;
 import io.pier.protocol.ProduceHandler;
 import io.pier.protocol.ProducerStateHandlers;
+import io.pier.protocol.QuotaThrottle;
 import io.pier.protocol.ShareAcknowledgeHandler;
 import io.pier.protocol.ShareAcks;
 import io.pier.protocol.ShareFetchHandler;
@@ -28,7 +29,9 @@ import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
 import io.pier.protocol.TransactionHandlers;
 import io.pier.protocol.TxnOffsetCommitHandler;
+import io.pier.common.Clock;
 import io.pier.service.BrokerServices;
+import io.pier.service.ByteRateQuotas;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
 import io.pier.service.TopicService;
@@ -47,7 +50,8 @@ public final class Apis {
 
     /** Registers every API this broker serves, with the version range it advertises. */
     public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
-            Supplier<NodeInfo> node, long startWallMs) {
+            Supplier<NodeInfo> node, Clock clock) {
+        long startWallMs = clock.wallMs();
         TopicService topics = services.topics();
         ShareGroups shareGroups = services.shareGroups();
         TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
@@ -60,6 +64,8 @@ public final class Apis {
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
         ConfigHandlers configs = new ConfigHandlers(configTypes);
         ClientQuotaHandlers quotas = new ClientQuotaHandlers(topics);
+        ByteRateQuotas produceQuotas = new ByteRateQuotas("producer_byte_rate", topics::clientQuotas, clock,
+                config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
@@ -75,7 +81,8 @@ public final class Apis {
                         BrokerFeatures.of(services.transactions().transactionVersion(), startWallMs)))
                 .register(ApiKeys.METADATA, 0, 13,
                         new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
-                .register(ApiKeys.PRODUCE, 3, 13, new ProduceHandler(topics, services.logs(), services.transactions()))
+                .register(ApiKeys.PRODUCE, 3, 13, QuotaThrottle.produce(
+                        new ProduceHandler(topics, services.logs(), services.transactions()), produceQuotas))
                 .register(ApiKeys.FETCH, 4, 17, new FetchHandler(topics, services.logs(), services.polls()))
                 .register(ApiKeys.LIST_OFFSETS, 1, 10, offsets::listOffsets)
                 .register(ApiKeys.DELETE_RECORDS, 0, 2, offsets::deleteRecords)

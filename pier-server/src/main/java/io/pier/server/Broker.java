@@ -99,7 +99,7 @@ final class Broker implements AutoCloseable {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
-            Apis.register(router, services, config, this::node, clock.wallMs());
+            Apis.register(router, services, config, this::node, clock);
             NetworkServer network = listener.join().server();
             Map<String, NodeInfo.Address> advertised = new LinkedHashMap<>();
             for (ListenerSpec spec : config.listeners()) {

@@ -29,6 +29,8 @@ public final class BrokerConfig {
     public static final String METRICS_PORT = "pier.metrics.port";
     public static final String METRICS_SNAPSHOT_INTERVAL_MS = "pier.metrics.snapshot.interval.ms";
     public static final String AGENT_SPIN_US = "pier.agent.spin.us";
+    public static final String QUOTA_WINDOW_NUM = "quota.window.num";
+    public static final String QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds";
     /** Default metrics port (the JMX exporter's customary one); the embedded broker uses 0. */
     public static final int DEFAULT_METRICS_PORT = 9404;
 
@@ -47,6 +49,8 @@ public final class BrokerConfig {
     private final int metricsPort;
     private final long metricsSnapshotIntervalMs;
     private final long agentSpinUs;
+    private final int quotaWindowNum;
+    private final int quotaWindowSizeSeconds;
 
     public BrokerConfig(Map<String, String> props) {
         this.raw = Collections.unmodifiableMap(new LinkedHashMap<>(props));
@@ -77,6 +81,9 @@ public final class BrokerConfig {
         this.metricsSnapshotIntervalMs = longIn(METRICS_SNAPSHOT_INTERVAL_MS,
                 props.getOrDefault(METRICS_SNAPSHOT_INTERVAL_MS, "1000"), 10, 60_000);
         this.agentSpinUs = longIn(AGENT_SPIN_US, props.getOrDefault(AGENT_SPIN_US, "0"), 0, 10_000);
+        this.quotaWindowNum = intIn(QUOTA_WINDOW_NUM, props.getOrDefault(QUOTA_WINDOW_NUM, "11"), 1, 3600);
+        this.quotaWindowSizeSeconds = intIn(QUOTA_WINDOW_SIZE_SECONDS,
+                props.getOrDefault(QUOTA_WINDOW_SIZE_SECONDS, "1"), 1, 3600);
     }
 
     static int intIn(String name, String value, int min, int max) {
@@ -103,6 +110,16 @@ public final class BrokerConfig {
             throw new ConfigException(name, value, "expected true or false");
         }
         return v.equals("true");
+    }
+
+    /** Samples a client quota's rate is measured over (Kafka's default 11). */
+    public int quotaWindowNum() {
+        return quotaWindowNum;
+    }
+
+    /** Length of one sample of a client quota's rate, seconds (Kafka's default 1). */
+    public int quotaWindowSizeSeconds() {
+        return quotaWindowSizeSeconds;
     }
 
     /** Every setting as given, including those parsed by engine components. */

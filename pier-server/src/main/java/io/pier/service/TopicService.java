@@ -281,6 +281,11 @@ public final class TopicService implements Agent {
         });
     }
 
+    /** Every client quota; the same map until the quotas change (see {@link ByteRateQuotas}). */
+    public Map<ClientQuotaEntity, Map<String, Double>> clientQuotas() {
+        return view.image().clientQuotas();
+    }
+
     /** The client quotas of the entities {@code filter} matches (DescribeClientQuotas). */
     public Map<ClientQuotaEntity, Map<String, Double>> describeClientQuotas(ClientQuotaFilter filter) {
         return ClientQuotaRules.describe(view.image().clientQuotas(), filter);

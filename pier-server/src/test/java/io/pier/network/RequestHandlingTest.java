@@ -66,7 +66,7 @@ class RequestHandlingTest {
         BrokerServices services = broker.services;
         ApiRouter router = new ApiRouter();
         Apis.register(router, services, new BrokerConfig(broker.config),
-                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), 1);
+                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), clock);
         channel = new EmbeddedChannel(new FrameDecoder(1 << 20), new RequestChannelHandler(router)) {
             @Override
             protected SocketAddress remoteAddress0() {

@@ -72,7 +72,7 @@ class ShareFetchHandlingTest {
         BrokerServices services = broker.services;
         router = new ApiRouter();
         Apis.register(router, services, new BrokerConfig(broker.config),
-                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), 1);
+                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), clock);
         TopicMetadata topic = agents.await(services.topics().create("jobs", 1, Map.of(), false));
         topicId = topic.id();
         assertThat(agents.await(services.shareGroups().alterConfig(GROUP, Map.of(

@@ -4,20 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pier.testkit.PierExtension;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.tools.ConfigCommand;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,8 +40,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ClientQuotasIT {
     private static final long WAIT_MS = 30_000;
 
+    /** Two windows of one second: the rate settles within seconds, not Kafka's default eleven. */
     @RegisterExtension
-    static final PierExtension PIER = new PierExtension();
+    static final PierExtension PIER = PierExtension.withConfig("quota.window.num", "2");
 
     @Test
     void shouldSetDescribeAndDeleteClientQuotasWithKafkaConfigs() throws Exception {
@@ -118,6 +127,47 @@ class ClientQuotasIT {
                     ClientQuotaFilterComponent.ofEntityType(ClientQuotaEntity.USER)))))
                     .hasCauseInstanceOf(InvalidRequestException.class);
         }
+    }
+
+    @Test
+    void shouldHoldAProducerNearItsByteRateWithThrottleTimesAndNoErrors() throws Exception {
+        int bytesPerSecond = 1 << 20;
+        try (Admin admin = admin()) {
+            admin.alterClientQuotas(List.of(set(entity(ClientQuotaEntity.CLIENT_ID, "slow-producer"),
+                    "producer_byte_rate", bytesPerSecond))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            admin.createTopics(List.of(new NewTopic("quota-topic", 1, (short) 1))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        props.put(ProducerConfig.CLIENT_ID_CONFIG, "slow-producer");
+        props.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        byte[] value = new byte[4096];
+        int records = 6 * bytesPerSecond / value.length; // 6 MB
+        long startNanos = System.nanoTime();
+        double maxThrottleMs;
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
+            for (int i = 0; i < records; i++) {
+                sent.add(producer.send(new ProducerRecord<>("quota-topic", value)));
+            }
+            for (Future<RecordMetadata> f : sent) {
+                f.get(WAIT_MS, TimeUnit.MILLISECONDS); // every record acknowledged: throttled, never refused
+            }
+            maxThrottleMs = metric(producer, "produce-throttle-time-max");
+        }
+        long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        // Without the quota, 6 MB took 0.6 s here; held to 1 MB/s over a 1-2 s span they cannot
+        // take less than about 4 s. Only the lower bound is checked: a slow machine is slower.
+        assertThat(elapsedMs).as("6 MB at 1 MB/s").isGreaterThanOrEqualTo(3_500);
+        assertThat(maxThrottleMs).as("throttle_time_ms reported to the producer").isPositive();
+    }
+
+    private static double metric(KafkaProducer<?, ?> producer, String name) {
+        return producer.metrics().entrySet().stream()
+                .filter(e -> e.getKey().name().equals(name) && e.getKey().group().equals("producer-metrics"))
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
+                .findFirst().orElseThrow();
     }
 
     private static ClientQuotaEntity entity(String type, String name) {
