@@ -2,9 +2,13 @@ package io.pier.protocol;
 
 import io.pier.service.ByteRateQuotas;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
+import org.apache.kafka.common.message.FetchResponseData.PartitionData;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 
 /**
@@ -12,7 +16,9 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * response carries {@code throttle_time_ms}, and the network layer stops reading the connection
  * for that long once the response is written (KIP-219: the client holds back too). Produce counts
  * the bytes of its record batches against {@code producer_byte_rate}. An acks=0 produce has no
- * response to carry the time, so it is counted but not throttled.
+ * response to carry the time, so it is counted but not throttled. Fetch counts the records of its
+ * response against {@code consumer_byte_rate}; over the quota it is answered with no partitions
+ * (Kafka's throttled fetch response), and those records are not counted.
  */
 public final class QuotaThrottle {
     private QuotaThrottle() {}
@@ -29,6 +35,31 @@ public final class QuotaThrottle {
                 return r;
             });
         };
+    }
+
+    public static ApiHandler fetch(ApiHandler handler, ByteRateQuotas quotas) {
+        return request -> handler.handle(request).thenApply(r -> {
+            FetchResponse response = (FetchResponse) r;
+            int throttleMs = quotas.recordUnlessOver(request.principal(), request.header().clientId(),
+                    recordBytes(response));
+            if (throttleMs == 0) {
+                return response;
+            }
+            return FetchResponse.of(new FetchResponseData().setSessionId(response.data().sessionId())
+                    .setThrottleTimeMs(throttleMs));
+        });
+    }
+
+    private static long recordBytes(FetchResponse response) {
+        long bytes = 0;
+        for (FetchableTopicResponse topic : response.data().responses()) {
+            for (PartitionData partition : topic.partitions()) {
+                if (partition.records() != null) {
+                    bytes += partition.records().sizeInBytes();
+                }
+            }
+        }
+        return bytes;
     }
 
     private static long recordBytes(ProduceRequest request) {

@@ -66,6 +66,8 @@ public final class Apis {
         ClientQuotaHandlers quotas = new ClientQuotaHandlers(topics);
         ByteRateQuotas produceQuotas = new ByteRateQuotas("producer_byte_rate", topics::clientQuotas, clock,
                 config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
+        ByteRateQuotas fetchQuotas = new ByteRateQuotas("consumer_byte_rate", topics::clientQuotas, clock,
+                config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
@@ -83,7 +85,8 @@ public final class Apis {
                         new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
                 .register(ApiKeys.PRODUCE, 3, 13, QuotaThrottle.produce(
                         new ProduceHandler(topics, services.logs(), services.transactions()), produceQuotas))
-                .register(ApiKeys.FETCH, 4, 17, new FetchHandler(topics, services.logs(), services.polls()))
+                .register(ApiKeys.FETCH, 4, 17, QuotaThrottle.fetch(
+                        new FetchHandler(topics, services.logs(), services.polls()), fetchQuotas))
                 .register(ApiKeys.LIST_OFFSETS, 1, 10, offsets::listOffsets)
                 .register(ApiKeys.DELETE_RECORDS, 0, 2, offsets::deleteRecords)
                 .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)

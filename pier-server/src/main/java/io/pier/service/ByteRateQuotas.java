@@ -56,6 +56,18 @@ public final class ByteRateQuotas {
      * 0 when it is within its quota or has none.
      */
     public int record(KafkaPrincipal principal, String clientId, long bytes) {
+        return record(principal, clientId, bytes, true);
+    }
+
+    /**
+     * As {@link #record}, but bytes that would put the client over its quota are not counted:
+     * a throttled fetch is answered without its records (Kafka's rule), so they were not consumed.
+     */
+    public int recordUnlessOver(KafkaPrincipal principal, String clientId, long bytes) {
+        return record(principal, clientId, bytes, false);
+    }
+
+    private int record(KafkaPrincipal principal, String clientId, long bytes, boolean keepIfOver) {
         Map<ClientQuotaEntity, Double> bounds = bounds();
         if (bounds.isEmpty()) {
             return 0;
@@ -70,6 +82,9 @@ public final class ByteRateQuotas {
         double bytesPerSecond = rate.record(bytes, nowMs, windowMs);
         if (bytesPerSecond <= bound) {
             return 0;
+        }
+        if (!keepIfOver) {
+            rate.record(-bytes, nowMs, windowMs);
         }
         return (int) Math.min((bytesPerSecond - bound) / bound * rate.spanMs(nowMs, windowMs), (double) windowMs * windows);
     }

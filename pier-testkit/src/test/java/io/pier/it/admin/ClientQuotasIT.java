@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pier.testkit.PierExtension;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -16,15 +17,19 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.tools.ConfigCommand;
 import org.junit.jupiter.api.Test;
@@ -161,6 +166,49 @@ class ClientQuotasIT {
         // take less than about 4 s. Only the lower bound is checked: a slow machine is slower.
         assertThat(elapsedMs).as("6 MB at 1 MB/s").isGreaterThanOrEqualTo(3_500);
         assertThat(maxThrottleMs).as("throttle_time_ms reported to the producer").isPositive();
+    }
+
+    @Test
+    void shouldHoldAConsumerNearItsByteRateAndStillDeliverEveryRecord() throws Exception {
+        int bytesPerSecond = 1 << 20;
+        byte[] value = new byte[4096];
+        int records = 6 * bytesPerSecond / value.length; // 6 MB
+        try (Admin admin = admin()) {
+            admin.alterClientQuotas(List.of(set(entity(ClientQuotaEntity.CLIENT_ID, "slow-consumer"),
+                    "consumer_byte_rate", bytesPerSecond))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            admin.createTopics(List.of(new NewTopic("quota-fetch", 1, (short) 1))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        Properties producerProps = new Properties();
+        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            for (int i = 0; i < records; i++) {
+                var unused = producer.send(new ProducerRecord<>("quota-fetch", value));
+            }
+            producer.flush();
+        }
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        props.put(ConsumerConfig.CLIENT_ID_CONFIG, "slow-consumer");
+        long startNanos = System.nanoTime();
+        int read = 0;
+        double maxThrottleMs;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            consumer.assign(List.of(new TopicPartition("quota-fetch", 0)));
+            consumer.seekToBeginning(List.of(new TopicPartition("quota-fetch", 0)));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(60_000);
+            while (read < records && System.nanoTime() < deadline) {
+                read += consumer.poll(Duration.ofMillis(200)).count();
+            }
+            maxThrottleMs = consumer.metrics().entrySet().stream()
+                    .filter(e -> e.getKey().name().equals("fetch-throttle-time-max"))
+                    .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).max().orElseThrow();
+        }
+        long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        assertThat(read).isEqualTo(records);
+        assertThat(elapsedMs).as("6 MB at 1 MB/s").isGreaterThanOrEqualTo(3_500);
+        assertThat(maxThrottleMs).as("throttle_time_ms reported to the consumer").isPositive();
     }
 
     private static double metric(KafkaProducer<?, ?> producer, String name) {
