@@ -1,5 +1,7 @@
 package io.pier.server;
 
+import io.pier.protocol.Access;
+import io.pier.protocol.AclHandlers;
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerFeatures;
@@ -30,12 +32,19 @@ import io.pier.protocol.TxnOffsetCommitHandler;
 import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
+import io.pier.security.acl.AclAuthorizer;
 import io.pier.service.TopicService;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
+import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
 
 /**
  * The Kafka APIs of one broker: each handler, given the services it translates to, and the version
@@ -44,9 +53,20 @@ import org.apache.kafka.common.protocol.ApiKeys;
 public final class Apis {
     private Apis() {}
 
-    /** Registers every API this broker serves, with the version range it advertises. */
+    /** Registers every API this broker serves, authorization off. */
     public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
             Supplier<NodeInfo> node, long startWallMs) {
+        register(router, services, config, node, startWallMs, null);
+    }
+
+    /**
+     * Registers every API this broker serves, with the version range it advertises; {@code acls}
+     * null means authorization is off (every request allowed).
+     */
+    public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
+            Supplier<NodeInfo> node, long startWallMs, AclAuthorizer acls) {
+        Access access = acls == null ? Access.ALLOW_ALL : new Access(acls);
+        AclHandlers aclApis = new AclHandlers(acls);
         TopicService topics = services.topics();
         ShareGroups shareGroups = services.shareGroups();
         TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
@@ -62,9 +82,9 @@ public final class Apis {
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets(),
-                services.consumerGroups());
+                services.consumerGroups(), access);
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
-                topics);
+                topics, access);
         TransactionHandlers txn = new TransactionHandlers(services.transactions());
         ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs());
         TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
@@ -95,17 +115,29 @@ public final class Apis {
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
-                .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, new ShareGroupHeartbeatHandler(shareGroups))
-                .register(ApiKeys.SHARE_FETCH, 1, 2, new ShareFetchHandler(topics, services.shareSessions(),
-                        shareAcks, services.shares(), services.polls()))
+                .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(ShareGroupHeartbeatRequest.class).data().groupId(),
+                        access.requireTopics(AclOperation.DESCRIBE,
+                                r -> r.bodyAs(ShareGroupHeartbeatRequest.class).data().subscribedTopicNames(),
+                                new ShareGroupHeartbeatHandler(shareGroups))))
+                .register(ApiKeys.SHARE_FETCH, 1, 2, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(ShareFetchRequest.class).data().groupId(),
+                        new ShareFetchHandler(topics, services.shareSessions(), shareAcks, services.shares(),
+                                services.polls(), access)))
                 .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2,
-                        new ShareAcknowledgeHandler(services.shareSessions(), shareAcks, services.shares()))
+                        access.requireGroup(AclOperation.READ,
+                                r -> r.bodyAs(ShareAcknowledgeRequest.class).data().groupId(),
+                                new ShareAcknowledgeHandler(services.shareSessions(), shareAcks, services.shares(),
+                                        access)))
                 .register(ApiKeys.LIST_GROUPS, 0, 5, shareAdmin::listGroups)
                 .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, shareAdmin::describe)
                 .register(ApiKeys.DELETE_GROUPS, 0, 3, shareAdmin::deleteGroups)
                 .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, shareOffsets::describeOffsets)
-                .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::alterOffsets)
-                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::deleteOffsets)
+                .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(AlterShareGroupOffsetsRequest.class).data().groupId(), shareOffsets::alterOffsets))
+                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, access.requireGroup(AclOperation.DELETE,
+                        r -> r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId(),
+                        shareOffsets::deleteOffsets))
                 .register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, txn::addPartitionsToTxn)
                 .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, txn::addOffsetsToTxn)
                 // v5 of both is transaction version 2 (KIP-890), which clients use only when the
@@ -117,6 +149,11 @@ public final class Apis {
                 // kafka-transactions: describe-producers, find-hanging, and abort (Admin.abortTransaction
                 // writes the marker itself, with WriteTxnMarkers to the partition's leader).
                 .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, producerStates::describeProducers)
-                .register(ApiKeys.WRITE_TXN_MARKERS, 1, 2, producerStates::writeTxnMarkers);
+                .register(ApiKeys.WRITE_TXN_MARKERS, 1, 2,
+                        access.requireCluster(AclOperation.CLUSTER_ACTION, producerStates::writeTxnMarkers))
+                .register(ApiKeys.CREATE_ACLS, 0, 3, access.requireCluster(AclOperation.ALTER, aclApis::createAcls))
+                .register(ApiKeys.DESCRIBE_ACLS, 0, 3,
+                        access.requireCluster(AclOperation.DESCRIBE, aclApis::describeAcls))
+                .register(ApiKeys.DELETE_ACLS, 0, 3, access.requireCluster(AclOperation.ALTER, aclApis::deleteAcls));
     }
 }
