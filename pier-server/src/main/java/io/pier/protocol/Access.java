@@ -25,6 +25,11 @@ public final class Access {
         this.authorizer = authorizer;
     }
 
+    /** False with authorization off, where responses keep their pre-ACL shape (e.g. no authorized operations). */
+    public boolean enabled() {
+        return authorizer != Authorizer.ALLOW_ALL;
+    }
+
     public boolean on(ApiRequest request, AclOperation op, ResourceType type, String name) {
         if (authorizer == Authorizer.ALLOW_ALL) {
             return true;

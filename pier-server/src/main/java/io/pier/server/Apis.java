@@ -92,9 +92,11 @@ public final class Apis {
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router,
                         BrokerFeatures.of(services.transactions().transactionVersion(), startWallMs)))
                 .register(ApiKeys.METADATA, 0, 13,
-                        new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
-                .register(ApiKeys.PRODUCE, 3, 13, new ProduceHandler(topics, services.logs(), services.transactions()))
-                .register(ApiKeys.FETCH, 4, 17, new FetchHandler(topics, services.logs(), services.polls()))
+                        new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions(),
+                                access))
+                .register(ApiKeys.PRODUCE, 3, 13, new ProduceHandler(topics, services.logs(), services.transactions(),
+                        access))
+                .register(ApiKeys.FETCH, 4, 17, new FetchHandler(topics, services.logs(), services.polls(), access))
                 .register(ApiKeys.LIST_OFFSETS, 1, 10, offsets::listOffsets)
                 .register(ApiKeys.DELETE_RECORDS, 0, 2, offsets::deleteRecords)
                 .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
@@ -151,9 +153,10 @@ public final class Apis {
                 .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, producerStates::describeProducers)
                 .register(ApiKeys.WRITE_TXN_MARKERS, 1, 2,
                         access.requireCluster(AclOperation.CLUSTER_ACTION, producerStates::writeTxnMarkers))
-                .register(ApiKeys.CREATE_ACLS, 0, 3, access.requireCluster(AclOperation.ALTER, aclApis::createAcls))
-                .register(ApiKeys.DESCRIBE_ACLS, 0, 3,
+                                // v0-1 of the three ACL APIs were removed in Kafka 4.0 (KIP-896); kafka-clients parses v2-3.
+                .register(ApiKeys.CREATE_ACLS, 2, 3, access.requireCluster(AclOperation.ALTER, aclApis::createAcls))
+                .register(ApiKeys.DESCRIBE_ACLS, 2, 3,
                         access.requireCluster(AclOperation.DESCRIBE, aclApis::describeAcls))
-                .register(ApiKeys.DELETE_ACLS, 0, 3, access.requireCluster(AclOperation.ALTER, aclApis::deleteAcls));
+                .register(ApiKeys.DELETE_ACLS, 2, 3, access.requireCluster(AclOperation.ALTER, aclApis::deleteAcls));
     }
 }

@@ -74,7 +74,7 @@ class TransactionalFetchTest {
         agents = broker.agents;
         services = broker.services;
         agents.await(services.topics().create("orders", 1, Map.of(), false));
-        fetch = new FetchHandler(services.topics(), services.logs(), services.polls());
+        fetch = new FetchHandler(services.topics(), services.logs(), services.polls(), io.pier.protocol.Access.ALLOW_ALL);
         offsets = new OffsetHandlers(services.logs());
     }
 
