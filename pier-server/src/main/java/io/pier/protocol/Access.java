@@ -93,6 +93,38 @@ public final class Access {
         };
     }
 
+    /** Runs {@code next} only if every group the request names allows {@code op} (batched OffsetFetch, describes). */
+    public ApiHandler requireGroups(AclOperation op, Function<ApiRequest, ? extends Iterable<String>> groupIds,
+            ApiHandler next) {
+        return request -> {
+            for (String g : groupIds.apply(request)) {
+                if (!group(request, op, g)) {
+                    return refuse(request, Errors.GROUP_AUTHORIZATION_FAILED);
+                }
+            }
+            return next.handle(request);
+        };
+    }
+
+    /** Runs {@code next} only if the request's transactional id allows {@code op}. */
+    public ApiHandler requireTransactionalId(AclOperation op, Function<ApiRequest, String> id, ApiHandler next) {
+        return request -> {
+            String txnId = id.apply(request);
+            return txnId == null || transactionalId(request, op, txnId) ? next.handle(request)
+                    : refuse(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        };
+    }
+
+    /**
+     * Kafka's rule for an idempotent producer's InitProducerId: IDEMPOTENT_WRITE on the cluster, or
+     * WRITE allowed on some topic.
+     */
+    public boolean mayProduceIdempotently(ApiRequest request) {
+        return cluster(request, AclOperation.IDEMPOTENT_WRITE)
+                || (enabled() && authorizer.authorizeAny(request.principal(), host(request), AclOperation.WRITE,
+                        ResourceType.TOPIC));
+    }
+
     /** Runs {@code next} only if {@code op} on the cluster is allowed. */
     public ApiHandler requireCluster(AclOperation op, ApiHandler next) {
         return request -> cluster(request, op) ? next.handle(request)

@@ -34,13 +34,29 @@ import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
 import io.pier.security.acl.AclAuthorizer;
 import io.pier.service.TopicService;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
+import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
 import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
 import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
 import org.apache.kafka.common.requests.ShareFetchRequest;
@@ -70,7 +86,7 @@ public final class Apis {
         TopicService topics = services.topics();
         ShareGroups shareGroups = services.shareGroups();
         TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
-        CoordinatorHandlers coordinators = new CoordinatorHandlers(node);
+        CoordinatorHandlers coordinators = new CoordinatorHandlers(node, access);
         OffsetHandlers offsets = new OffsetHandlers(services.logs());
         Map<ConfigResource.Type, ConfigResourceType> configTypes = new EnumMap<>(ConfigResource.Type.class);
         configTypes.put(ConfigResource.Type.TOPIC, new TopicConfigs(topics));
@@ -102,18 +118,36 @@ public final class Apis {
                 .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
                 .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
                 .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions)
-                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds(), txn))
+                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds(), txn, access))
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
-                .register(ApiKeys.OFFSET_COMMIT, 2, 9, consumerOffsets::offsetCommit)
-                .register(ApiKeys.OFFSET_FETCH, 1, 9, consumerOffsets::offsetFetch)
-                .register(ApiKeys.OFFSET_DELETE, 0, 0, consumerOffsets::offsetDelete)
-                .register(ApiKeys.JOIN_GROUP, 0, 9, consumerGroups::joinGroup)
-                .register(ApiKeys.SYNC_GROUP, 0, 5, consumerGroups::syncGroup)
-                .register(ApiKeys.HEARTBEAT, 0, 4, consumerGroups::heartbeat)
-                .register(ApiKeys.LEAVE_GROUP, 0, 5, consumerGroups::leaveGroup)
-                .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, consumerGroups::describeGroups)
-                .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, consumerProtocol::heartbeat)
-                .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, consumerProtocol::describe)
+                .register(ApiKeys.OFFSET_COMMIT, 2, 9, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(OffsetCommitRequest.class).data().groupId(),
+                        consumerOffsets::offsetCommit))
+                .register(ApiKeys.OFFSET_FETCH, 1, 9, access.requireGroups(AclOperation.DESCRIBE, Apis::offsetFetchGroups, consumerOffsets::offsetFetch))
+                .register(ApiKeys.OFFSET_DELETE, 0, 0, access.requireGroup(AclOperation.DELETE,
+                        r -> r.bodyAs(OffsetDeleteRequest.class).data().groupId(),
+                        consumerOffsets::offsetDelete))
+                .register(ApiKeys.JOIN_GROUP, 0, 9, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(JoinGroupRequest.class).data().groupId(),
+                        consumerGroups::joinGroup))
+                .register(ApiKeys.SYNC_GROUP, 0, 5, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(SyncGroupRequest.class).data().groupId(),
+                        consumerGroups::syncGroup))
+                .register(ApiKeys.HEARTBEAT, 0, 4, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(HeartbeatRequest.class).data().groupId(),
+                        consumerGroups::heartbeat))
+                .register(ApiKeys.LEAVE_GROUP, 0, 5, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(LeaveGroupRequest.class).data().groupId(),
+                        consumerGroups::leaveGroup))
+                .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, access.requireGroups(AclOperation.DESCRIBE,
+                        r -> r.bodyAs(DescribeGroupsRequest.class).data().groups(),
+                        consumerGroups::describeGroups))
+                .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().groupId(),
+                        consumerProtocol::heartbeat))
+                .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, access.requireGroups(AclOperation.DESCRIBE,
+                        r -> r.bodyAs(ConsumerGroupDescribeRequest.class).data().groupIds(),
+                        consumerProtocol::describe))
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
@@ -140,12 +174,24 @@ public final class Apis {
                 .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, access.requireGroup(AclOperation.DELETE,
                         r -> r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId(),
                         shareOffsets::deleteOffsets))
-                .register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, txn::addPartitionsToTxn)
-                .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, txn::addOffsetsToTxn)
+                .register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, r -> r.version() >= 4
+                        // v4+ batches transactions and is sent by brokers only.
+                        ? access.requireCluster(AclOperation.CLUSTER_ACTION, txn::addPartitionsToTxn).handle(r)
+                        : access.requireTransactionalId(AclOperation.WRITE,
+                                q -> q.bodyAs(AddPartitionsToTxnRequest.class).data().v3AndBelowTransactionalId(),
+                                txn::addPartitionsToTxn).handle(r))
+                .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, access.requireTransactionalId(AclOperation.WRITE,
+                        r -> r.bodyAs(AddOffsetsToTxnRequest.class).data().transactionalId(),
+                        access.requireGroup(AclOperation.READ,
+                                r -> r.bodyAs(AddOffsetsToTxnRequest.class).data().groupId(), txn::addOffsetsToTxn)))
                 // v5 of both is transaction version 2 (KIP-890), which clients use only when the
                 // transaction.version feature says so; Pier does not advertise it yet.
-                .register(ApiKeys.END_TXN, 0, 5, txn::endTxn)
-                .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, txnOffsets::handle)
+                .register(ApiKeys.END_TXN, 0, 5, access.requireTransactionalId(AclOperation.WRITE,
+                        r -> r.bodyAs(EndTxnRequest.class).data().transactionalId(), txn::endTxn))
+                .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, access.requireTransactionalId(AclOperation.WRITE,
+                        r -> r.bodyAs(TxnOffsetCommitRequest.class).data().transactionalId(),
+                        access.requireGroup(AclOperation.READ,
+                                r -> r.bodyAs(TxnOffsetCommitRequest.class).data().groupId(), txnOffsets::handle)))
                 .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, txn::describeTransactions)
                 .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, txn::listTransactions)
                 // kafka-transactions: describe-producers, find-hanging, and abort (Admin.abortTransaction
@@ -158,5 +204,16 @@ public final class Apis {
                 .register(ApiKeys.DESCRIBE_ACLS, 2, 3,
                         access.requireCluster(AclOperation.DESCRIBE, aclApis::describeAcls))
                 .register(ApiKeys.DELETE_ACLS, 2, 3, access.requireCluster(AclOperation.ALTER, aclApis::deleteAcls));
+    }
+
+    /** The groups of an OffsetFetch: one before v8, a batch from v8. */
+    private static List<String> offsetFetchGroups(io.pier.protocol.ApiRequest request) {
+        OffsetFetchRequest body = request.bodyAs(OffsetFetchRequest.class);
+        if (request.version() < 8) {
+            return List.of(body.data().groupId());
+        }
+        List<String> out = new ArrayList<>();
+        body.data().groups().forEach(g -> out.add(g.groupId()));
+        return out;
     }
 }

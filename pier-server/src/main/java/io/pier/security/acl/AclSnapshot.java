@@ -92,6 +92,36 @@ public final class AclSnapshot {
 
     enum Decision { ALLOW, DENY, NO_ACLS }
 
+    /** A DENY entry for the principal on the literal {@code *} of the type. */
+    boolean deniesWildcard(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
+        String who = principal.toString();
+        for (AccessControlEntry e : literal.getOrDefault(type, Map.of()).getOrDefault(WILDCARD, List.of())) {
+            if (e.permissionType() == AclPermissionType.DENY && matchesPrincipal(e.principal(), who)
+                    && matchesHost(e.host(), host) && deniedBy(e.operation(), operation)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Some ALLOW entry of the type grants the operation to the principal. */
+    boolean allowsSome(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
+        String who = principal.toString();
+        for (AclBinding b : all) {
+            AccessControlEntry e = b.entry();
+            if (b.pattern().resourceType() == type && e.permissionType() == AclPermissionType.ALLOW
+                    && matchesPrincipal(e.principal(), who) && matchesHost(e.host(), host)
+                    && allowedBy(e.operation(), operation)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    boolean hasAny(ResourceType type) {
+        return literal.containsKey(type) || prefixed.containsKey(type);
+    }
+
     private static boolean matchesPrincipal(String aclPrincipal, String who) {
         return aclPrincipal.equals(who) || aclPrincipal.equals(ANY_PRINCIPAL);
     }

@@ -13,4 +13,9 @@ public interface Authorizer {
     Authorizer ALLOW_ALL = (principal, host, operation, type, name) -> true;
 
     boolean authorize(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type, String name);
+
+    /** Whether {@code operation} is allowed on at least one resource of {@code type} (Kafka's authorizeByResourceType). */
+    default boolean authorizeAny(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
+        return true;
+    }
 }

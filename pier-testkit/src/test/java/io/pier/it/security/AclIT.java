@@ -145,7 +145,9 @@ class AclIT {
     @Test
     void shouldProduceOnlyWithWriteOnTheTopic() throws Exception {
         createTopic("acl-produce");
-        grant(allow(ResourceType.TOPIC, "acl-produce", "alice", AclOperation.WRITE));
+        // Bob may write elsewhere, which lets his idempotent producer get an id (Kafka 3+, KIP-679).
+        grant(allow(ResourceType.TOPIC, "acl-produce", "alice", AclOperation.WRITE),
+                allow(ResourceType.TOPIC, "acl-produce-bob", "bob", AclOperation.WRITE));
         produce(alice, "acl-produce", 3);
         try (KafkaProducer<String, String> p = producer(bob)) {
             assertThatThrownBy(() -> p.send(new ProducerRecord<>("acl-produce", "x")).get(WAIT_MS,
@@ -200,6 +202,44 @@ class AclIT {
         p.put("key.deserializer", StringDeserializer.class.getName());
         p.put("value.deserializer", StringDeserializer.class.getName());
         return new KafkaConsumer<>(p);
+    }
+
+    @Test
+    void shouldConsumeInAGroupOnlyWithReadOnTheGroup() throws Exception {
+        createTopic("acl-group");
+        produce(admin, "acl-group", 2);
+        grant(allow(ResourceType.TOPIC, "acl-group", "alice", AclOperation.READ),
+                allow(ResourceType.TOPIC, "acl-group", "bob", AclOperation.READ),
+                allow(ResourceType.GROUP, "cg-alice", "alice", AclOperation.READ));
+        Map<String, Object> p = new HashMap<>();
+        p.put("auto.offset.reset", "earliest");
+        p.put("group.id", "cg-alice");
+        try (KafkaConsumer<String, String> c = consumer(alice, p)) {
+            c.subscribe(List.of("acl-group"));
+            List<String> got = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+            while (got.size() < 2 && System.nanoTime() < deadline) {
+                c.poll(Duration.ofMillis(200)).forEach(r -> got.add(r.value()));
+            }
+            assertThat(got).containsExactly("v0", "v1");
+            c.commitSync(Duration.ofMillis(WAIT_MS));
+        }
+        p.put("group.id", "cg-bob");
+        try (KafkaConsumer<String, String> c = consumer(bob, p)) {
+            c.subscribe(List.of("acl-group"));
+            assertThatThrownBy(() -> {
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+                while (System.nanoTime() < deadline) {
+                    c.poll(Duration.ofMillis(200));
+                }
+            }).isInstanceOf(GroupAuthorizationException.class);
+        }
+    }
+
+    private static KafkaConsumer<String, String> consumer(Map<String, Object> who, Map<String, Object> extra) {
+        Map<String, Object> p = new HashMap<>(who);
+        p.putAll(extra);
+        return consumer(p);
     }
 
     @Test
