@@ -85,15 +85,15 @@ public final class Apis {
         AclHandlers aclApis = new AclHandlers(acls);
         TopicService topics = services.topics();
         ShareGroups shareGroups = services.shareGroups();
-        TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
+        TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions(), access);
         CoordinatorHandlers coordinators = new CoordinatorHandlers(node, access);
-        OffsetHandlers offsets = new OffsetHandlers(services.logs());
+        OffsetHandlers offsets = new OffsetHandlers(services.logs(), access);
         Map<ConfigResource.Type, ConfigResourceType> configTypes = new EnumMap<>(ConfigResource.Type.class);
         configTypes.put(ConfigResource.Type.TOPIC, new TopicConfigs(topics));
         configTypes.put(ConfigResource.Type.BROKER, new BrokerConfigs(topics, config.nodeId(), config.raw()));
         configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
-        ConfigHandlers configs = new ConfigHandlers(configTypes);
+        ConfigHandlers configs = new ConfigHandlers(configTypes, access);
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());

@@ -379,6 +379,45 @@ class AclIT {
     }
 
     @Test
+    void shouldCheckShareGroupConfigsOnTheGroup() throws Exception {
+        ConfigResource group = new ConfigResource(ConfigResource.Type.GROUP, "sg-config");
+        grant(allow(ResourceType.GROUP, "sg-config", "alice", AclOperation.ALTER_CONFIGS));
+        AlterConfigOp set = new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
+                AlterConfigOp.OpType.SET);
+        try (Admin a = Admin.create(props(alice)); Admin b = Admin.create(props(bob))) {
+            a.incrementalAlterConfigs(Map.of(group, List.of(set))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            // DESCRIBE_CONFIGS is implied by ALTER_CONFIGS.
+            assertThat(a.describeConfigs(List.of(group)).all().get(WAIT_MS, TimeUnit.MILLISECONDS).get(group)
+                    .get("share.auto.offset.reset").value()).isEqualTo("earliest");
+            assertThat(catchThrowable(() -> b.incrementalAlterConfigs(Map.of(group, List.of(set))).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(GroupAuthorizationException.class);
+            assertThat(catchThrowable(() -> b.describeConfigs(List.of(group)).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(GroupAuthorizationException.class);
+        }
+    }
+
+    @Test
+    void shouldCheckTopicAdministration() throws Exception {
+        grant(new AclBinding(new ResourcePattern(ResourceType.TOPIC, "alice-", PatternType.PREFIXED),
+                        new AccessControlEntry("User:alice", "*", AclOperation.ALL, AclPermissionType.ALLOW)));
+        try (Admin a = Admin.create(props(alice)); Admin b = Admin.create(props(bob))) {
+            a.createTopics(List.of(new NewTopic("alice-t", 1, (short) 1))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            assertThat(catchThrowable(() -> b.createTopics(List.of(new NewTopic("bob-t", 1, (short) 1))).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(TopicAuthorizationException.class);
+            assertThat(catchThrowable(() -> b.createPartitions(Map.of("alice-t",
+                    org.apache.kafka.clients.admin.NewPartitions.increaseTo(2))).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(TopicAuthorizationException.class);
+            a.createPartitions(Map.of("alice-t", org.apache.kafka.clients.admin.NewPartitions.increaseTo(2))).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS);
+            assertThat(a.listOffsets(Map.of(new TopicPartition("alice-t", 0), OffsetSpec.latest())).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS)).hasSize(1);
+            assertThat(catchThrowable(() -> b.deleteTopics(List.of("alice-t")).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(TopicAuthorizationException.class);
+            a.deleteTopics(List.of("alice-t")).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    @Test
     void shouldRefuseAclApisWithoutClusterRights() throws Exception {
         try (Admin b = Admin.create(props(bob))) {
             assertThat(catchThrowable(() -> b.describeAcls(AclBindingFilter.ANY).values()
