@@ -94,7 +94,7 @@ public final class Apis {
         configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
         ConfigHandlers configs = new ConfigHandlers(configTypes, access);
-        ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
+        ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups(), access);
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets(),
