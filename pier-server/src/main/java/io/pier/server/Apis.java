@@ -101,7 +101,7 @@ public final class Apis {
                 services.consumerGroups(), access);
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics, access);
-        TransactionHandlers txn = new TransactionHandlers(services.transactions());
+        TransactionHandlers txn = new TransactionHandlers(services.transactions(), access);
         ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs());
         TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
                 services.consumerGroups());
@@ -144,7 +144,9 @@ public final class Apis {
                         consumerGroups::describeGroups))
                 .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, access.requireGroup(AclOperation.READ,
                         r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().groupId(),
-                        consumerProtocol::heartbeat))
+                        access.requireTopics(AclOperation.DESCRIBE,
+                                r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().subscribedTopicNames(),
+                                consumerProtocol::heartbeat)))
                 .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, access.requireGroups(AclOperation.DESCRIBE,
                         r -> r.bodyAs(ConsumerGroupDescribeRequest.class).data().groupIds(),
                         consumerProtocol::describe))

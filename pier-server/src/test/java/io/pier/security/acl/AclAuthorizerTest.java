@@ -178,4 +178,27 @@ class AclAuthorizerTest {
         assertThat(results.get(2)).isNull();
         assertThat(a.describe(AclBindingFilter.ANY)).hasSize(1);
     }
+
+    @Test
+    void shouldAllowAnOperationOnSomeResourceOfAType() throws IOException {
+        AclAuthorizer a = open();
+        assertThat(a.authorizeAny(ALICE, HOST, AclOperation.WRITE, ResourceType.TOPIC)).isFalse();
+        a.create(List.of(allow(ResourceType.TOPIC, "logs-", PatternType.PREFIXED, "User:alice", AclOperation.WRITE)));
+        assertThat(a.authorizeAny(ALICE, HOST, AclOperation.WRITE, ResourceType.TOPIC)).isTrue();
+        assertThat(a.authorizeAny(BOB, HOST, AclOperation.WRITE, ResourceType.TOPIC)).isFalse();
+        a.create(List.of(acl(ResourceType.TOPIC, "*", PatternType.LITERAL, "User:alice", "*", AclOperation.WRITE,
+                AclPermissionType.DENY)));
+        assertThat(a.authorizeAny(ALICE, HOST, AclOperation.WRITE, ResourceType.TOPIC)).isFalse();
+    }
+
+    @Test
+    void shouldRefuseUnknownAuthorizersAndBadSettings() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> AuthorizerConfig.fromProperties(
+                Map.of(AuthorizerConfig.AUTHORIZER_CLASS_NAME, "kafka.security.authorizer.AclAuthorizer")))
+                .hasMessageContaining(AuthorizerConfig.AUTHORIZER_CLASS_NAME);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> AuthorizerConfig.fromProperties(
+                Map.of(AuthorizerConfig.SUPER_USERS, "alice")))
+                .hasMessageContaining(AuthorizerConfig.SUPER_USERS);
+        assertThat(AuthorizerConfig.fromProperties(Map.of()).enabled()).isFalse();
+    }
 }
