@@ -102,9 +102,9 @@ public final class Apis {
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
                 topics, access);
         TransactionHandlers txn = new TransactionHandlers(services.transactions(), access);
-        ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs());
+        ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs(), access);
         TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
-                services.consumerGroups());
+                services.consumerGroups(), access);
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router,
                         BrokerFeatures.of(services.transactions().transactionVersion(), startWallMs)))
                 .register(ApiKeys.METADATA, 0, 13,

@@ -170,6 +170,28 @@ class AclIT {
     }
 
     @Test
+    void shouldCommitATransactionWithWriteOnTheTransactionalIdAndTopic() throws Exception {
+        createTopic("acl-txn-ok");
+        grant(allow(ResourceType.TOPIC, "acl-txn-ok", "alice", AclOperation.WRITE),
+                allow(ResourceType.TRANSACTIONAL_ID, "alice-txn", "alice", AclOperation.WRITE));
+        Map<String, Object> p = props(alice);
+        p.put("key.serializer", StringSerializer.class.getName());
+        p.put("value.serializer", StringSerializer.class.getName());
+        p.put("transactional.id", "alice-txn");
+        p.put("max.block.ms", "15000");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>("acl-txn-ok", "t0")).get(WAIT_MS, TimeUnit.MILLISECONDS);
+            producer.commitTransaction();
+            // A topic without WRITE is refused inside the transaction (AddPartitionsToTxn).
+            producer.beginTransaction();
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>("acl-produce-nobody", "x"))
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS)).hasCauseInstanceOf(TopicAuthorizationException.class);
+        }
+    }
+
+    @Test
     void shouldFetchOnlyWithReadOnTheTopic() throws Exception {
         createTopic("acl-fetch");
         produce(admin, "acl-fetch", 2);
