@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.message.CreateAclsRequestData;
 import org.apache.kafka.common.message.CreateAclsResponseData;
 import org.apache.kafka.common.message.DeleteAclsResponseData;
@@ -46,7 +47,7 @@ public final class AclHandlers {
                 bindings.add(CreateAclsRequest.aclBinding(c));
                 unreadable.add(null);
             } catch (IllegalArgumentException e) {
-                unreadable.add(new org.apache.kafka.common.errors.InvalidRequestException(e.getMessage()));
+                unreadable.add(new InvalidRequestException(e.getMessage()));
             }
         }
         List<ApiException> created = acls.create(bindings);

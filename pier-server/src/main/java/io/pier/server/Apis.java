@@ -47,7 +47,6 @@ import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
 import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
-import org.apache.kafka.common.requests.DescribeGroupsRequest;
 import org.apache.kafka.common.requests.EndTxnRequest;
 import org.apache.kafka.common.requests.HeartbeatRequest;
 import org.apache.kafka.common.requests.JoinGroupRequest;
@@ -95,7 +94,7 @@ public final class Apis {
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
         ConfigHandlers configs = new ConfigHandlers(configTypes, access);
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups(), access);
-        ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
+        ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups(), access);
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets(),
                 services.consumerGroups(), access);
@@ -139,9 +138,7 @@ public final class Apis {
                 .register(ApiKeys.LEAVE_GROUP, 0, 5, access.requireGroup(AclOperation.READ,
                         r -> r.bodyAs(LeaveGroupRequest.class).data().groupId(),
                         consumerGroups::leaveGroup))
-                .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, access.requireGroups(AclOperation.DESCRIBE,
-                        r -> r.bodyAs(DescribeGroupsRequest.class).data().groups(),
-                        consumerGroups::describeGroups))
+                .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, consumerGroups::describeGroups)
                 .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, access.requireGroup(AclOperation.READ,
                         r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().groupId(),
                         access.requireTopics(AclOperation.DESCRIBE,

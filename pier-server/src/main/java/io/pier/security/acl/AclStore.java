@@ -4,6 +4,9 @@ import io.pier.common.AtomicFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -36,7 +39,7 @@ public final class AclStore {
     public List<AclBinding> load() throws IOException {
         Properties p = new Properties();
         try (InputStream in = Files.newInputStream(file)) {
-            p.load(new java.io.InputStreamReader(in, StandardCharsets.UTF_8));
+            p.load(new InputStreamReader(in, StandardCharsets.UTF_8));
         } catch (NoSuchFileException e) {
             return List.of();
         }
@@ -81,7 +84,7 @@ public final class AclStore {
             p.setProperty(k + "permission", b.entry().permissionType().name());
         }
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (var w = new java.io.OutputStreamWriter(bytes, StandardCharsets.UTF_8)) {
+        try (Writer w = new OutputStreamWriter(bytes, StandardCharsets.UTF_8)) {
             p.store(w, "Pier ACLs (CreateAcls/DeleteAcls); replaced whole on every change");
         }
         AtomicFiles.write(file, bytes.toByteArray());

@@ -246,6 +246,17 @@ class AclIT {
             assertThat(got).containsExactly("v0", "v1");
             c.commitSync(Duration.ofMillis(WAIT_MS));
         }
+        try (Admin a = Admin.create(props(alice)); Admin b = Admin.create(props(bob))) {
+            // DescribeGroups and OffsetFetch: DESCRIBE on the group.
+            assertThat(a.describeConsumerGroups(List.of("cg-alice")).all().get(WAIT_MS, TimeUnit.MILLISECONDS))
+                    .containsKey("cg-alice");
+            assertThat(a.listConsumerGroupOffsets("cg-alice").partitionsToOffsetAndMetadata()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS)).containsKey(new TopicPartition("acl-group", 0));
+            assertThat(catchThrowable(() -> b.describeConsumerGroups(List.of("cg-alice")).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(GroupAuthorizationException.class);
+            assertThat(catchThrowable(() -> b.listConsumerGroupOffsets("cg-alice").partitionsToOffsetAndMetadata()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(GroupAuthorizationException.class);
+        }
         p.put("group.id", "cg-bob");
         try (KafkaConsumer<String, String> c = consumer(bob, p)) {
             c.subscribe(List.of("acl-group"));
