@@ -11,6 +11,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.pier.protocol.ApiRouter;
@@ -32,8 +33,15 @@ import java.util.concurrent.TimeUnit;
  * until {@link #bind}, which publishes them to the event loops.
  */
 public final class NetworkServer implements AutoCloseable {
-    /** A listener to serve: its name, and its TLS context, null for plaintext. */
-    public record Endpoint(String name, SslContext tls) {}
+    /**
+     * A listener to serve: its name, its TLS context (null for plaintext), and how a verified client
+     * certificate's subject becomes the connection's principal (null: it stays User:ANONYMOUS).
+     */
+    public record Endpoint(String name, SslContext tls, SslPrincipalMapper tlsPrincipals) {
+        public Endpoint(String name, SslContext tls) {
+            this(name, tls, null);
+        }
+    }
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -78,7 +86,7 @@ public final class NetworkServer implements AutoCloseable {
                         ch.pipeline()
                                 .addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
                                 .addLast(new FrameDecoder(maxFrameBytes))
-                                .addLast(new RequestChannelHandler(router, endpoint.name(), tls));
+                                .addLast(new RequestChannelHandler(router, endpoint.name(), tls, endpoint.tlsPrincipals()));
                     }
                 });
     }

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslHandler;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
@@ -60,6 +61,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private final String listenerName;
     /** This connection's TLS handler, null on plaintext; a file region cannot pass through it. */
     private final SslHandler tls;
+    /** Maps a verified client certificate's subject to the principal; null leaves User:ANONYMOUS. */
+    private final SslPrincipalMapper tlsPrincipals;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final ChannelFutureListener closeOnFailedWrite = this::onWriteDone;
     private Connection connection;
@@ -75,9 +78,14 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls) {
+        this(router, listenerName, tls, null);
+    }
+
+    RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls, SslPrincipalMapper tlsPrincipals) {
         this.router = router;
         this.listenerName = listenerName;
         this.tls = tls;
+        this.tlsPrincipals = tlsPrincipals;
     }
 
     @Override
@@ -86,6 +94,15 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
         this.connection = new Connection("conn-" + CONNECTION_IDS.incrementAndGet() + "-" + remote, remote,
                 listenerName, tls);
+        if (tls != null && tlsPrincipals != null) {
+            Connection c = connection;
+            // Requests are read only after the handshake, so they all see the certificate's principal.
+            tls.handshakeFuture().addListener(f -> {
+                if (f.isSuccess()) {
+                    TlsPrincipals.fromCertificate(c, tlsPrincipals);
+                }
+            });
+        }
         ctx.fireChannelActive();
     }
 

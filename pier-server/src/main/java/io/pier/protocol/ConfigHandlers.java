@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResourceResult;
@@ -25,8 +26,23 @@ import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
 public final class ConfigHandlers {
     private final Map<ConfigResource.Type, ConfigResourceType> types;
 
-    public ConfigHandlers(Map<ConfigResource.Type, ConfigResourceType> types) {
+    private final Access access;
+
+    public ConfigHandlers(Map<ConfigResource.Type, ConfigResourceType> types, Access access) {
         this.types = types;
+        this.access = access;
+    }
+
+    /**
+     * Kafka's check per config resource: {@code op} (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic,
+     * the group, or, for broker configs, the cluster; NONE if allowed, else the error to answer.
+     */
+    private Errors denied(ApiRequest request, ConfigResource.Type type, String name, AclOperation op) {
+        return switch (type) {
+            case TOPIC -> access.topic(request, op, name) ? Errors.NONE : Errors.TOPIC_AUTHORIZATION_FAILED;
+            case GROUP -> access.group(request, op, name) ? Errors.NONE : Errors.GROUP_AUTHORIZATION_FAILED;
+            default -> access.cluster(request, op) ? Errors.NONE : Errors.CLUSTER_AUTHORIZATION_FAILED;
+        };
     }
 
     public CompletableFuture<AbstractResponse> describeConfigs(ApiRequest request) {
@@ -40,6 +56,12 @@ public final class ConfigHandlers {
             if (type == null) {
                 data.results().add(result.setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("Unsupported resource type " + resource.resourceType()));
+                continue;
+            }
+            Errors denied = denied(request, ConfigResource.Type.forId(resource.resourceType()),
+                    resource.resourceName(), AclOperation.DESCRIBE_CONFIGS);
+            if (denied != Errors.NONE) {
+                data.results().add(result.setErrorCode(denied.code()).setErrorMessage(denied.message()));
                 continue;
             }
             try {
@@ -75,6 +97,13 @@ public final class ConfigHandlers {
             if (type == null) {
                 results.add(CompletableFuture.completedFuture(result.setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("Unsupported resource type " + resource.resourceType())));
+                continue;
+            }
+            Errors denied = denied(request, ConfigResource.Type.forId(resource.resourceType()),
+                    resource.resourceName(), AclOperation.ALTER_CONFIGS);
+            if (denied != Errors.NONE) {
+                results.add(CompletableFuture.completedFuture(result.setErrorCode(denied.code())
+                        .setErrorMessage(denied.message())));
                 continue;
             }
             CompletableFuture<Void> done;

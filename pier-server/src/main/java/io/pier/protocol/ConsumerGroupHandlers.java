@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.HeartbeatRequestData;
@@ -54,8 +55,11 @@ public final class ConsumerGroupHandlers {
 
     private final ConsumerGroups groups;
 
-    public ConsumerGroupHandlers(ConsumerGroups groups) {
+    private final Access access;
+
+    public ConsumerGroupHandlers(ConsumerGroups groups, Access access) {
         this.groups = groups;
+        this.access = access;
     }
 
     public CompletableFuture<AbstractResponse> joinGroup(ApiRequest request) {
@@ -153,6 +157,14 @@ public final class ConsumerGroupHandlers {
         short version = request.version();
         List<CompletableFuture<DescribeGroupsResponseData.DescribedGroup>> each = new ArrayList<>();
         for (String groupId : in.groups()) {
+            if (!access.group(request, AclOperation.DESCRIBE, groupId)) {
+                DescribeGroupsResponseData.DescribedGroup denied = new DescribeGroupsResponseData.DescribedGroup()
+                        .setGroupId(groupId).setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
+                        .setGroupState("").setProtocolType("").setProtocolData("");
+                each.add(CompletableFuture.completedFuture(version >= 3
+                        ? denied.setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED) : denied));
+                continue;
+            }
             each.add(groups.describe(groupId).thenApply(d -> described(groupId, d, version)));
         }
         return Futures.all(each).thenApply(list -> {

@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
@@ -42,15 +44,25 @@ public final class ConsumerOffsetHandlers {
 
     private final ConsumerGroups groups;
 
-    public ConsumerOffsetHandlers(ConsumerGroups groups) {
+    private final Access access;
+
+    public ConsumerOffsetHandlers(ConsumerGroups groups, Access access) {
         this.groups = groups;
+        this.access = access;
     }
 
     public CompletableFuture<AbstractResponse> offsetCommit(ApiRequest request) {
         OffsetCommitRequestData in = request.bodyAs(OffsetCommitRequest.class).data();
         Map<TopicPartition, ConsumerGroups.Offset> offsets = new LinkedHashMap<>();
+        // The group was checked in front of this handler; a topic without READ is not committed.
+        List<TopicPartition> denied = new ArrayList<>();
         for (OffsetCommitRequestData.OffsetCommitRequestTopic t : in.topics()) {
+            boolean mayRead = access.topic(request, AclOperation.READ, t.name());
             for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
+                if (!mayRead) {
+                    denied.add(new TopicPartition(t.name(), p.partitionIndex()));
+                    continue;
+                }
                 offsets.put(new TopicPartition(t.name(), p.partitionIndex()), new ConsumerGroups.Offset(
                         p.committedOffset(), p.committedLeaderEpoch(), p.committedMetadata()));
             }
@@ -58,7 +70,9 @@ public final class ConsumerOffsetHandlers {
         ConsumerGroups.CommitRequest commit = new ConsumerGroups.CommitRequest(in.groupId(),
                 in.generationIdOrMemberEpoch(), in.memberId() == null ? "" : in.memberId(), in.groupInstanceId(),
                 request.version(), offsets);
-        return groups.commit(commit).thenApply(result -> {
+        return groups.commit(commit).thenApply(committed -> {
+            Map<TopicPartition, Errors> result = new LinkedHashMap<>(committed);
+            denied.forEach(tp -> result.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED));
             OffsetCommitResponseData out = new OffsetCommitResponseData();
             Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> byTopic = new LinkedHashMap<>();
             result.forEach((tp, error) -> byTopic.computeIfAbsent(tp.topic(), name -> {
@@ -75,6 +89,7 @@ public final class ConsumerOffsetHandlers {
     public CompletableFuture<AbstractResponse> offsetFetch(ApiRequest request) {
         OffsetFetchRequestData in = request.bodyAs(OffsetFetchRequest.class).data();
         short version = request.version();
+        Predicate<String> mayDescribe = access.topics(request, AclOperation.DESCRIBE);
         if (version < FIRST_BATCHED_FETCH_VERSION) {
             List<TopicPartition> requested = null;
             if (in.topics() != null) {
@@ -85,7 +100,8 @@ public final class ConsumerOffsetHandlers {
                     }
                 }
             }
-            return fetchGroup(in.groupId(), null, -1, requested, in.requireStable()).thenApply(g -> singleGroupResponse(g, version));
+            return fetchGroup(in.groupId(), null, -1, requested, in.requireStable(), mayDescribe)
+                    .thenApply(g -> singleGroupResponse(g, version));
         }
         List<CompletableFuture<OffsetFetchResponseGroup>> each = new ArrayList<>();
         for (OffsetFetchRequestData.OffsetFetchRequestGroup g : in.groups()) {
@@ -99,7 +115,8 @@ public final class ConsumerOffsetHandlers {
                 }
             }
             // v9+: a consumer-protocol member names itself and its epoch.
-            each.add(fetchGroup(g.groupId(), g.memberId(), g.memberEpoch(), requested, in.requireStable()));
+            each.add(fetchGroup(g.groupId(), g.memberId(), g.memberEpoch(), requested, in.requireStable(),
+                    mayDescribe));
         }
         return Futures.all(each).thenApply(list -> {
             OffsetFetchResponseData out = new OffsetFetchResponseData();
@@ -110,7 +127,7 @@ public final class ConsumerOffsetHandlers {
 
     /** One group's answer in the v8+ shape; every requested partition is listed, -1 when it has none. */
     private CompletableFuture<OffsetFetchResponseGroup> fetchGroup(String groupId, String memberId, int memberEpoch,
-            List<TopicPartition> requested, boolean requireStable) {
+            List<TopicPartition> requested, boolean requireStable, Predicate<String> mayDescribe) {
         // Pending offsets are read before the committed ones: a commit marker publishes the committed
         // offsets first and drops the pending ones after, so either the partition is still pending
         // here or its committed offset is already there; read the other way round, a marker landing
@@ -125,6 +142,17 @@ public final class ConsumerOffsetHandlers {
             Map<String, List<OffsetFetchResponseData.OffsetFetchResponsePartitions>> byTopic = new TreeMap<>();
             List<TopicPartition> listed = requested != null ? requested : new ArrayList<>(fetched.offsets().keySet());
             for (TopicPartition tp : listed) {
+                if (!mayDescribe.test(tp.topic())) {
+                    // All-topics fetches leave such topics out; a named one is answered as refused.
+                    if (requested != null) {
+                        byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>())
+                                .add(new OffsetFetchResponseData.OffsetFetchResponsePartitions()
+                                        .setPartitionIndex(tp.partition()).setCommittedOffset(NO_OFFSET)
+                                        .setCommittedLeaderEpoch(NO_LEADER_EPOCH).setMetadata(NO_METADATA)
+                                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                    }
+                    continue;
+                }
                 boolean pending = unstable.contains(tp);
                 CommittedOffset o = pending ? null : fetched.offsets().get(tp);
                 byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>())

@@ -3,6 +3,7 @@ package io.pier.protocol;
 import io.pier.service.NodeInfo;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -20,8 +21,11 @@ public final class CoordinatorHandlers {
     private static final NodeInfo NO_COORDINATOR = new NodeInfo(-1, "", -1, null);
     private final Supplier<NodeInfo> node;
 
-    public CoordinatorHandlers(Supplier<NodeInfo> node) {
+    private final Access access;
+
+    public CoordinatorHandlers(Supplier<NodeInfo> node, Access access) {
         this.node = node;
+        this.access = access;
     }
 
     public CompletableFuture<AbstractResponse> findCoordinator(ApiRequest request) {
@@ -34,17 +38,30 @@ public final class CoordinatorHandlers {
         String message = served ? null : messageFor(keyType);
         FindCoordinatorResponseData data = new FindCoordinatorResponseData();
         if (request.version() < 4) {
-            data.setErrorCode(error.code()).setErrorMessage(message)
-                    .setNodeId(n.nodeId()).setHost(n.host()).setPort(n.port());
+            Errors denied = served ? denied(request, keyType, body.data().key()) : Errors.NONE;
+            NodeInfo m = denied == Errors.NONE ? n : NO_COORDINATOR;
+            data.setErrorCode(denied == Errors.NONE ? error.code() : denied.code()).setErrorMessage(message)
+                    .setNodeId(m.nodeId()).setHost(m.host()).setPort(m.port());
         } else {
             for (String key : body.data().coordinatorKeys()) {
+                Errors denied = served ? denied(request, keyType, key) : Errors.NONE;
+                NodeInfo m = denied == Errors.NONE ? n : NO_COORDINATOR;
                 data.coordinators().add(new FindCoordinatorResponseData.Coordinator()
                         .setKey(key)
-                        .setErrorCode(error.code()).setErrorMessage(message)
-                        .setNodeId(n.nodeId()).setHost(n.host()).setPort(n.port()));
+                        .setErrorCode(denied == Errors.NONE ? error.code() : denied.code()).setErrorMessage(message)
+                        .setNodeId(m.nodeId()).setHost(m.host()).setPort(m.port()));
             }
         }
         return CompletableFuture.completedFuture(new FindCoordinatorResponse(data));
+    }
+
+    /** Kafka's check per key: DESCRIBE on the group, or on the transactional id. */
+    private Errors denied(ApiRequest request, byte keyType, String key) {
+        if (keyType == KEY_TYPE_GROUP) {
+            return access.group(request, AclOperation.DESCRIBE, key) ? Errors.NONE : Errors.GROUP_AUTHORIZATION_FAILED;
+        }
+        return access.transactionalId(request, AclOperation.DESCRIBE, key) ? Errors.NONE
+                : Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
     }
 
     private static Errors errorFor(byte keyType) {

@@ -11,6 +11,7 @@ import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -37,7 +38,10 @@ public final class FetchHandler implements ApiHandler {
     private final Logs logs;
     private final Polls polls;
 
-    public FetchHandler(TopicService topics, Logs logs, Polls polls) {
+    private final Access access;
+
+    public FetchHandler(TopicService topics, Logs logs, Polls polls, Access access) {
+        this.access = access;
         this.topics = topics;
         this.logs = logs;
         this.polls = polls;
@@ -62,10 +66,12 @@ public final class FetchHandler implements ApiHandler {
         for (int i = 0; i < requested.size(); i++) {
             FetchTopic t = requested.get(i);
             TopicMetadata topic = byId ? topics.topic(t.topicId()) : topics.topic(t.topic());
+            String name = topic != null ? topic.name() : byId ? null : t.topic();
+            boolean mayRead = name == null || access.topic(request, AclOperation.READ, name);
             for (FetchPartition p : t.partitions()) {
                 // A partition the topic does not have is Logs.read's to report, like any read.
-                TopicPartition tp = topic == null ? null : new TopicPartition(topic.name(), p.partition());
-                Errors error = topic != null ? Errors.NONE
+                TopicPartition tp = topic == null || !mayRead ? null : new TopicPartition(topic.name(), p.partition());
+                Errors error = !mayRead ? Errors.TOPIC_AUTHORIZATION_FAILED : topic != null ? Errors.NONE
                         : byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 targets.add(new Target(i, topic == null ? t.topic() : topic.name(), t.topicId(), p, tp, error));
             }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import java.util.function.Supplier;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidRequestException;
@@ -35,7 +36,15 @@ public final class MetadataHandler implements ApiHandler {
     private final boolean autoCreate;
     private final int defaultPartitions;
 
-    public MetadataHandler(Supplier<NodeInfo> node, TopicService topics, boolean autoCreate, int defaultPartitions) {
+    /** What Metadata reports a client may do on a topic when it asks (Kafka's topic operations). */
+    private static final List<AclOperation> TOPIC_OPERATIONS = List.of(AclOperation.READ, AclOperation.WRITE,
+            AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE,
+            AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS);
+    private final Access access;
+
+    public MetadataHandler(Supplier<NodeInfo> node, TopicService topics, boolean autoCreate, int defaultPartitions,
+            Access access) {
+        this.access = access;
         this.node = node;
         this.topics = topics;
         this.autoCreate = autoCreate;
@@ -47,7 +56,7 @@ public final class MetadataHandler implements ApiHandler {
         MetadataRequest body = request.bodyAs(MetadataRequest.class);
         List<MetadataRequestTopic> requested = body.data().topics();
         if (requested == null) {
-            return CompletableFuture.completedFuture(respond(request, allTopics()));
+            return CompletableFuture.completedFuture(respond(request, allTopics(request)));
         }
         if (request.version() < FIRST_VERSION_WITH_TOPIC_IDS) {
             for (MetadataRequestTopic t : requested) {
@@ -61,12 +70,17 @@ public final class MetadataHandler implements ApiHandler {
         boolean allowCreate = autoCreate && (request.version() < 4 || body.data().allowAutoTopicCreation());
         List<CompletableFuture<MetadataResponseTopic>> results = new ArrayList<>();
         for (MetadataRequestTopic t : requested) {
-            results.add(describe(t, allowCreate));
+            results.add(describe(request, t, allowCreate));
         }
         return Futures.all(results).thenApply(out -> respond(request, out));
     }
 
-    private CompletableFuture<MetadataResponseTopic> describe(MetadataRequestTopic requested, boolean allowCreate) {
+    /**
+     * As Kafka: a topic the principal may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether or not
+     * it exists (so names do not leak), and auto-creation needs CREATE on the cluster or the topic.
+     */
+    private CompletableFuture<MetadataResponseTopic> describe(ApiRequest request, MetadataRequestTopic requested,
+            boolean allowCreate) {
         // A lookup by id leaves the name null or, as kafka-clients' MetadataRequest.Builder.forTopicIds
         // does, at its default "": the id decides.
         boolean byId = requested.topicId() != null && !Uuid.ZERO_UUID.equals(requested.topicId());
@@ -78,12 +92,19 @@ public final class MetadataHandler implements ApiHandler {
                         .setTopicId(id == null ? Uuid.ZERO_UUID : id)
                         .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
             }
-            return CompletableFuture.completedFuture(toResponse(topic));
+            if (!access.topic(request, AclOperation.DESCRIBE, topic.name())) {
+                return CompletableFuture.completedFuture(new MetadataResponseTopic().setTopicId(id)
+                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+            }
+            return CompletableFuture.completedFuture(toResponse(request, topic));
         }
         String name = requested.name();
+        if (!access.topic(request, AclOperation.DESCRIBE, name)) {
+            return CompletableFuture.completedFuture(error(name, Errors.TOPIC_AUTHORIZATION_FAILED));
+        }
         TopicMetadata topic = topics.topic(name);
         if (topic != null) {
-            return CompletableFuture.completedFuture(toResponse(topic));
+            return CompletableFuture.completedFuture(toResponse(request, topic));
         }
         if (!Topic.isValid(name)) {
             return CompletableFuture.completedFuture(error(name, Errors.INVALID_TOPIC_EXCEPTION));
@@ -91,21 +112,27 @@ public final class MetadataHandler implements ApiHandler {
         if (!allowCreate) {
             return CompletableFuture.completedFuture(error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
         }
+        if (!access.mayCreateTopic(request, name)) {
+            return CompletableFuture.completedFuture(error(name, Errors.TOPIC_AUTHORIZATION_FAILED));
+        }
         return topics.create(name, defaultPartitions, Map.of(), false)
-                .thenApply(this::toResponse)
+                .thenApply(t -> toResponse(request, t))
                 .exceptionally(t -> {
                     Throwable cause = Futures.unwrap(t);
                     if (cause instanceof TopicExistsException && topics.topic(name) != null) {
-                        return toResponse(topics.topic(name));
+                        return toResponse(request, topics.topic(name));
                     }
                     return error(name, Errors.forException(cause));
                 });
     }
 
-    private List<MetadataResponseTopic> allTopics() {
+    /** Every topic the principal may DESCRIBE; the others are left out, as on Kafka. */
+    private List<MetadataResponseTopic> allTopics(ApiRequest request) {
         List<MetadataResponseTopic> out = new ArrayList<>();
         for (TopicMetadata t : topics.topics()) {
-            out.add(toResponse(t));
+            if (access.topic(request, AclOperation.DESCRIBE, t.name())) {
+                out.add(toResponse(request, t));
+            }
         }
         return out;
     }
@@ -114,13 +141,13 @@ public final class MetadataHandler implements ApiHandler {
         return new MetadataResponseTopic().setName(name).setErrorCode(error.code());
     }
 
-    private MetadataResponseTopic toResponse(TopicMetadata topic) {
+    private MetadataResponseTopic toResponse(ApiRequest request, TopicMetadata topic) {
         int nodeId = node.get().nodeId();
         MetadataResponseTopic out = new MetadataResponseTopic()
                 .setName(topic.name())
                 .setTopicId(topic.id())
                 .setIsInternal(false)
-                .setTopicAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+                .setTopicAuthorizedOperations(operations(request, topic.name()));
         for (int p = 0; p < topic.partitionCount(); p++) {
             out.partitions().add(new MetadataResponsePartition()
                     .setPartitionIndex(p)
@@ -131,6 +158,21 @@ public final class MetadataHandler implements ApiHandler {
                     .setOfflineReplicas(List.of()));
         }
         return out;
+    }
+
+    /** The topic's authorized operations as a bit field, if the client asked (v8+), else omitted. */
+    private int operations(ApiRequest request, String topic) {
+        MetadataRequest body = request.bodyAs(MetadataRequest.class);
+        if (!access.enabled() || request.version() < 8 || !body.data().includeTopicAuthorizedOperations()) {
+            return AUTHORIZED_OPERATIONS_OMITTED;
+        }
+        int bits = 0;
+        for (AclOperation op : TOPIC_OPERATIONS) {
+            if (access.topic(request, op, topic)) {
+                bits |= 1 << op.code();
+            }
+        }
+        return bits;
     }
 
     private AbstractResponse respond(ApiRequest request, List<MetadataResponseTopic> topicList) {

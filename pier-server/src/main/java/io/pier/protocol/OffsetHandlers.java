@@ -5,6 +5,7 @@ import io.pier.service.Logs;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.DeleteRecordsRequestData.DeleteRecordsPartition;
@@ -31,8 +32,11 @@ public final class OffsetHandlers {
     private static final short FIRST_VERSION_WITH_LEADER_EPOCH = 4;
     private final Logs logs;
 
-    public OffsetHandlers(Logs logs) {
+    private final Access access;
+
+    public OffsetHandlers(Logs logs, Access access) {
         this.logs = logs;
+        this.access = access;
     }
 
     public CompletableFuture<AbstractResponse> listOffsets(ApiRequest request) {
@@ -41,8 +45,14 @@ public final class OffsetHandlers {
         List<CompletableFuture<ListOffsetsTopicResponse>> topics = new ArrayList<>();
         for (ListOffsetsTopic t : body.data().topics()) {
             List<CompletableFuture<ListOffsetsPartitionResponse>> results = new ArrayList<>();
+            boolean mayDescribe = access.topic(request, AclOperation.DESCRIBE, t.name());
             for (ListOffsetsPartition p : t.partitions()) {
-                results.add(listOffset(new TopicPartition(t.name(), p.partitionIndex()), p.timestamp(), isolation));
+                results.add(mayDescribe
+                        ? listOffset(new TopicPartition(t.name(), p.partitionIndex()), p.timestamp(), isolation)
+                        : CompletableFuture.completedFuture(new ListOffsetsPartitionResponse()
+                                .setPartitionIndex(p.partitionIndex())
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                                .setTimestamp(-1).setOffset(-1).setLeaderEpoch(UNKNOWN_LEADER_EPOCH)));
             }
             topics.add(Futures.all(results).thenApply(list -> {
                 ListOffsetsTopicResponse r = new ListOffsetsTopicResponse().setName(t.name());
@@ -76,8 +86,12 @@ public final class OffsetHandlers {
         List<CompletableFuture<DeleteRecordsTopicResult>> topics = new ArrayList<>();
         for (DeleteRecordsTopic t : body.data().topics()) {
             List<CompletableFuture<DeleteRecordsPartitionResult>> results = new ArrayList<>();
+            boolean mayDelete = access.topic(request, AclOperation.DELETE, t.name());
             for (DeleteRecordsPartition p : t.partitions()) {
-                results.add(deleteBefore(new TopicPartition(t.name(), p.partitionIndex()), p.offset()));
+                results.add(mayDelete ? deleteBefore(new TopicPartition(t.name(), p.partitionIndex()), p.offset())
+                        : CompletableFuture.completedFuture(new DeleteRecordsPartitionResult()
+                                .setPartitionIndex(p.partitionIndex()).setLowWatermark(-1)
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
             }
             topics.add(Futures.all(results).thenApply(list -> {
                 DeleteRecordsTopicResult r = new DeleteRecordsTopicResult().setName(t.name());

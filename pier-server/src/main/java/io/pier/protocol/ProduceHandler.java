@@ -8,6 +8,7 @@ import io.pier.state.TopicMetadata;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
@@ -34,7 +35,10 @@ public final class ProduceHandler implements ApiHandler {
     private final Logs logs;
     private final TransactionCoordinators transactions;
 
-    public ProduceHandler(TopicService topics, Logs logs, TransactionCoordinators transactions) {
+    private final Access access;
+
+    public ProduceHandler(TopicService topics, Logs logs, TransactionCoordinators transactions, Access access) {
+        this.access = access;
         this.topics = topics;
         this.logs = logs;
         this.transactions = transactions;
@@ -45,13 +49,23 @@ public final class ProduceHandler implements ApiHandler {
         ProduceRequest body = request.bodyAs(ProduceRequest.class);
         short acks = body.acks();
         boolean byId = request.version() >= 13;
+        // CVE-2018-17196: a transactional producer needs WRITE on its transactional id; an
+        // idempotent one, since Kafka 3.0 (KIP-679), only WRITE on the topics.
+        if (body.transactionalId() != null
+                && !access.transactionalId(request, AclOperation.WRITE, body.transactionalId())) {
+            return acks == 0 ? done(null) : Access.refuse(request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        }
         List<CompletableFuture<TopicProduceResponse>> topicResults = new ArrayList<>();
         for (TopicProduceData topicData : body.data().topicData()) {
             TopicMetadata topic = byId ? topics.topic(topicData.topicId()) : topics.topic(topicData.name());
+            String name = byId ? (topic == null ? null : topic.name()) : topicData.name();
+            boolean mayWrite = name == null || access.topic(request, AclOperation.WRITE, name);
             List<CompletableFuture<PartitionProduceResponse>> results = new ArrayList<>();
             for (PartitionProduceData pd : topicData.partitionData()) {
                 if (acks != 0 && acks != 1 && acks != -1) {
                     results.add(done(error(pd.index(), Errors.INVALID_REQUIRED_ACKS, null)));
+                } else if (!mayWrite) {
+                    results.add(done(error(pd.index(), Errors.TOPIC_AUTHORIZATION_FAILED, null)));
                 } else if (topic == null || pd.index() < 0 || pd.index() >= topic.partitionCount()) {
                     results.add(done(error(pd.index(),
                             byId && topic == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));

@@ -6,6 +6,8 @@ import io.pier.service.ProducerStates;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.DescribeProducersResponseData;
@@ -33,8 +35,11 @@ public final class ProducerStateHandlers {
 
     private final ProducerStates producers;
 
-    public ProducerStateHandlers(ProducerStates producers) {
+    private final Access access;
+
+    public ProducerStateHandlers(ProducerStates producers, Access access) {
         this.producers = producers;
+        this.access = access;
     }
 
     public CompletableFuture<AbstractResponse> describeProducers(ApiRequest request) {
@@ -42,7 +47,13 @@ public final class ProducerStateHandlers {
         List<CompletableFuture<DescribeProducersResponseData.TopicResponse>> topics = new ArrayList<>();
         for (DescribeProducersRequestData.TopicRequest t : in.topics()) {
             List<CompletableFuture<DescribeProducersResponseData.PartitionResponse>> partitions = new ArrayList<>();
+            boolean mayRead = access.topic(request, AclOperation.READ, t.name());
             for (int index : t.partitionIndexes()) {
+                if (!mayRead) {
+                    partitions.add(CompletableFuture.completedFuture(new DescribeProducersResponseData.PartitionResponse()
+                            .setPartitionIndex(index).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
+                    continue;
+                }
                 partitions.add(producers.activeProducers(new TopicPartition(t.name(), index))
                         .thenApply(p -> described(index, p)));
             }

@@ -6,6 +6,7 @@ import io.pier.service.ShareSessions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.common.acl.AclOperation;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.message.ShareAcknowledgeRequestData;
 import org.apache.kafka.common.message.ShareAcknowledgeResponseData;
@@ -23,7 +24,10 @@ public final class ShareAcknowledgeHandler implements ApiHandler {
     private final ShareAcks acks;
     private final ShareService shares;
 
-    public ShareAcknowledgeHandler(ShareSessions sessions, ShareAcks acks, ShareService shares) {
+    private final Access access;
+
+    public ShareAcknowledgeHandler(ShareSessions sessions, ShareAcks acks, ShareService shares, Access access) {
+        this.access = access;
         this.sessions = sessions;
         this.acks = acks;
         this.shares = shares;
@@ -53,7 +57,8 @@ public final class ShareAcknowledgeHandler implements ApiHandler {
                 requested.add(new ShareAcks.PartitionAcks(t.topicId(), p.partitionIndex(), wire));
             }
         }
-        return acks.apply(in.groupId(), in.memberId(), requested, request.version(), in.isRenewAck())
+        return acks.apply(in.groupId(), in.memberId(), requested, request.version(), in.isRenewAck(),
+                        access.topics(request, AclOperation.READ))
                 .thenCompose(results -> in.shareSessionEpoch() == ShareSessions.FINAL_EPOCH
                         ? sessions.close(key).thenApply(v -> respond(results, lockMs))
                         : CompletableFuture.completedFuture(respond(results, lockMs)));

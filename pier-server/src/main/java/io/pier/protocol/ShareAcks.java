@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
@@ -29,15 +30,20 @@ public final class ShareAcks {
     /** The acknowledgements for one partition, as they came off the wire. */
     record PartitionAcks(Uuid topicId, int partition, List<AcknowledgementBatches.Wire> batches) {}
 
-    /** Completes with each partition's outcome, in request order, once every change is durable. */
+    /**
+     * Completes with each partition's outcome, in request order, once every change is durable; a
+     * topic {@code mayRead} refuses gets TOPIC_AUTHORIZATION_FAILED and is left untouched.
+     */
     CompletableFuture<Map<PartitionRef, Errors>> apply(String groupId, String memberId,
-            List<PartitionAcks> requested, short version, boolean isRenewAck) {
+            List<PartitionAcks> requested, short version, boolean isRenewAck, Predicate<String> mayRead) {
         List<PartitionRef> keys = new ArrayList<>();
         List<CompletableFuture<Errors>> results = new ArrayList<>();
         for (PartitionAcks acks : requested) {
             TopicMetadata topic = topics.topic(acks.topicId());
             keys.add(new PartitionRef(acks.topicId(), acks.partition()));
-            results.add(applyOne(groupId, memberId, acks, topic, version, isRenewAck));
+            results.add(topic != null && !mayRead.test(topic.name())
+                    ? CompletableFuture.completedFuture(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    : applyOne(groupId, memberId, acks, topic, version, isRenewAck));
         }
         return Futures.all(results).thenApply(errors -> {
             Map<PartitionRef, Errors> out = new LinkedHashMap<>();

@@ -18,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.message.ShareFetchResponseData;
@@ -40,9 +42,11 @@ public final class ShareFetchHandler implements ApiHandler {
     private final ShareAcks acks;
     private final ShareService shares;
     private final Polls polls;
+    private final Access access;
 
     public ShareFetchHandler(TopicService topics, ShareSessions sessions, ShareAcks acks, ShareService shares,
-            Polls polls) {
+            Polls polls, Access access) {
+        this.access = access;
         this.topics = topics;
         this.sessions = sessions;
         this.acks = acks;
@@ -97,7 +101,9 @@ public final class ShareFetchHandler implements ApiHandler {
     private CompletableFuture<AbstractResponse> fetch(ApiRequest request, ShareFetchRequestData in,
             ShareSessions.Key key, ShareSessions.Context context, List<ShareAcks.PartitionAcks> ackList, int lockMs) {
         int epoch = in.shareSessionEpoch();
-        return acks.apply(in.groupId(), in.memberId(), ackList, request.version(), in.isRenewAck())
+        // The group was checked before the request got here; each topic is checked per partition.
+        Predicate<String> mayRead = access.topics(request, AclOperation.READ);
+        return acks.apply(in.groupId(), in.memberId(), ackList, request.version(), in.isRenewAck(), mayRead)
                 .thenCompose(ackResults -> {
                     if (epoch == ShareSessions.FINAL_EPOCH) {
                         return sessions.close(key).thenApply(v -> respond(Map.of(), ackResults, false, lockMs));
@@ -107,7 +113,7 @@ public final class ShareFetchHandler implements ApiHandler {
                     }
                     // At home on the group's shard, where its coordinator and share sessions are.
                     return polls.start(ApiKeys.SHARE_FETCH, in.groupId(), in.maxWaitMs(),
-                            (last, wake) -> attempt(in, context, ackResults, lockMs, last, wake));
+                            (last, wake) -> attempt(in, context, ackResults, lockMs, last, wake, mayRead));
                 });
     }
 
@@ -125,11 +131,12 @@ public final class ShareFetchHandler implements ApiHandler {
      * made to spin, its empty answers coming twice as slowly each time.
      */
     private CompletableFuture<AbstractResponse> attempt(ShareFetchRequestData in, ShareSessions.Context context,
-            Map<PartitionRef, Errors> ackResults, int lockMs, boolean last, LongPoll.Wake wake) {
+            Map<PartitionRef, Errors> ackResults, int lockMs, boolean last, LongPoll.Wake wake,
+            Predicate<String> mayRead) {
         List<PartitionRef> targets = rotated(context.partitions(), in.shareSessionEpoch());
         int perPartitionBytes = targets.isEmpty() ? 0 : Math.max(1, in.maxBytes() / targets.size());
         Map<PartitionRef, Acquired> results = new LinkedHashMap<>();
-        return acquireFrom(in, targets, 0, Math.max(0, in.maxRecords()), perPartitionBytes, wake, results)
+        return acquireFrom(in, targets, 0, Math.max(0, in.maxRecords()), perPartitionBytes, wake, results, mayRead)
                 .thenApply(v -> {
                     boolean gotAny = false;
                     for (Acquired a : results.values()) {
@@ -153,7 +160,8 @@ public final class ShareFetchHandler implements ApiHandler {
 
     /** Partitions one after another, so MaxRecords is a budget for the whole request. */
     private CompletableFuture<Void> acquireFrom(ShareFetchRequestData in, List<PartitionRef> targets, int index,
-            int recordsLeft, int maxBytes, Partition.DataListener wake, Map<PartitionRef, Acquired> results) {
+            int recordsLeft, int maxBytes, Partition.DataListener wake, Map<PartitionRef, Acquired> results,
+            Predicate<String> mayRead) {
         if (index >= targets.size()) {
             return CompletableFuture.completedFuture(null);
         }
@@ -162,6 +170,8 @@ public final class ShareFetchHandler implements ApiHandler {
         TopicMetadata topic = topics.topic(ref.topicId());
         if (topic == null) {
             one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_ID));
+        } else if (!mayRead.test(topic.name())) {
+            one = CompletableFuture.completedFuture(Acquired.failed(Errors.TOPIC_AUTHORIZATION_FAILED));
         } else if (ref.partition() < 0 || ref.partition() >= topic.partitionCount()) {
             one = CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
         } else if (recordsLeft <= 0) {
@@ -176,7 +186,7 @@ public final class ShareFetchHandler implements ApiHandler {
         return one.thenCompose(acquired -> {
             results.put(ref, acquired);
             int left = (int) Math.max(0, recordsLeft - acquired.recordCount());
-            return acquireFrom(in, targets, index + 1, left, maxBytes, wake, results);
+            return acquireFrom(in, targets, index + 1, left, maxBytes, wake, results, mayRead);
         });
     }
 

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResultCollection;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
@@ -50,7 +51,11 @@ public final class ShareGroupAdminHandlers {
     private final ShareOffsets shares;
     private final ConsumerGroups consumerGroups;
 
-    public ShareGroupAdminHandlers(ShareGroups groups, ShareOffsets shares, ConsumerGroups consumerGroups) {
+    private final Access access;
+
+    public ShareGroupAdminHandlers(ShareGroups groups, ShareOffsets shares, ConsumerGroups consumerGroups,
+            Access access) {
+        this.access = access;
         this.groups = groups;
         this.shares = shares;
         this.consumerGroups = consumerGroups;
@@ -95,7 +100,7 @@ public final class ShareGroupAdminHandlers {
                 }
             }
             if (!matchesAny(SHARE, in.typesFilter())) {
-                return new ListGroupsResponse(out);
+                return visible(request, out);
             }
             for (GroupListing g : listings) {
                 if (!matchesAny(g.state().toString(), in.statesFilter())) {
@@ -112,8 +117,16 @@ public final class ShareGroupAdminHandlers {
                 }
                 out.groups().add(listed);
             }
-            return new ListGroupsResponse(out);
+            return visible(request, out);
         });
+    }
+
+    /** ListGroups shows every group to DESCRIBE on the cluster, otherwise those the principal may DESCRIBE. */
+    private ListGroupsResponse visible(ApiRequest request, ListGroupsResponseData out) {
+        if (!access.cluster(request, AclOperation.DESCRIBE)) {
+            out.groups().removeIf(g -> !access.group(request, AclOperation.DESCRIBE, g.groupId()));
+        }
+        return new ListGroupsResponse(out);
     }
 
     /** An empty or absent filter matches everything; the client sends "Share", Kafka answers "share". */
@@ -130,13 +143,38 @@ public final class ShareGroupAdminHandlers {
         List<String> groupIds = request.bodyAs(ShareGroupDescribeRequest.class).data().groupIds();
         List<CompletableFuture<DescribedGroup>> described = new ArrayList<>();
         for (String groupId : groupIds) {
-            described.add(groups.describe(groupId).thenApply(d -> toWire(groupId, d)));
+            if (!access.group(request, AclOperation.DESCRIBE, groupId)) {
+                described.add(CompletableFuture.completedFuture(new DescribedGroup().setGroupId(groupId)
+                        .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
+                        .setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED)));
+                continue;
+            }
+            described.add(groups.describe(groupId).thenApply(d -> hideTopics(request, toWire(groupId, d))));
         }
         return Futures.all(described).thenApply(list -> {
             ShareGroupDescribeResponseData out = new ShareGroupDescribeResponseData();
             out.groups().addAll(list);
             return new ShareGroupDescribeResponse(out);
         });
+    }
+
+    /**
+     * As Kafka: a described group naming a topic (subscribed or assigned) the principal may not
+     * DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED, without its members.
+     */
+    private DescribedGroup hideTopics(ApiRequest request, DescribedGroup group) {
+        for (ShareGroupDescribeResponseData.Member m : group.members()) {
+            boolean hidden = m.subscribedTopicNames().stream()
+                    .anyMatch(t -> !access.topic(request, AclOperation.DESCRIBE, t))
+                    || m.assignment().topicPartitions().stream()
+                    .anyMatch(t -> !access.topic(request, AclOperation.DESCRIBE, t.topicName()));
+            if (hidden) {
+                group.members().clear();
+                return group.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("The group has member(s) that use topics the client may not describe");
+            }
+        }
+        return group;
     }
 
     private static DescribedGroup toWire(String groupId, Optional<GroupDescription> found) {
@@ -180,6 +218,11 @@ public final class ShareGroupAdminHandlers {
         short version = request.version();
         List<CompletableFuture<DeletableGroupResult>> results = new ArrayList<>();
         for (String groupId : groupIds) {
+            if (!access.group(request, AclOperation.DELETE, groupId)) {
+                results.add(CompletableFuture.completedFuture(new DeletableGroupResult().setGroupId(groupId)
+                        .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
+                continue;
+            }
             results.add(consumerGroups.delete(groupId)
                     .thenCompose(classic -> classic != Errors.GROUP_ID_NOT_FOUND
                             ? CompletableFuture.completedFuture(classic)

@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestPartition;
@@ -50,11 +52,13 @@ public final class ShareGroupOffsetHandlers {
     private final ShareGroups groups;
     private final ShareOffsets shares;
     private final TopicService topics;
+    private final Access access;
 
-    public ShareGroupOffsetHandlers(ShareGroups groups, ShareOffsets shares, TopicService topics) {
+    public ShareGroupOffsetHandlers(ShareGroups groups, ShareOffsets shares, TopicService topics, Access access) {
         this.groups = groups;
         this.shares = shares;
         this.topics = topics;
+        this.access = access;
     }
 
     /**
@@ -66,7 +70,18 @@ public final class ShareGroupOffsetHandlers {
         List<CompletableFuture<DescribeShareGroupOffsetsResponseGroup>> described = new ArrayList<>();
         for (DescribeShareGroupOffsetsRequestGroup g : request.bodyAs(DescribeShareGroupOffsetsRequest.class)
                 .data().groups()) {
-            described.add(describeGroup(g.groupId(), requested(g), withLag));
+            if (!access.group(request, AclOperation.DESCRIBE, g.groupId())) {
+                described.add(CompletableFuture.completedFuture(new DescribeShareGroupOffsetsResponseGroup()
+                        .setGroupId(g.groupId()).setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage(Errors.GROUP_AUTHORIZATION_FAILED.message())));
+                continue;
+            }
+            Map<String, List<Integer>> wanted = requested(g);
+            if (g.topics() == null) {
+                // "All topics" means all the principal may see.
+                wanted.keySet().removeIf(t -> !access.topic(request, AclOperation.DESCRIBE, t));
+            }
+            described.add(describeGroup(g.groupId(), wanted, withLag, access.topics(request, AclOperation.DESCRIBE)));
         }
         return Futures.all(described).thenApply(list -> {
             DescribeShareGroupOffsetsResponseData out = new DescribeShareGroupOffsetsResponseData();
@@ -94,12 +109,20 @@ public final class ShareGroupOffsetHandlers {
     }
 
     private CompletableFuture<DescribeShareGroupOffsetsResponseGroup> describeGroup(String groupId,
-            Map<String, List<Integer>> requested, boolean withLag) {
+            Map<String, List<Integer>> requested, boolean withLag, Predicate<String> mayDescribe) {
         List<CompletableFuture<DescribeShareGroupOffsetsResponseTopic>> described = new ArrayList<>();
         requested.forEach((name, indexes) -> {
-            TopicMetadata topic = topics.topic(name);
+            boolean allowed = mayDescribe.test(name);
+            TopicMetadata topic = allowed ? topics.topic(name) : null;
             List<CompletableFuture<DescribeShareGroupOffsetsResponsePartition>> parts = new ArrayList<>();
             for (int index : indexes) {
+                if (!allowed) {
+                    parts.add(CompletableFuture.completedFuture(new DescribeShareGroupOffsetsResponsePartition()
+                            .setPartitionIndex(index)
+                            .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                            .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message())));
+                    continue;
+                }
                 CompletableFuture<OffsetSummary> summary = topic == null
                         ? CompletableFuture.completedFuture(OffsetSummary.NONE)
                         : shares.summary(new TopicPartition(name, index),
@@ -130,7 +153,9 @@ public final class ShareGroupOffsetHandlers {
         return groups.offsetsChangeable(in.groupId(), true).thenCompose(error -> {
             List<CompletableFuture<AlterShareGroupOffsetsResponseTopic>> altered = new ArrayList<>();
             for (AlterShareGroupOffsetsRequestTopic t : in.topics()) {
-                altered.add(alterTopic(in.groupId(), t, error));
+                altered.add(alterTopic(in.groupId(), t,
+                        error != Errors.NONE || access.topic(request, AclOperation.READ, t.topicName())
+                                ? error : Errors.TOPIC_AUTHORIZATION_FAILED));
             }
             return Futures.all(altered).thenApply(list -> {
                 AlterShareGroupOffsetsResponseData out = new AlterShareGroupOffsetsResponseData()
@@ -185,7 +210,11 @@ public final class ShareGroupOffsetHandlers {
             List<SharePartitionKey> keys = shares.stateKeys(in.groupId());
             List<CompletableFuture<DeleteShareGroupOffsetsResponseTopic>> deleted = new ArrayList<>();
             for (DeleteShareGroupOffsetsRequestTopic t : in.topics()) {
-                deleted.add(deleteTopic(t.topicName(), keys));
+                deleted.add(access.topic(request, AclOperation.READ, t.topicName()) ? deleteTopic(t.topicName(), keys)
+                        : CompletableFuture.completedFuture(new DeleteShareGroupOffsetsResponseTopic()
+                                .setTopicName(t.topicName()).setTopicId(Uuid.ZERO_UUID)
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                                .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message())));
             }
             return Futures.all(deleted).thenApply(list -> {
                 out.setResponses(list);

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
 import org.apache.kafka.common.message.CreatePartitionsResponseData.CreatePartitionsTopicResult;
@@ -35,7 +36,10 @@ public final class TopicAdminHandlers {
     private final TopicService topics;
     private final int defaultPartitions;
 
-    public TopicAdminHandlers(TopicService topics, int defaultPartitions) {
+    private final Access access;
+
+    public TopicAdminHandlers(TopicService topics, int defaultPartitions, Access access) {
+        this.access = access;
         this.topics = topics;
         this.defaultPartitions = defaultPartitions;
     }
@@ -51,6 +55,11 @@ public final class TopicAdminHandlers {
             if (seen.get(t.name()) > 1) {
                 results.add(CompletableFuture.completedFuture(fail(result, Errors.INVALID_REQUEST,
                         "Create topics request from client contains the topic '" + t.name() + "' more than once.")));
+                continue;
+            }
+            if (!access.mayCreateTopic(request, t.name())) {
+                results.add(CompletableFuture.completedFuture(fail(result, Errors.TOPIC_AUTHORIZATION_FAILED,
+                        Errors.TOPIC_AUTHORIZATION_FAILED.message())));
                 continue;
             }
             if (t.replicationFactor() > 1) {
@@ -127,6 +136,12 @@ public final class TopicAdminHandlers {
                 name = byId.name();
                 result.setName(name);
             }
+            if (!access.topic(request, AclOperation.DELETE, name)) {
+                results.add(CompletableFuture.completedFuture(result
+                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message())));
+                continue;
+            }
             results.add(topics.delete(name)
                     .thenApply(deleted -> result.setTopicId(deleted.id()))
                     .exceptionally(e -> {
@@ -146,6 +161,12 @@ public final class TopicAdminHandlers {
         List<CompletableFuture<CreatePartitionsTopicResult>> results = new ArrayList<>();
         for (CreatePartitionsTopic t : body.data().topics()) {
             CreatePartitionsTopicResult result = new CreatePartitionsTopicResult().setName(t.name());
+            if (!access.topic(request, AclOperation.ALTER, t.name())) {
+                results.add(CompletableFuture.completedFuture(result
+                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message())));
+                continue;
+            }
             results.add(topics.createPartitions(t.name(), t.count(), body.data().validateOnly())
                     .thenApply(grown -> result.setErrorMessage(null))
                     .exceptionally(e -> {

@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.AddOffsetsToTxnResponseData;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData;
@@ -57,8 +58,11 @@ public final class TransactionHandlers {
 
     private final TransactionCoordinators coordinators;
 
-    public TransactionHandlers(TransactionCoordinators coordinators) {
+    private final Access access;
+
+    public TransactionHandlers(TransactionCoordinators coordinators, Access access) {
         this.coordinators = coordinators;
+        this.access = access;
     }
 
     /** InitProducerId with a transactional id (the idempotent case stays with InitProducerIdHandler). */
@@ -76,6 +80,17 @@ public final class TransactionHandlers {
         short version = request.version();
         if (version < FIRST_BATCHED_ADD_PARTITIONS_VERSION) {
             List<TopicPartition> partitions = partitionsOf(in.v3AndBelowTopics());
+            // As Kafka: if any topic lacks WRITE, nothing is added; those partitions say why, the
+            // others OPERATION_NOT_ATTEMPTED.
+            if (partitions.stream().anyMatch(tp -> !access.topic(request, AclOperation.WRITE, tp.topic()))) {
+                Map<TopicPartition, Errors> each = new LinkedHashMap<>();
+                partitions.forEach(tp -> each.put(tp, access.topic(request, AclOperation.WRITE, tp.topic())
+                        ? Errors.OPERATION_NOT_ATTEMPTED : Errors.TOPIC_AUTHORIZATION_FAILED));
+                return CompletableFuture.completedFuture(new AddPartitionsToTxnResponse(
+                        new AddPartitionsToTxnResponseData().setResultsByTopicV3AndBelow(
+                                AddPartitionsToTxnResponse.resultForTransaction(
+                                        AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID, each).topicResults())));
+            }
             return coordinators.addPartitions(in.v3AndBelowTransactionalId(), in.v3AndBelowProducerId(),
                     in.v3AndBelowProducerEpoch(), partitions).thenApply(error -> {
                         Errors e = fenced(error, version, (short) 2);
@@ -154,6 +169,11 @@ public final class TransactionHandlers {
         List<String> ids = request.bodyAs(DescribeTransactionsRequest.class).data().transactionalIds();
         List<CompletableFuture<DescribeTransactionsResponseData.TransactionState>> each = new ArrayList<>();
         for (String id : ids) {
+            if (!access.transactionalId(request, AclOperation.DESCRIBE, id)) {
+                each.add(CompletableFuture.completedFuture(new DescribeTransactionsResponseData.TransactionState()
+                        .setTransactionalId(id).setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())));
+                continue;
+            }
             each.add(coordinators.describe(id).thenApply(d -> d.map(TransactionHandlers::described)
                     .orElseGet(() -> new DescribeTransactionsResponseData.TransactionState().setTransactionalId(id)
                             .setErrorCode(Errors.TRANSACTIONAL_ID_NOT_FOUND.code()))));
@@ -204,7 +224,8 @@ public final class TransactionHandlers {
                 in.durationFilter());
         return coordinators.list(filter).thenApply(listed -> {
             for (TransactionListing l : listed) {
-                if (idPattern == null || idPattern.matcher(l.transactionalId()).matches()) {
+                if ((idPattern == null || idPattern.matcher(l.transactionalId()).matches())
+                        && access.transactionalId(request, AclOperation.DESCRIBE, l.transactionalId())) {
                     out.transactionStates().add(new ListTransactionsResponseData.TransactionState()
                             .setTransactionalId(l.transactionalId()).setProducerId(l.producerId())
                             .setTransactionState(l.state().kafkaName()));

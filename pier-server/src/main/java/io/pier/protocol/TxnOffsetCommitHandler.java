@@ -5,6 +5,7 @@ import io.pier.service.TransactionCoordinators;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
 import org.apache.kafka.common.protocol.Errors;
@@ -29,9 +30,12 @@ public final class TxnOffsetCommitHandler {
     private final TransactionCoordinators coordinators;
     private final ConsumerGroups groups;
 
-    public TxnOffsetCommitHandler(TransactionCoordinators coordinators, ConsumerGroups groups) {
+    private final Access access;
+
+    public TxnOffsetCommitHandler(TransactionCoordinators coordinators, ConsumerGroups groups, Access access) {
         this.coordinators = coordinators;
         this.groups = groups;
+        this.access = access;
     }
 
     public CompletableFuture<AbstractResponse> handle(ApiRequest request) {
@@ -46,6 +50,14 @@ public final class TxnOffsetCommitHandler {
         }
         if (TxnOffsetCommitResponse.useTopicIds(version)) {
             return CompletableFuture.completedFuture(all(offsets, Errors.UNSUPPORTED_VERSION));
+        }
+        // The transactional id and group were checked in front of this handler. As Kafka, a topic
+        // without READ fails the whole commit: those partitions say why, the others were not tried.
+        if (offsets.keySet().stream().anyMatch(tp -> !access.topic(request, AclOperation.READ, tp.topic()))) {
+            Map<TopicPartition, Errors> each = new LinkedHashMap<>();
+            offsets.keySet().forEach(tp -> each.put(tp, access.topic(request, AclOperation.READ, tp.topic())
+                    ? Errors.OPERATION_NOT_ATTEMPTED : Errors.TOPIC_AUTHORIZATION_FAILED));
+            return CompletableFuture.completedFuture(new TxnOffsetCommitResponse(0, each));
         }
         return coordinators.verifyOrAddGroup(in.transactionalId(), in.producerId(), in.producerEpoch(), in.groupId(),
                 version >= FIRST_TV2_VERSION).thenCompose(error -> {

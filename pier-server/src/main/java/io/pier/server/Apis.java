@@ -1,5 +1,7 @@
 package io.pier.server;
 
+import io.pier.protocol.Access;
+import io.pier.protocol.AclHandlers;
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerFeatures;
@@ -34,12 +36,34 @@ import io.pier.service.BrokerServices;
 import io.pier.service.ByteRateQuotas;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
+import io.pier.security.acl.AclAuthorizer;
 import io.pier.service.TopicService;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
+import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
+import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
+import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
 
 /**
  * The Kafka APIs of one broker: each handler, given the services it translates to, and the version
@@ -48,89 +72,163 @@ import org.apache.kafka.common.protocol.ApiKeys;
 public final class Apis {
     private Apis() {}
 
-    /** Registers every API this broker serves, with the version range it advertises. */
+    /** Registers every API this broker serves, authorization off. */
     public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
             Supplier<NodeInfo> node, Clock clock) {
+        register(router, services, config, node, clock, null);
+    }
+
+    /**
+     * Registers every API this broker serves, with the version range it advertises; {@code acls}
+     * null means authorization is off (every request allowed).
+     */
+    public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
+            Supplier<NodeInfo> node, Clock clock, AclAuthorizer acls) {
         long startWallMs = clock.wallMs();
+        Access access = acls == null ? Access.ALLOW_ALL : new Access(acls);
+        AclHandlers aclApis = new AclHandlers(acls);
         TopicService topics = services.topics();
         ShareGroups shareGroups = services.shareGroups();
-        TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions());
-        CoordinatorHandlers coordinators = new CoordinatorHandlers(node);
-        OffsetHandlers offsets = new OffsetHandlers(services.logs());
+        TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions(), access);
+        CoordinatorHandlers coordinators = new CoordinatorHandlers(node, access);
+        OffsetHandlers offsets = new OffsetHandlers(services.logs(), access);
         Map<ConfigResource.Type, ConfigResourceType> configTypes = new EnumMap<>(ConfigResource.Type.class);
         configTypes.put(ConfigResource.Type.TOPIC, new TopicConfigs(topics));
         configTypes.put(ConfigResource.Type.BROKER, new BrokerConfigs(topics, config.nodeId(), config.raw()));
         configTypes.put(ConfigResource.Type.GROUP, new GroupConfigs(shareGroups));
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
-        ConfigHandlers configs = new ConfigHandlers(configTypes);
+        ConfigHandlers configs = new ConfigHandlers(configTypes, access);
         ClientQuotaHandlers quotas = new ClientQuotaHandlers(topics);
         ByteRateQuotas produceQuotas = new ByteRateQuotas("producer_byte_rate", topics::clientQuotas, clock,
                 config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
         ByteRateQuotas fetchQuotas = new ByteRateQuotas("consumer_byte_rate", topics::clientQuotas, clock,
                 config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
-        ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups());
-        ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups());
+        ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups(), access);
+        ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups(), access);
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets(),
-                services.consumerGroups());
+                services.consumerGroups(), access);
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
-                topics);
-        TransactionHandlers txn = new TransactionHandlers(services.transactions());
-        ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs());
+                topics, access);
+        TransactionHandlers txn = new TransactionHandlers(services.transactions(), access);
+        ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs(), access);
         TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
-                services.consumerGroups());
+                services.consumerGroups(), access);
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router,
                         BrokerFeatures.of(services.transactions().transactionVersion(), startWallMs)))
                 .register(ApiKeys.METADATA, 0, 13,
-                        new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions()))
+                        new MetadataHandler(node, topics, config.autoCreateTopics(), config.numPartitions(),
+                                access))
                 .register(ApiKeys.PRODUCE, 3, 13, QuotaThrottle.produce(
-                        new ProduceHandler(topics, services.logs(), services.transactions()), produceQuotas))
+                        new ProduceHandler(topics, services.logs(), services.transactions(), access), produceQuotas))
                 .register(ApiKeys.FETCH, 4, 17, QuotaThrottle.fetch(
-                        new FetchHandler(topics, services.logs(), services.polls()), fetchQuotas))
+                        new FetchHandler(topics, services.logs(), services.polls(), access), fetchQuotas))
                 .register(ApiKeys.LIST_OFFSETS, 1, 10, offsets::listOffsets)
                 .register(ApiKeys.DELETE_RECORDS, 0, 2, offsets::deleteRecords)
                 .register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
                 .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
                 .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions)
-                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds(), txn))
+                .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(services.producerIds(), txn, access))
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
-                .register(ApiKeys.OFFSET_COMMIT, 2, 9, consumerOffsets::offsetCommit)
-                .register(ApiKeys.OFFSET_FETCH, 1, 9, consumerOffsets::offsetFetch)
-                .register(ApiKeys.OFFSET_DELETE, 0, 0, consumerOffsets::offsetDelete)
-                .register(ApiKeys.JOIN_GROUP, 0, 9, consumerGroups::joinGroup)
-                .register(ApiKeys.SYNC_GROUP, 0, 5, consumerGroups::syncGroup)
-                .register(ApiKeys.HEARTBEAT, 0, 4, consumerGroups::heartbeat)
-                .register(ApiKeys.LEAVE_GROUP, 0, 5, consumerGroups::leaveGroup)
+                .register(ApiKeys.OFFSET_COMMIT, 2, 9, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(OffsetCommitRequest.class).data().groupId(),
+                        consumerOffsets::offsetCommit))
+                .register(ApiKeys.OFFSET_FETCH, 1, 9, access.requireGroups(AclOperation.DESCRIBE, Apis::offsetFetchGroups, consumerOffsets::offsetFetch))
+                .register(ApiKeys.OFFSET_DELETE, 0, 0, access.requireGroup(AclOperation.DELETE,
+                        r -> r.bodyAs(OffsetDeleteRequest.class).data().groupId(),
+                        consumerOffsets::offsetDelete))
+                .register(ApiKeys.JOIN_GROUP, 0, 9, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(JoinGroupRequest.class).data().groupId(),
+                        consumerGroups::joinGroup))
+                .register(ApiKeys.SYNC_GROUP, 0, 5, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(SyncGroupRequest.class).data().groupId(),
+                        consumerGroups::syncGroup))
+                .register(ApiKeys.HEARTBEAT, 0, 4, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(HeartbeatRequest.class).data().groupId(),
+                        consumerGroups::heartbeat))
+                .register(ApiKeys.LEAVE_GROUP, 0, 5, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(LeaveGroupRequest.class).data().groupId(),
+                        consumerGroups::leaveGroup))
                 .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, consumerGroups::describeGroups)
-                .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, consumerProtocol::heartbeat)
-                .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, consumerProtocol::describe)
+                .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().groupId(),
+                        access.requireTopics(AclOperation.DESCRIBE,
+                                r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().subscribedTopicNames(),
+                                consumerProtocol::heartbeat)))
+                .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, access.requireGroups(AclOperation.DESCRIBE,
+                        r -> r.bodyAs(ConsumerGroupDescribeRequest.class).data().groupIds(),
+                        consumerProtocol::describe))
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
-                .register(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 0, 1, quotas::describe)
-                .register(ApiKeys.ALTER_CLIENT_QUOTAS, 0, 1, quotas::alter)
-                .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, new ShareGroupHeartbeatHandler(shareGroups))
-                .register(ApiKeys.SHARE_FETCH, 1, 2, new ShareFetchHandler(topics, services.shareSessions(),
-                        shareAcks, services.shares(), services.polls()))
+                // Kafka checks quotas as cluster configs: DESCRIBE_CONFIGS to read, ALTER_CONFIGS to change.
+                .register(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 0, 1,
+                        access.requireCluster(AclOperation.DESCRIBE_CONFIGS, quotas::describe))
+                .register(ApiKeys.ALTER_CLIENT_QUOTAS, 0, 1,
+                        access.requireCluster(AclOperation.ALTER_CONFIGS, quotas::alter))
+                .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(ShareGroupHeartbeatRequest.class).data().groupId(),
+                        access.requireTopics(AclOperation.DESCRIBE,
+                                r -> r.bodyAs(ShareGroupHeartbeatRequest.class).data().subscribedTopicNames(),
+                                new ShareGroupHeartbeatHandler(shareGroups))))
+                .register(ApiKeys.SHARE_FETCH, 1, 2, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(ShareFetchRequest.class).data().groupId(),
+                        new ShareFetchHandler(topics, services.shareSessions(), shareAcks, services.shares(),
+                                services.polls(), access)))
                 .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2,
-                        new ShareAcknowledgeHandler(services.shareSessions(), shareAcks, services.shares()))
+                        access.requireGroup(AclOperation.READ,
+                                r -> r.bodyAs(ShareAcknowledgeRequest.class).data().groupId(),
+                                new ShareAcknowledgeHandler(services.shareSessions(), shareAcks, services.shares(),
+                                        access)))
                 .register(ApiKeys.LIST_GROUPS, 0, 5, shareAdmin::listGroups)
                 .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, shareAdmin::describe)
                 .register(ApiKeys.DELETE_GROUPS, 0, 3, shareAdmin::deleteGroups)
                 .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, shareOffsets::describeOffsets)
-                .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::alterOffsets)
-                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, shareOffsets::deleteOffsets)
-                .register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, txn::addPartitionsToTxn)
-                .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, txn::addOffsetsToTxn)
+                .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, access.requireGroup(AclOperation.READ,
+                        r -> r.bodyAs(AlterShareGroupOffsetsRequest.class).data().groupId(), shareOffsets::alterOffsets))
+                .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, access.requireGroup(AclOperation.DELETE,
+                        r -> r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId(),
+                        shareOffsets::deleteOffsets))
+                .register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, r -> r.version() >= 4
+                        // v4+ batches transactions and is sent by brokers only.
+                        ? access.requireCluster(AclOperation.CLUSTER_ACTION, txn::addPartitionsToTxn).handle(r)
+                        : access.requireTransactionalId(AclOperation.WRITE,
+                                q -> q.bodyAs(AddPartitionsToTxnRequest.class).data().v3AndBelowTransactionalId(),
+                                txn::addPartitionsToTxn).handle(r))
+                .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, access.requireTransactionalId(AclOperation.WRITE,
+                        r -> r.bodyAs(AddOffsetsToTxnRequest.class).data().transactionalId(),
+                        access.requireGroup(AclOperation.READ,
+                                r -> r.bodyAs(AddOffsetsToTxnRequest.class).data().groupId(), txn::addOffsetsToTxn)))
                 // v5 of both is transaction version 2 (KIP-890), which clients use only when the
                 // transaction.version feature says so; Pier does not advertise it yet.
-                .register(ApiKeys.END_TXN, 0, 5, txn::endTxn)
-                .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, txnOffsets::handle)
+                .register(ApiKeys.END_TXN, 0, 5, access.requireTransactionalId(AclOperation.WRITE,
+                        r -> r.bodyAs(EndTxnRequest.class).data().transactionalId(), txn::endTxn))
+                .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, access.requireTransactionalId(AclOperation.WRITE,
+                        r -> r.bodyAs(TxnOffsetCommitRequest.class).data().transactionalId(),
+                        access.requireGroup(AclOperation.READ,
+                                r -> r.bodyAs(TxnOffsetCommitRequest.class).data().groupId(), txnOffsets::handle)))
                 .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, txn::describeTransactions)
                 .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, txn::listTransactions)
                 // kafka-transactions: describe-producers, find-hanging, and abort (Admin.abortTransaction
                 // writes the marker itself, with WriteTxnMarkers to the partition's leader).
                 .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, producerStates::describeProducers)
-                .register(ApiKeys.WRITE_TXN_MARKERS, 1, 2, producerStates::writeTxnMarkers);
+                .register(ApiKeys.WRITE_TXN_MARKERS, 1, 2,
+                        access.requireCluster(AclOperation.CLUSTER_ACTION, producerStates::writeTxnMarkers))
+                                // v0-1 of the three ACL APIs were removed in Kafka 4.0 (KIP-896); kafka-clients parses v2-3.
+                .register(ApiKeys.CREATE_ACLS, 2, 3, access.requireCluster(AclOperation.ALTER, aclApis::createAcls))
+                .register(ApiKeys.DESCRIBE_ACLS, 2, 3,
+                        access.requireCluster(AclOperation.DESCRIBE, aclApis::describeAcls))
+                .register(ApiKeys.DELETE_ACLS, 2, 3, access.requireCluster(AclOperation.ALTER, aclApis::deleteAcls));
+    }
+
+    /** The groups of an OffsetFetch: one before v8, a batch from v8. */
+    private static List<String> offsetFetchGroups(io.pier.protocol.ApiRequest request) {
+        OffsetFetchRequest body = request.bodyAs(OffsetFetchRequest.class);
+        if (request.version() < 8) {
+            return List.of(body.data().groupId());
+        }
+        List<String> out = new ArrayList<>();
+        body.data().groups().forEach(g -> out.add(g.groupId()));
+        return out;
     }
 }

@@ -16,6 +16,9 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
+import io.pier.security.acl.AclAuthorizer;
+import io.pier.security.acl.AclStore;
+import io.pier.security.acl.AuthorizerConfig;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
@@ -55,6 +58,12 @@ final class Broker implements AutoCloseable {
      * @param listener the listener being built ({@link Listener#startBuilding}), owned from here on:
      *     a failed start closes it
      */
+    /** The ACL authorizer if {@code authorizer.class.name} turns it on, its ACLs from {@code <data>/meta}; else null. */
+    private static AclAuthorizer openAcls(BrokerConfig config, Path dataDir) throws IOException {
+        AuthorizerConfig acl = AuthorizerConfig.fromProperties(config.raw());
+        return acl.enabled() ? AclAuthorizer.open(acl, new AclStore(dataDir.resolve("meta"))) : null;
+    }
+
     Broker(BrokerConfig config, Clock clock, Runnable onFatalExit, ParallelStep<Listener> listener) throws Exception {
         this.config = config;
         this.onFatalExit = onFatalExit;
@@ -99,7 +108,7 @@ final class Broker implements AutoCloseable {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
-            Apis.register(router, services, config, this::node, clock);
+            Apis.register(router, services, config, this::node, clock, openAcls(config, dataDir));
             NetworkServer network = listener.join().server();
             Map<String, NodeInfo.Address> advertised = new LinkedHashMap<>();
             for (ListenerSpec spec : config.listeners()) {

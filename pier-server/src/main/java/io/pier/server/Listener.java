@@ -21,8 +21,10 @@ record Listener(ApiRouter router, NetworkServer server) implements AutoCloseable
             List<NetworkServer.Endpoint> endpoints = new ArrayList<>();
             for (ListenerSpec spec : config.listeners()) {
                 // Key and trust stores are read here, so a bad one stops the start naming its setting.
-                endpoints.add(new NetworkServer.Endpoint(spec.name(), spec.protocol() == SecurityProtocol.SSL
-                        ? TlsSettings.serverContext(config.raw(), spec.name()) : null));
+                boolean ssl = spec.protocol() == SecurityProtocol.SSL;
+                endpoints.add(new NetworkServer.Endpoint(spec.name(),
+                        ssl ? TlsSettings.serverContext(config.raw(), spec.name()) : null,
+                        ssl ? TlsSettings.principalMapper(config.raw(), spec.name()) : null));
             }
             return new Listener(router, new NetworkServer(config.socketRequestMaxBytes(),
                     config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()),

@@ -17,6 +17,7 @@ import java.security.UnrecoverableKeyException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import java.util.Map;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLException;
@@ -58,6 +59,23 @@ final class TlsSettings {
     private TlsSettings(Map<String, String> props, String listenerName) {
         this.props = props;
         this.prefix = "listener.name." + listenerName.toLowerCase(Locale.ROOT) + ".";
+    }
+
+    static final String PRINCIPAL_MAPPING_RULES = "ssl.principal.mapping.rules";
+
+    /**
+     * How the SSL listener {@code listenerName} turns a client certificate's subject into a user
+     * name: Kafka's {@code ssl.principal.mapping.rules} ({@code RULE:pattern/replacement/[LU]},
+     * {@code DEFAULT}), the whole distinguished name by default.
+     */
+    static SslPrincipalMapper principalMapper(Map<String, String> props, String listenerName) {
+        TlsSettings s = new TlsSettings(props, listenerName);
+        String rules = s.value(PRINCIPAL_MAPPING_RULES, "DEFAULT");
+        try {
+            return SslPrincipalMapper.fromRules(rules);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(s.name(PRINCIPAL_MAPPING_RULES), rules, e.getMessage());
+        }
     }
 
     /** The server context for the SSL listener {@code listenerName}. */

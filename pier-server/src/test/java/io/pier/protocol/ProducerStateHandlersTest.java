@@ -57,7 +57,7 @@ class ProducerStateHandlersTest {
     }
 
     private final FixedStates states = new FixedStates();
-    private final ProducerStateHandlers handlers = new ProducerStateHandlers(states);
+    private final ProducerStateHandlers handlers = new ProducerStateHandlers(states, Access.ALLOW_ALL);
 
     private static ApiRequest request(ApiKeys key, short version, AbstractRequest body) {
         return new ApiRequest(new RequestHeader(key, version, "test", 1), body, null);

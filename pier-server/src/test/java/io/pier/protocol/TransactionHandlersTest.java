@@ -50,7 +50,7 @@ class TransactionHandlersTest {
             () -> CompletableFuture.completedFuture(77L), new ImmediateStore(),
             (pid, epoch, coordinatorEpoch, commit, partitions, groups) -> CompletableFuture.completedFuture(null),
             Runnable::run, 0);
-    private final TransactionHandlers handlers = new TransactionHandlers(new OneCoordinator());
+    private final TransactionHandlers handlers = new TransactionHandlers(new OneCoordinator(), Access.ALLOW_ALL);
 
     static final class ImmediateStore implements TransactionStore {
         private final Map<String, TransactionRecord> records = new HashMap<>();

@@ -48,7 +48,7 @@ class TxnOffsetCommitHandlerTest {
             broker.agents.await(broker.services.topics().create("t", 1, Map.of(), false));
             ConsumerGroups groups = broker.services.consumerGroups();
             TransactionCoordinators coordinators = txns.new OneCoordinator();
-            TxnOffsetCommitHandler handler = new TxnOffsetCommitHandler(coordinators, groups);
+            TxnOffsetCommitHandler handler = new TxnOffsetCommitHandler(coordinators, groups, Access.ALLOW_ALL);
             coordinators.initProducerId("tx", 60_000, -1, (short) -1).join();
 
             // Given a TV1 producer that has not added the group: refused, nothing stored

@@ -74,8 +74,8 @@ class TransactionalFetchTest {
         agents = broker.agents;
         services = broker.services;
         agents.await(services.topics().create("orders", 1, Map.of(), false));
-        fetch = new FetchHandler(services.topics(), services.logs(), services.polls());
-        offsets = new OffsetHandlers(services.logs());
+        fetch = new FetchHandler(services.topics(), services.logs(), services.polls(), io.pier.protocol.Access.ALLOW_ALL);
+        offsets = new OffsetHandlers(services.logs(), io.pier.protocol.Access.ALLOW_ALL);
     }
 
     @AfterEach

@@ -29,8 +29,10 @@ public final class TestCertificates {
     private final Path serverKeyStore;
     private final Path clientKeyStore;
     private final Path trustStore;
+    private final Path dir;
 
-    private TestCertificates(Path serverKeyStore, Path clientKeyStore, Path trustStore) {
+    private TestCertificates(Path dir, Path serverKeyStore, Path clientKeyStore, Path trustStore) {
+        this.dir = dir;
         this.serverKeyStore = serverKeyStore;
         this.clientKeyStore = clientKeyStore;
         this.trustStore = trustStore;
@@ -48,7 +50,7 @@ public final class TestCertificates {
         keytool("-importcert", "-noprompt", "-alias", "ca", "-file", caCert.toString(), "-keystore", trust.toString());
         Path server = signed(dir, ca, caCert, "server", "CN=localhost", "san=ip:127.0.0.1,dns:localhost");
         Path client = signed(dir, ca, caCert, "client", "CN=pier-test-client,O=Pier", null);
-        return new TestCertificates(server, client, trust);
+        return new TestCertificates(dir, server, client, trust);
     }
 
     private static Path signed(Path dir, Path ca, Path caCert, String name, String dname, String san)
@@ -88,6 +90,21 @@ public final class TestCertificates {
         if (p.exitValue() != 0) {
             throw new IOException("keytool " + String.join(" ", args) + " failed: " + output);
         }
+    }
+
+    /** One more client certificate, signed by the same authority, with subject {@code dname} (e.g. CN=alice). */
+    public Path clientKeyStore(String name, String dname) throws IOException, InterruptedException {
+        return signed(dir, dir.resolve("ca.p12"), dir.resolve("ca.crt"), name, dname, null);
+    }
+
+    /** Client settings for an SSL listener, presenting the certificate in {@code keyStore}. */
+    public Map<String, Object> clientSettings(Path keyStore) {
+        Map<String, Object> out = clientSettings(false);
+        out.put("ssl.keystore.location", keyStore.toString());
+        out.put("ssl.keystore.password", PASSWORD);
+        out.put("ssl.keystore.type", "PKCS12");
+        out.put("ssl.key.password", PASSWORD);
+        return out;
     }
 
     public String password() {

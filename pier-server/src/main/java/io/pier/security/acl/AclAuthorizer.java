@@ -1,0 +1,164 @@
+package io.pier.security.acl;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+
+/**
+ * The ACL authorizer: super users, then the ACLs of an immutable {@link AclSnapshot}, then
+ * {@code allow.everyone.if.no.acl.found}. Reads take the current snapshot from a volatile field,
+ * without locks; changes (rare, admin requests) are serialised, written to the store, then
+ * published as a new snapshot.
+ */
+public final class AclAuthorizer implements Authorizer {
+    /** Kafka's only cluster resource name. */
+    public static final String CLUSTER_NAME = "kafka-cluster";
+
+    private final AuthorizerConfig config;
+    private final AclStore store;
+    private final Object writeLock = new Object();
+    private volatile AclSnapshot snapshot;
+
+    private AclAuthorizer(AuthorizerConfig config, AclStore store, AclSnapshot snapshot) {
+        this.config = config;
+        this.store = store;
+        this.snapshot = snapshot;
+    }
+
+    /** Loads the stored ACLs. */
+    public static AclAuthorizer open(AuthorizerConfig config, AclStore store) throws IOException {
+        return new AclAuthorizer(config, store, new AclSnapshot(store.load()));
+    }
+
+    @Override
+    public boolean authorize(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type,
+            String name) {
+        if (config.superUsers().contains(principal.toString())) {
+            return true;
+        }
+        return switch (snapshot.decide(principal, host, operation, type, name)) {
+            case ALLOW -> true;
+            case DENY -> false;
+            case NO_ACLS -> config.allowEveryoneIfNoAclFound();
+        };
+    }
+
+    /**
+     * Allowed if the principal is a super user, if an ALLOW entry of the type grants it (unless a
+     * DENY entry on the type's literal wildcard takes everything back), or, with
+     * {@code allow.everyone.if.no.acl.found}, if the type has no ACLs at all. Simpler than Kafka's
+     * pattern-by-pattern subtraction: a DENY on only some names does not cancel an ALLOW elsewhere.
+     */
+    @Override
+    public boolean authorizeAny(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
+        if (config.superUsers().contains(principal.toString())) {
+            return true;
+        }
+        if (snapshot.deniesWildcard(principal, host, operation, type)) {
+            return false;
+        }
+        return snapshot.allowsSome(principal, host, operation, type)
+                || (config.allowEveryoneIfNoAclFound() && !snapshot.hasAny(type));
+    }
+
+    public List<AclBinding> describe(AclBindingFilter filter) {
+        List<AclBinding> out = new ArrayList<>();
+        for (AclBinding b : snapshot.bindings()) {
+            if (filter.matches(b)) {
+                out.add(b);
+            }
+        }
+        return out;
+    }
+
+    /** Adds the valid bindings; per binding, null or why it was refused. */
+    public List<ApiException> create(List<AclBinding> bindings) {
+        synchronized (writeLock) {
+            List<ApiException> results = new ArrayList<>(bindings.size());
+            Set<AclBinding> next = new LinkedHashSet<>(snapshot.bindings());
+            for (AclBinding b : bindings) {
+                ApiException invalid = validate(b);
+                results.add(invalid);
+                if (invalid == null) {
+                    next.add(b);
+                }
+            }
+            publish(new ArrayList<>(next));
+            return results;
+        }
+    }
+
+    /** Removes every binding each filter matches; per filter, the bindings it removed. */
+    public List<List<AclBinding>> delete(List<AclBindingFilter> filters) {
+        synchronized (writeLock) {
+            List<List<AclBinding>> removed = new ArrayList<>(filters.size());
+            List<AclBinding> next = new ArrayList<>(snapshot.bindings());
+            for (AclBindingFilter f : filters) {
+                List<AclBinding> matched = new ArrayList<>();
+                for (AclBinding b : next) {
+                    if (f.matches(b)) {
+                        matched.add(b);
+                    }
+                }
+                next.removeAll(matched);
+                removed.add(matched);
+            }
+            publish(next);
+            return removed;
+        }
+    }
+
+    private void publish(List<AclBinding> next) {
+        if (next.size() == snapshot.bindings().size() && snapshot.bindings().containsAll(next)) {
+            return;
+        }
+        try {
+            store.save(next);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the ACLs", e);
+        }
+        snapshot = new AclSnapshot(next);
+    }
+
+    /** What Kafka refuses to store: wildcards of the filter kind, unknown values, an odd cluster name. */
+    static ApiException validate(AclBinding b) {
+        if (b.isUnknown()) {
+            return new InvalidRequestException("ACL binding has an unknown element: " + b);
+        }
+        PatternType pattern = b.pattern().patternType();
+        if (pattern != PatternType.LITERAL && pattern != PatternType.PREFIXED) {
+            return new InvalidRequestException("Pattern type must be LITERAL or PREFIXED: " + pattern);
+        }
+        ResourceType type = b.pattern().resourceType();
+        if (type == ResourceType.ANY) {
+            return new InvalidRequestException("Resource type ANY is only for filters");
+        }
+        if (type == ResourceType.CLUSTER && !CLUSTER_NAME.equals(b.pattern().name())) {
+            return new InvalidRequestException("The only valid name for the CLUSTER resource is " + CLUSTER_NAME);
+        }
+        if (b.pattern().name().isEmpty()) {
+            return new InvalidRequestException("Resource name must not be empty");
+        }
+        if (b.entry().operation() == AclOperation.ANY || b.entry().permissionType() == AclPermissionType.ANY) {
+            return new InvalidRequestException("Operation and permission ANY are only for filters");
+        }
+        try {
+            Principals.parse(b.entry().principal());
+        } catch (IllegalArgumentException e) {
+            return new InvalidRequestException("Invalid principal " + b.entry().principal());
+        }
+        return null;
+    }
+}
