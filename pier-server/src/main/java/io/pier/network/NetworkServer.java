@@ -14,6 +14,7 @@ import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.pier.protocol.ApiRouter;
+import io.pier.security.SaslAuthenticators;
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,8 +33,12 @@ import java.util.concurrent.TimeUnit;
  * until {@link #bind}, which publishes them to the event loops.
  */
 public final class NetworkServer implements AutoCloseable {
-    /** A listener to serve: its name, and its TLS context, null for plaintext. */
-    public record Endpoint(String name, SslContext tls) {}
+    /** A listener to serve: its name, its TLS context (null for plaintext) and its SASL settings (null without SASL). */
+    public record Endpoint(String name, SslContext tls, SaslAuthenticators sasl) {
+        public Endpoint(String name, SslContext tls) {
+            this(name, tls, null);
+        }
+    }
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -78,7 +83,8 @@ public final class NetworkServer implements AutoCloseable {
                         ch.pipeline()
                                 .addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
                                 .addLast(new FrameDecoder(maxFrameBytes))
-                                .addLast(new RequestChannelHandler(router, endpoint.name(), tls));
+                                .addLast(new RequestChannelHandler(router, endpoint.name(), tls, endpoint.sasl(),
+                                        maxFrameBytes));
                     }
                 });
     }

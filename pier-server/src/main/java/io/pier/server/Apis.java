@@ -17,6 +17,8 @@ import io.pier.protocol.MetadataHandler;
 import io.pier.protocol.OffsetHandlers;
 import io.pier.protocol.ProduceHandler;
 import io.pier.protocol.ProducerStateHandlers;
+import io.pier.protocol.SaslHandlers;
+import io.pier.protocol.ScramCredentialHandlers;
 import io.pier.protocol.ShareAcknowledgeHandler;
 import io.pier.protocol.ShareAcks;
 import io.pier.protocol.ShareFetchHandler;
@@ -27,6 +29,7 @@ import io.pier.protocol.TopicAdminHandlers;
 import io.pier.protocol.TopicConfigs;
 import io.pier.protocol.TransactionHandlers;
 import io.pier.protocol.TxnOffsetCommitHandler;
+import io.pier.security.ScramCredentialStore;
 import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
@@ -43,6 +46,19 @@ import org.apache.kafka.common.protocol.ApiKeys;
  */
 public final class Apis {
     private Apis() {}
+
+    /**
+     * SaslHandshake and SaslAuthenticate, which a SASL listener's gate answers until the client is
+     * authenticated (these handlers see them only after, or on other listeners), and the SCRAM
+     * credential admin APIs behind kafka-configs {@code --entity-type users}.
+     */
+    public static void registerSasl(ApiRouter router, ScramCredentialStore scram) {
+        ScramCredentialHandlers credentials = new ScramCredentialHandlers(scram);
+        router.register(ApiKeys.SASL_HANDSHAKE, 1, 1, SaslHandlers::handshake)
+                .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, SaslHandlers::authenticate)
+                .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, credentials::describe)
+                .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, credentials::alter);
+    }
 
     /** Registers every API this broker serves, with the version range it advertises. */
     public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,

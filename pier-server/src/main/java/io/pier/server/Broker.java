@@ -100,6 +100,8 @@ final class Broker implements AutoCloseable {
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
             Apis.register(router, services, config, this::node, clock.wallMs());
+            ScramBootstrap.apply(config.raw(), listener.join().scram());
+            Apis.registerSasl(router, listener.join().scram());
             NetworkServer network = listener.join().server();
             Map<String, NodeInfo.Address> advertised = new LinkedHashMap<>();
             for (ListenerSpec spec : config.listeners()) {
