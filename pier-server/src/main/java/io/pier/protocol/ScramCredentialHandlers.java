@@ -4,7 +4,9 @@ import io.pier.security.ScramCredentialStore;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialDeletion;
@@ -84,32 +86,36 @@ public final class ScramCredentialHandlers {
 
     public CompletableFuture<AbstractResponse> alter(ApiRequest request) {
         var body = request.bodyAs(AlterUserScramCredentialsRequest.class).data();
-        AlterUserScramCredentialsResponseData data = new AlterUserScramCredentialsResponseData();
-        Set<String> named = new HashSet<>();
+        // One result per user; a user's changes (one per mechanism, as kafka-configs sends them)
+        // apply in order until one fails. The same user and mechanism twice is refused whole.
+        Map<String, Set<Byte>> mechanisms = new LinkedHashMap<>();
         Set<String> duplicates = new HashSet<>();
         for (ScramCredentialDeletion d : body.deletions()) {
-            if (!named.add(d.name())) {
+            if (!mechanisms.computeIfAbsent(d.name(), n -> new HashSet<>()).add(d.mechanism())) {
                 duplicates.add(d.name());
             }
         }
         for (ScramCredentialUpsertion u : body.upsertions()) {
-            if (!named.add(u.name())) {
+            if (!mechanisms.computeIfAbsent(u.name(), n -> new HashSet<>()).add(u.mechanism())) {
                 duplicates.add(u.name());
             }
         }
-        Set<String> answered = new HashSet<>();
+        Map<String, Outcome> outcomes = new LinkedHashMap<>();
+        for (String name : mechanisms.keySet()) {
+            outcomes.put(name, duplicates.contains(name) ? duplicate(name) : Outcome.OK);
+        }
         for (ScramCredentialDeletion d : body.deletions()) {
-            if (answered.add(d.name())) {
-                data.results().add(result(d.name(), duplicates.contains(d.name()) ? duplicate(d.name())
-                        : delete(d)));
+            if (outcomes.get(d.name()).error() == Errors.NONE) {
+                outcomes.put(d.name(), delete(d));
             }
         }
         for (ScramCredentialUpsertion u : body.upsertions()) {
-            if (answered.add(u.name())) {
-                data.results().add(result(u.name(), duplicates.contains(u.name()) ? duplicate(u.name())
-                        : upsert(u)));
+            if (outcomes.get(u.name()).error() == Errors.NONE) {
+                outcomes.put(u.name(), upsert(u));
             }
         }
+        AlterUserScramCredentialsResponseData data = new AlterUserScramCredentialsResponseData();
+        outcomes.forEach((name, outcome) -> data.results().add(result(name, outcome)));
         return CompletableFuture.completedFuture(new AlterUserScramCredentialsResponse(data));
     }
 

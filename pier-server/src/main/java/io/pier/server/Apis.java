@@ -3,6 +3,7 @@ package io.pier.server;
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerFeatures;
+import io.pier.protocol.ClientQuotaHandlers;
 import io.pier.protocol.BrokerConfigs;
 import io.pier.protocol.ConfigHandlers;
 import io.pier.protocol.ConfigResourceType;
@@ -50,14 +51,16 @@ public final class Apis {
     /**
      * SaslHandshake and SaslAuthenticate, which a SASL listener's gate answers until the client is
      * authenticated (these handlers see them only after, or on other listeners), and the SCRAM
-     * credential admin APIs behind kafka-configs {@code --entity-type users}.
+     * credential admin APIs behind kafka-configs {@code --entity-type users} (with the client
+     * quotas it describes alongside: none).
      */
     public static void registerSasl(ApiRouter router, ScramCredentialStore scram) {
         ScramCredentialHandlers credentials = new ScramCredentialHandlers(scram);
         router.register(ApiKeys.SASL_HANDSHAKE, 1, 1, SaslHandlers::handshake)
                 .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, SaslHandlers::authenticate)
                 .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, credentials::describe)
-                .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, credentials::alter);
+                .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, credentials::alter)
+                .register(ApiKeys.DESCRIBE_CLIENT_QUOTAS, 0, 1, ClientQuotaHandlers::describe);
     }
 
     /** Registers every API this broker serves, with the version range it advertises. */
