@@ -141,7 +141,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         ApiKeys key = header.apiKey();
         if (gate != null && !gate.admits(key)) {
             // Kafka closes too: nothing but ApiVersions and SASL is read from an unauthenticated client.
-            LOG.info("Closing connection {}: {} before SASL authentication completed", connection.id(), key);
+            LOG.info("Closing connection {}: {} refused, SASL {}", connection.id(), key, gate.state());
             ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }

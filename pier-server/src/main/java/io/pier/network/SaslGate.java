@@ -26,6 +26,11 @@ import org.apache.kafka.common.utils.Utils;
  * until the exchange completes; any other request closes the connection. While unauthenticated
  * the frame limit is {@code sasl.server.max.receive.size}; success sets the principal and lifts it.
  * A failed login is answered after {@code connection.failed.authentication.delay.ms}, then closed.
+ *
+ * <p>With {@code connections.max.reauth.ms} the session lasts that long (SaslAuthenticate v1+
+ * tells the client); after it, any request but a SaslHandshake closes the connection. A
+ * SaslHandshake after authentication re-authenticates: same mechanism, and it must prove the same
+ * principal, else the connection closes.
  */
 final class SaslGate {
     private enum State { HANDSHAKE, AUTHENTICATE, DONE }
@@ -41,6 +46,8 @@ final class SaslGate {
     private State state = State.HANDSHAKE;
     private SaslExchange exchange;
     private String mechanism;
+    private boolean reauthenticating;
+    private long authenticatedAtNanos;
 
     SaslGate(SaslAuthenticators authenticators, Connection connection, FrameDecoder decoder,
             int authenticatedMaxFrameBytes, ScheduledExecutorService scheduler) {
@@ -57,14 +64,27 @@ final class SaslGate {
         return switch (state) {
             case HANDSHAKE -> key == ApiKeys.API_VERSIONS || key == ApiKeys.SASL_HANDSHAKE;
             case AUTHENTICATE -> key == ApiKeys.SASL_AUTHENTICATE;
-            case DONE -> true;
+            case DONE -> key == ApiKeys.SASL_HANDSHAKE || !expired();
         };
+    }
+
+    private boolean expired() {
+        long reauthMs = authenticators.reauthMs();
+        return reauthMs > 0 && System.nanoTime() - authenticatedAtNanos > TimeUnit.MILLISECONDS.toNanos(reauthMs);
+    }
+
+    /** For the log of a refused request. */
+    String state() {
+        return state == State.DONE ? "session expired (connections.max.reauth.ms)" : "not yet authenticated";
     }
 
     /** The gate's answer to an admitted request, or null when the router serves it. */
     Answer handle(AbstractRequest body) {
         if (state == State.HANDSHAKE && body instanceof SaslHandshakeRequest handshake) {
             return handshake(handshake);
+        }
+        if (state == State.DONE && authenticators.reauthMs() > 0 && body instanceof SaslHandshakeRequest handshake) {
+            return reauthenticate(handshake);
         }
         if (state == State.AUTHENTICATE && body instanceof SaslAuthenticateRequest authenticate) {
             return authenticate(authenticate);
@@ -88,6 +108,21 @@ final class SaslGate {
                 false);
     }
 
+    private Answer reauthenticate(SaslHandshakeRequest request) {
+        SaslHandshakeResponseData data = new SaslHandshakeResponseData()
+                .setMechanisms(authenticators.enabledMechanisms());
+        if (!request.data().mechanism().equals(mechanism)) {
+            // Kafka too: a session keeps its mechanism.
+            data.setErrorCode(Errors.ILLEGAL_SASL_STATE.code());
+            return new Answer(CompletableFuture.completedFuture(new SaslHandshakeResponse(data)), true);
+        }
+        exchange = authenticators.start(mechanism);
+        reauthenticating = true;
+        state = State.AUTHENTICATE;
+        return new Answer(CompletableFuture.completedFuture(new SaslHandshakeResponse(data.setErrorCode((short) 0))),
+                false);
+    }
+
     private Answer authenticate(SaslAuthenticateRequest request) {
         byte[] challenge;
         try {
@@ -98,10 +133,19 @@ final class SaslGate {
         SaslAuthenticateResponseData data = new SaslAuthenticateResponseData().setErrorCode((short) 0)
                 .setAuthBytes(challenge);
         if (exchange.isComplete()) {
-            connection.authenticated(new KafkaPrincipal(KafkaPrincipal.USER_TYPE, exchange.authorizationId()));
+            KafkaPrincipal who = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, exchange.authorizationId());
+            if (reauthenticating && !who.equals(connection.principal())) {
+                return failed(null); // a connection cannot change whose it is
+            }
+            connection.authenticated(who);
             decoder.maxFrameBytes(authenticatedMaxFrameBytes);
             state = State.DONE;
+            reauthenticating = false;
             exchange = null;
+            authenticatedAtNanos = System.nanoTime();
+            if (request.version() >= 1) {
+                data.setSessionLifetimeMs(authenticators.reauthMs());
+            }
         }
         return new Answer(CompletableFuture.completedFuture(new SaslAuthenticateResponse(data)), false);
     }

@@ -12,7 +12,8 @@ import org.apache.kafka.common.requests.SaslHandshakeResponse;
 /**
  * SaslHandshake and SaslAuthenticate as the router sees them: a SASL listener's gate answers them
  * while the client authenticates, so what reaches here is either on a listener without SASL or
- * after authentication (re-authentication is not offered). Kafka answers both with ILLEGAL_SASL_STATE.
+ * after authentication while re-authentication is off ({@code connections.max.reauth.ms} 0). Kafka
+ * answers both with ILLEGAL_SASL_STATE.
  */
 public final class SaslHandlers {
     private SaslHandlers() {}

@@ -18,11 +18,19 @@ public final class SaslAuthenticators {
     private final ScramCredentialStore scram;
     private final long failureDelayMs;
     private final int maxReceiveBytes;
+    private final long reauthMs;
+
+    /** Without re-authentication ({@code connections.max.reauth.ms} 0). */
+    public SaslAuthenticators(List<String> enabled, Map<String, String> plainUsers, ScramCredentialStore scram,
+            long failureDelayMs, int maxReceiveBytes) {
+        this(enabled, plainUsers, scram, failureDelayMs, maxReceiveBytes, 0);
+    }
 
     /** {@code plainUsers}: user name to password, from {@code user_<name>} options. */
     public SaslAuthenticators(List<String> enabled, Map<String, String> plainUsers, ScramCredentialStore scram,
-            long failureDelayMs, int maxReceiveBytes) {
+            long failureDelayMs, int maxReceiveBytes, long reauthMs) {
         this.enabled = List.copyOf(enabled);
+        this.reauthMs = reauthMs;
         Map<String, byte[]> pw = new LinkedHashMap<>();
         plainUsers.forEach((u, p) -> pw.put(u, p.getBytes(StandardCharsets.UTF_8)));
         this.plainPasswords = Map.copyOf(pw);
@@ -37,6 +45,14 @@ public final class SaslAuthenticators {
 
     public long failureDelayMs() {
         return failureDelayMs;
+    }
+
+    /**
+     * {@code connections.max.reauth.ms}: a session's lifetime, after which the client must
+     * re-authenticate on the connection before any other request; 0 for sessions without end.
+     */
+    public long reauthMs() {
+        return reauthMs;
     }
 
     public int maxReceiveBytes() {

@@ -25,6 +25,7 @@ final class SaslSettings {
     static final String JAAS_CONFIG = "sasl.jaas.config";
     static final String FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms";
     static final String MAX_RECEIVE_SIZE = "sasl.server.max.receive.size";
+    static final String MAX_REAUTH_MS = "connections.max.reauth.ms";
     static final List<String> SUPPORTED = List.of(SaslAuthenticators.PLAIN, "SCRAM-SHA-256", "SCRAM-SHA-512");
 
     private final Map<String, String> props;
@@ -79,7 +80,8 @@ final class SaslSettings {
                 value(FAILED_AUTHENTICATION_DELAY_MS, "100"), 0, Long.MAX_VALUE);
         int maxReceive = BrokerConfig.intIn(name(MAX_RECEIVE_SIZE), value(MAX_RECEIVE_SIZE, "524288"), 1024,
                 Integer.MAX_VALUE);
-        return new SaslAuthenticators(mechanisms, plainUsers, scram, delay, maxReceive);
+        long reauth = BrokerConfig.longIn(name(MAX_REAUTH_MS), value(MAX_REAUTH_MS, "0"), 0, Long.MAX_VALUE);
+        return new SaslAuthenticators(mechanisms, plainUsers, scram, delay, maxReceive, reauth);
     }
 
     private List<String> mechanisms() {

@@ -26,6 +26,7 @@ class SaslSettingsTest {
         assertThat(a.enabledMechanisms()).containsExactly("PLAIN");
         assertThat(a.failureDelayMs()).isEqualTo(100);
         assertThat(a.maxReceiveBytes()).isEqualTo(524288);
+        assertThat(a.reauthMs()).isZero();
         assertThat(a.start("PLAIN").evaluate("\0alice\0alice-secret".getBytes())).isEmpty();
     }
 
@@ -35,8 +36,10 @@ class SaslSettingsTest {
         props.put("sasl.enabled.mechanisms", "PLAIN");
         props.put("listener.name.sasl_plaintext.sasl.enabled.mechanisms", "scram-sha-256, SCRAM-SHA-512");
         props.put("connection.failed.authentication.delay.ms", "250");
+        props.put("listener.name.sasl_plaintext.connections.max.reauth.ms", "60000");
 
         SaslAuthenticators a = parse(props);
+        assertThat(a.reauthMs()).isEqualTo(60000);
 
         assertThat(a.enabledMechanisms()).containsExactly("SCRAM-SHA-256", "SCRAM-SHA-512");
         assertThat(a.failureDelayMs()).isEqualTo(250);

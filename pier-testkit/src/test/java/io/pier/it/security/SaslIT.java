@@ -43,7 +43,18 @@ import org.apache.kafka.common.errors.UnsupportedSaslMechanismException;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.message.SaslAuthenticateRequestData;
+import org.apache.kafka.common.message.SaslHandshakeRequestData;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.ResponseHeader;
+import org.apache.kafka.common.requests.SaslAuthenticateRequest;
+import org.apache.kafka.common.requests.SaslAuthenticateResponse;
+import org.apache.kafka.common.requests.SaslHandshakeRequest;
+import org.apache.kafka.common.requests.SaslHandshakeResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -274,6 +285,76 @@ class SaslIT {
             }
             assertLogsIn(bootstrap, "SCRAM-SHA-512", "carol", "carol-secret");
         }
+    }
+
+    @Test
+    void shouldEndAnExpiredSessionUnlessTheClientReauthenticates() throws Exception {
+        try (Pier p = Pier.builder().configs(saslSettings()).config("listeners", "SASL_PLAINTEXT://127.0.0.1:0")
+                .config("connections.max.reauth.ms", "1500").start()) {
+            String bootstrap = p.bootstrapServers("SASL_PLAINTEXT");
+            // A raw client: authenticated, told the lifetime, closed on its first request after it.
+            try (Socket socket = connect(bootstrap)) {
+                DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+                DataInputStream in = new DataInputStream(socket.getInputStream());
+                SaslAuthenticateResponse auth = plainLogin(out, in, "alice", "alice-secret", 1);
+                assertThat(auth.error()).isEqualTo(Errors.NONE);
+                assertThat(auth.sessionLifetimeMs()).isEqualTo(1500);
+                send(out, metadata(), ApiKeys.METADATA, 3);
+                assertThat(receive(in, ApiKeys.METADATA, (short) 12)).isInstanceOf(MetadataResponse.class);
+                Thread.sleep(1700);
+                // Re-authenticating on the connection starts a new session.
+                assertThat(plainLogin(out, in, "alice", "alice-secret", 4).error()).isEqualTo(Errors.NONE);
+                send(out, metadata(), ApiKeys.METADATA, 6);
+                assertThat(receive(in, ApiKeys.METADATA, (short) 12)).isInstanceOf(MetadataResponse.class);
+                Thread.sleep(1700);
+                send(out, metadata(), ApiKeys.METADATA, 7);
+                assertThat(readUntilClosed(in)).as("closed after the session expired").isEqualTo(0);
+            }
+            // Re-authenticating as someone else closes the connection.
+            try (Socket socket = connect(bootstrap)) {
+                DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+                DataInputStream in = new DataInputStream(socket.getInputStream());
+                assertThat(plainLogin(out, in, "alice", "alice-secret", 1).error()).isEqualTo(Errors.NONE);
+                assertThat(plainLogin(out, in, "admin", "admin-secret", 3).error())
+                        .isEqualTo(Errors.SASL_AUTHENTICATION_FAILED);
+                assertThat(readUntilClosed(in)).isEqualTo(0);
+            }
+            // kafka-clients re-authenticate by themselves, and keep producing across several lifetimes.
+            Map<String, Object> props = client(bootstrap, "SASL_PLAINTEXT", "SCRAM-SHA-512", "admin", "admin-secret");
+            props.put("key.serializer", StringSerializer.class.getName());
+            props.put("value.serializer", StringSerializer.class.getName());
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+                for (int i = 0; i < 20; i++) {
+                    producer.send(new ProducerRecord<>("reauth", "v" + i)).get(WAIT_MS, TimeUnit.MILLISECONDS);
+                    Thread.sleep(200);
+                }
+            }
+        }
+    }
+
+    private static MetadataRequest metadata() {
+        return new MetadataRequest(new MetadataRequestData().setTopics(null), (short) 12);
+    }
+
+    /** SaslHandshake v1 and SaslAuthenticate v2 with a PLAIN token, on correlation ids {@code id} and {@code id + 1}. */
+    private static SaslAuthenticateResponse plainLogin(DataOutputStream out, DataInputStream in, String user,
+            String password, int id) throws IOException {
+        send(out, new SaslHandshakeRequest(new SaslHandshakeRequestData().setMechanism("PLAIN"), (short) 1),
+                ApiKeys.SASL_HANDSHAKE, id);
+        assertThat(((SaslHandshakeResponse) receive(in, ApiKeys.SASL_HANDSHAKE, (short) 1)).error())
+                .isEqualTo(Errors.NONE);
+        byte[] token = ("\0" + user + "\0" + password).getBytes(StandardCharsets.UTF_8);
+        send(out, new SaslAuthenticateRequest(new SaslAuthenticateRequestData().setAuthBytes(token), (short) 2),
+                ApiKeys.SASL_AUTHENTICATE, id + 1);
+        return (SaslAuthenticateResponse) receive(in, ApiKeys.SASL_AUTHENTICATE, (short) 2);
+    }
+
+    private static AbstractResponse receive(DataInputStream in, ApiKeys key, short version) throws IOException {
+        byte[] frame = new byte[in.readInt()];
+        in.readFully(frame);
+        ByteBuffer buf = ByteBuffer.wrap(frame);
+        ResponseHeader.parse(buf, key.responseHeaderVersion(version));
+        return AbstractResponse.parseResponse(key, new ByteBufferAccessor(buf), version);
     }
 
     private static void assertLogsIn(String bootstrap, String mechanism, String user, String password)
