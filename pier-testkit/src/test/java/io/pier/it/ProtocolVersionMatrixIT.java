@@ -287,6 +287,7 @@ class ProtocolVersionMatrixIT {
         ShareCases.register(cases);
         GroupCases.register(cases);
         TxnCases.register(cases);
+        SaslCases.register(cases);
         return cases;
     }
 
