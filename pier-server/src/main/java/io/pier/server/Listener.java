@@ -25,6 +25,8 @@ record Listener(ApiRouter router, NetworkServer server, ScramCredentialStore scr
             // A few hundred bytes, read (never written) here; the broker adds bootstrap users once it holds the folder.
             ScramCredentialStore scram = ScramCredentialStore.open(
                     config.dataDir().toAbsolutePath().resolve(SCRAM_CREDENTIALS_FILE));
+            // Checked here so a bad value stops the start before the logs open; applied by the broker.
+            var unused = ScramBootstrap.parse(config.raw().get(ScramBootstrap.SETTING));
             List<NetworkServer.Endpoint> endpoints = new ArrayList<>();
             for (ListenerSpec spec : config.listeners()) {
                 SecurityProtocol protocol = spec.protocol();

@@ -154,6 +154,10 @@ class SaslIT {
                 sent.add("v" + i);
                 acks.add(producer.send(new ProducerRecord<>(topic, i % 2, null, "v" + i)));
             }
+            // Past sasl.server.max.receive.size (512 KiB): the limit is lifted once authenticated.
+            String large = "x".repeat(700_000);
+            sent.add(large);
+            acks.add(producer.send(new ProducerRecord<>(topic, 0, null, large)));
             for (Future<?> f : acks) {
                 f.get(WAIT_MS, TimeUnit.MILLISECONDS);
             }
@@ -224,6 +228,18 @@ class SaslIT {
             DataOutputStream out = new DataOutputStream(socket.getOutputStream());
             send(out, new MetadataRequest(new MetadataRequestData().setTopics(null), (short) 12), ApiKeys.METADATA, 2);
             assertThat(readUntilClosed(socket.getInputStream())).as("closed without an answer").isEqualTo(0);
+        }
+        // SaslAuthenticate before SaslHandshake, and the legacy v0 handshake (raw tokens): closed too.
+        try (Socket socket = connect(pier.bootstrapServers("SASL_PLAINTEXT"))) {
+            send(new DataOutputStream(socket.getOutputStream()), new SaslAuthenticateRequest(
+                    new SaslAuthenticateRequestData().setAuthBytes("\0alice\0alice-secret".getBytes(StandardCharsets.UTF_8)),
+                    (short) 2), ApiKeys.SASL_AUTHENTICATE, 1);
+            assertThat(readUntilClosed(socket.getInputStream())).isEqualTo(0);
+        }
+        try (Socket socket = connect(pier.bootstrapServers("SASL_PLAINTEXT"))) {
+            send(new DataOutputStream(socket.getOutputStream()), new SaslHandshakeRequest(
+                    new SaslHandshakeRequestData().setMechanism("PLAIN"), (short) 0), ApiKeys.SASL_HANDSHAKE, 1);
+            assertThat(readUntilClosed(socket.getInputStream())).isEqualTo(0);
         }
     }
 
