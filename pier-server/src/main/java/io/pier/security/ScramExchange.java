@@ -1,5 +1,7 @@
 package io.pier.security;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.Map;
@@ -8,6 +10,7 @@ import javax.security.auth.callback.NameCallback;
 import javax.security.sasl.SaslException;
 import org.apache.kafka.common.security.scram.ScramCredential;
 import org.apache.kafka.common.security.scram.ScramCredentialCallback;
+import org.apache.kafka.common.security.scram.internals.ScramFormatter;
 import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 import org.apache.kafka.common.security.scram.internals.ScramSaslServer;
 
@@ -20,6 +23,8 @@ import org.apache.kafka.common.security.scram.internals.ScramSaslServer;
  */
 final class ScramExchange implements SaslExchange {
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Makes an unknown user's decoy salt the same on every attempt, as a real user's is. */
+    private static final byte[] DECOY_SECRET = ScramFormatter.secureRandomBytes(RANDOM);
     private final ScramMechanism mechanism;
     private final ScramSaslServer server;
 
@@ -33,7 +38,7 @@ final class ScramExchange implements SaslExchange {
                         user = name.getDefaultName();
                     } else if (c instanceof ScramCredentialCallback credential) {
                         ScramCredential found = user == null ? null : store.get(user, mechanism);
-                        credential.scramCredential(found != null ? found : decoy(mechanism));
+                        credential.scramCredential(found != null ? found : decoy(mechanism, user));
                     }
                     // A delegation-token callback stays unanswered: Pier has no tokens, so tokenauth fails.
                 }
@@ -43,12 +48,19 @@ final class ScramExchange implements SaslExchange {
         }
     }
 
-    private static ScramCredential decoy(ScramMechanism mechanism) {
+    private static ScramCredential decoy(ScramMechanism mechanism, String user) {
         int len = mechanism == ScramMechanism.SCRAM_SHA_256 ? 32 : 64;
-        byte[] salt = new byte[32];
+        byte[] salt;
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.update(DECOY_SECRET);
+            digest.update(mechanism.mechanismName().getBytes(StandardCharsets.UTF_8));
+            salt = digest.digest(String.valueOf(user).getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
         byte[] stored = new byte[len];
         byte[] serverKey = new byte[len];
-        RANDOM.nextBytes(salt);
         RANDOM.nextBytes(stored);
         RANDOM.nextBytes(serverKey);
         return new ScramCredential(salt, stored, serverKey, ScramCredentialStore.DEFAULT_ITERATIONS);

@@ -140,6 +140,11 @@ class SaslExchangeTest {
         assertThatThrownBy(() -> unknown.evaluate(c3.finalMessage(sf3, "bob-secret", null)))
                 .isInstanceOf(SaslAuthenticationException.class).hasMessage(expected);
 
+        // The unknown user's salt is the same on every attempt, as a real user's: no tell there either.
+        SaslExchange again = a.start(mechanism.mechanismName());
+        byte[] sf4 = again.evaluate(new Client(mechanism, "mallory").first.toBytes());
+        assertThat(new ServerFirstMessage(sf4).salt()).isEqualTo(new ServerFirstMessage(sf3).salt());
+
         // Garbage.
         SaslExchange garbage = a.start(mechanism.mechanismName());
         assertThatThrownBy(() -> garbage.evaluate("not scram".getBytes(StandardCharsets.UTF_8)))
