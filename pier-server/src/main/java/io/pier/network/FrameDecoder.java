@@ -13,10 +13,16 @@ import java.util.List;
  * any allocation, so a client cannot make the broker reserve memory it never sends.
  */
 final class FrameDecoder extends ByteToMessageDecoder {
-    private final int maxFrameBytes;
+    /** Changed only on the connection's event loop (the SASL gate lowers it until authentication). */
+    private int maxFrameBytes;
 
     FrameDecoder(int maxFrameBytes) {
         this.maxFrameBytes = maxFrameBytes;
+    }
+
+    /** The limit for the frames after the one being handled. */
+    void maxFrameBytes(int limit) {
+        this.maxFrameBytes = limit;
     }
 
     @Override
@@ -28,7 +34,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
         if (size < 0 || size > maxFrameBytes) {
             in.skipBytes(in.readableBytes());
             throw new TooLongFrameException("request size " + size + " outside 0.." + maxFrameBytes
-                    + " (socket.request.max.bytes)");
+                    + " (socket.request.max.bytes; before SASL authentication sasl.server.max.receive.size)");
         }
         if (in.readableBytes() < 4 + size) {
             return;

@@ -15,6 +15,7 @@ import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.pier.protocol.ApiRouter;
+import io.pier.security.SaslAuthenticators;
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,12 +35,13 @@ import java.util.concurrent.TimeUnit;
  */
 public final class NetworkServer implements AutoCloseable {
     /**
-     * A listener to serve: its name, its TLS context (null for plaintext), and how a verified client
-     * certificate's subject becomes the connection's principal (null: it stays User:ANONYMOUS).
+     * A listener to serve: its name, its TLS context (null for plaintext), how a verified client
+     * certificate's subject becomes the connection's principal on an SSL listener (null: it stays
+     * User:ANONYMOUS), and its SASL settings (null without SASL, whose login sets the principal).
      */
-    public record Endpoint(String name, SslContext tls, SslPrincipalMapper tlsPrincipals) {
+    public record Endpoint(String name, SslContext tls, SslPrincipalMapper tlsPrincipals, SaslAuthenticators sasl) {
         public Endpoint(String name, SslContext tls) {
-            this(name, tls, null);
+            this(name, tls, null, null);
         }
     }
 
@@ -86,7 +88,8 @@ public final class NetworkServer implements AutoCloseable {
                         ch.pipeline()
                                 .addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
                                 .addLast(new FrameDecoder(maxFrameBytes))
-                                .addLast(new RequestChannelHandler(router, endpoint.name(), tls, endpoint.tlsPrincipals()));
+                                .addLast(new RequestChannelHandler(router, endpoint.name(), tls,
+                                        endpoint.tlsPrincipals(), endpoint.sasl(), maxFrameBytes));
                     }
                 });
     }

@@ -10,6 +10,7 @@ import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
+import io.pier.security.SaslAuthenticators;
 import io.pier.service.Futures;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -63,6 +64,10 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private final SslHandler tls;
     /** Maps a verified client certificate's subject to the principal; null leaves User:ANONYMOUS. */
     private final SslPrincipalMapper tlsPrincipals;
+    /** The listener's SASL settings, null when it does not authenticate with SASL. */
+    private final SaslAuthenticators sasl;
+    private final int maxFrameBytes;
+    private SaslGate gate;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final ChannelFutureListener closeOnFailedWrite = this::onWriteDone;
     private Connection connection;
@@ -71,21 +76,29 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     private long throttledUntilNanos;
 
     /** {@code body} is null only for the KIP-511 ApiVersions answer to an unsupported version. */
-    private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {}
+    private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response,
+            boolean closeAfter) {}
 
     RequestChannelHandler(ApiRouter router) {
         this(router, "PLAINTEXT", null);
     }
 
     RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls) {
-        this(router, listenerName, tls, null);
+        this(router, listenerName, tls, null, null, Integer.MAX_VALUE);
     }
 
-    RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls, SslPrincipalMapper tlsPrincipals) {
+    /**
+     * {@code tlsPrincipals} maps a client certificate to the principal (SSL listeners); on a SASL
+     * listener {@code maxFrameBytes} is the frame limit once authenticated.
+     */
+    RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls, SslPrincipalMapper tlsPrincipals,
+            SaslAuthenticators sasl, int maxFrameBytes) {
         this.router = router;
         this.listenerName = listenerName;
         this.tls = tls;
         this.tlsPrincipals = tlsPrincipals;
+        this.sasl = sasl;
+        this.maxFrameBytes = maxFrameBytes;
     }
 
     @Override
@@ -102,6 +115,10 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
                     TlsPrincipals.fromCertificate(c, tlsPrincipals);
                 }
             });
+        }
+        if (sasl != null) {
+            gate = new SaslGate(sasl, connection, ctx.pipeline().get(FrameDecoder.class), maxFrameBytes,
+                    ctx.executor());
         }
         ctx.fireChannelActive();
     }
@@ -141,10 +158,16 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ApiKeys key = header.apiKey();
+        if (gate != null && !gate.admits(key)) {
+            // Kafka closes too: nothing but ApiVersions and SASL is read from an unauthenticated client.
+            LOG.info("Closing connection {}: {} refused, SASL {}", connection.id(), key, gate.state());
+            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            return;
+        }
         if (!router.supports(key, header.apiVersion())) {
             if (key == ApiKeys.API_VERSIONS) {
                 enqueue(header, null,
-                        CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)));
+                        CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)), false);
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
@@ -160,13 +183,18 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
+        SaslGate.Answer answer = gate == null ? null : gate.handle(body);
+        if (answer != null) {
+            enqueue(header, body, answer.response(), answer.closeAfter());
+            return;
+        }
         CompletableFuture<AbstractResponse> response;
         try {
             response = router.route(new ApiRequest(header, body, connection));
         } catch (RuntimeException e) {
             response = CompletableFuture.failedFuture(e);
         }
-        enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)));
+        enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)), false);
     }
 
     /**
@@ -189,8 +217,9 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         return body.getErrorResponse(0, cause);
     }
 
-    private void enqueue(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response) {
-        pending.add(new Pending(header, body, response));
+    private void enqueue(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response,
+            boolean closeAfter) {
+        pending.add(new Pending(header, body, response, closeAfter));
         if (pending.size() >= MAX_IN_FLIGHT) {
             ctx.channel().config().setAutoRead(false);
         }
@@ -236,6 +265,12 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
                 LOG.info("Closing connection {}: the response to {} v{} could not be read ({})", connection.id(),
                         p.header().apiKey(), p.header().apiVersion(), e.toString());
                 closeAfterFlush(wrote);
+                return;
+            }
+            if (p.closeAfter()) {
+                // A failed login or a refused mechanism: the answer is sent, then the connection ends.
+                ctx.writeAndFlush(frame).addListener(ChannelFutureListener.CLOSE);
+                pending.clear();
                 return;
             }
             ctx.write(frame).addListener(closeOnFailedWrite);

@@ -21,6 +21,8 @@ import io.pier.protocol.OffsetHandlers;
 import io.pier.protocol.ProduceHandler;
 import io.pier.protocol.ProducerStateHandlers;
 import io.pier.protocol.QuotaThrottle;
+import io.pier.protocol.SaslHandlers;
+import io.pier.protocol.ScramCredentialHandlers;
 import io.pier.protocol.ShareAcknowledgeHandler;
 import io.pier.protocol.ShareAcks;
 import io.pier.protocol.ShareFetchHandler;
@@ -32,6 +34,7 @@ import io.pier.protocol.TopicConfigs;
 import io.pier.protocol.TransactionHandlers;
 import io.pier.protocol.TxnOffsetCommitHandler;
 import io.pier.common.Clock;
+import io.pier.security.ScramCredentialStore;
 import io.pier.service.BrokerServices;
 import io.pier.service.ByteRateQuotas;
 import io.pier.service.NodeInfo;
@@ -72,6 +75,27 @@ import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
 public final class Apis {
     private Apis() {}
 
+    /**
+     * SaslHandshake and SaslAuthenticate, which a SASL listener's gate answers until the client is
+     * authenticated (these handlers see them only after, or on other listeners), and the SCRAM
+     * credential admin APIs behind kafka-configs {@code --entity-type users}, which Kafka checks as
+     * cluster DESCRIBE and ALTER; {@code acls} null means authorization is off.
+     */
+    public static void registerSasl(ApiRouter router, ScramCredentialStore scram, AclAuthorizer acls) {
+        Access access = access(acls);
+        ScramCredentialHandlers credentials = new ScramCredentialHandlers(scram);
+        router.register(ApiKeys.SASL_HANDSHAKE, 1, 1, SaslHandlers::handshake)
+                .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, SaslHandlers::authenticate)
+                .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0,
+                        access.requireCluster(AclOperation.DESCRIBE, credentials::describe))
+                .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0,
+                        access.requireCluster(AclOperation.ALTER, credentials::alter));
+    }
+
+    private static Access access(AclAuthorizer acls) {
+        return acls == null ? Access.ALLOW_ALL : new Access(acls);
+    }
+
     /** Registers every API this broker serves, authorization off. */
     public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
             Supplier<NodeInfo> node, Clock clock) {
@@ -85,7 +109,7 @@ public final class Apis {
     public static void register(ApiRouter router, BrokerServices services, BrokerConfig config,
             Supplier<NodeInfo> node, Clock clock, AclAuthorizer acls) {
         long startWallMs = clock.wallMs();
-        Access access = acls == null ? Access.ALLOW_ALL : new Access(acls);
+        Access access = access(acls);
         AclHandlers aclApis = new AclHandlers(acls);
         TopicService topics = services.topics();
         ShareGroups shareGroups = services.shareGroups();

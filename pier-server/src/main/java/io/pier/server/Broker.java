@@ -108,7 +108,10 @@ final class Broker implements AutoCloseable {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
-            Apis.register(router, services, config, this::node, clock, openAcls(config, dataDir));
+            AclAuthorizer acls = openAcls(config, dataDir);
+            Apis.register(router, services, config, this::node, clock, acls);
+            ScramBootstrap.apply(config.raw(), listener.join().scram());
+            Apis.registerSasl(router, listener.join().scram(), acls);
             NetworkServer network = listener.join().server();
             Map<String, NodeInfo.Address> advertised = new LinkedHashMap<>();
             for (ListenerSpec spec : config.listeners()) {

@@ -15,8 +15,7 @@ import org.apache.kafka.common.security.auth.SecurityProtocol;
  * with Kafka's syntax and meaning. Listeners named in {@code controller.listener.names} are not
  * served: Pier has no controller quorum, and a combined-mode Kafka {@code server.properties} lists
  * one. {@code inter.broker.listener.name} must name a listener, as in Kafka, and is otherwise
- * unused on a single node. SASL listeners stop the start until SASL is implemented, rather than
- * being served without authentication.
+ * unused on a single node. SASL listeners are configured by {@link SaslSettings}.
  */
 final class ListenerConfigs {
     static final String LISTENERS = "listeners";
@@ -54,10 +53,6 @@ final class ListenerConfigs {
             }
             if (controllerNames.contains(name)) {
                 continue;
-            }
-            if (protocol == SecurityProtocol.SASL_PLAINTEXT || protocol == SecurityProtocol.SASL_SSL) {
-                throw new ConfigException(LISTENERS, listenersValue, "listener " + name + " uses " + protocol
-                        + ", and Pier does not support SASL yet; use PLAINTEXT or SSL");
             }
             String host = e.getValue()[0].isEmpty() ? DEFAULT_HOST : e.getValue()[0];
             int port = BrokerConfig.intIn(LISTENERS, e.getValue()[1], 0, 65535);

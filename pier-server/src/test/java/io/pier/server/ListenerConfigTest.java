@@ -66,14 +66,12 @@ class ListenerConfigTest {
     }
 
     @Test
-    void shouldRefuseSaslListenersUntilSaslIsSupported() {
-        assertThatThrownBy(() -> new BrokerConfig(Map.of("listeners", "SASL_SSL://:9094")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("SASL_SSL")
-                .hasMessageContaining("does not support SASL");
-        assertThatThrownBy(() -> new BrokerConfig(Map.of("listeners", "PLAINTEXT://:9092,EXT://:9095",
-                "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,EXT:SASL_PLAINTEXT")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("EXT")
-                .hasMessageContaining("SASL_PLAINTEXT");
+    void shouldAcceptSaslListeners() {
+        BrokerConfig config = new BrokerConfig(Map.of("listeners", "PLAINTEXT://:9092,EXT://:9095",
+                "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,EXT:SASL_PLAINTEXT"));
+
+        assertThat(config.listeners()).extracting(ListenerSpec::protocol)
+                .containsExactly(SecurityProtocol.PLAINTEXT, SecurityProtocol.SASL_PLAINTEXT);
     }
 
     @Test

@@ -303,6 +303,7 @@ class ProtocolVersionMatrixIT {
         ShareCases.register(cases);
         GroupCases.register(cases);
         TxnCases.register(cases);
+        SaslCases.register(cases);
         return cases;
     }
 
