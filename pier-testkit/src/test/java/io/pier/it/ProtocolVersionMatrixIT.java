@@ -35,7 +35,17 @@ import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.message.CreateAclsRequestData;
+import org.apache.kafka.common.message.DeleteAclsRequestData;
+import org.apache.kafka.common.message.DescribeAclsRequestData;
 import org.apache.kafka.common.requests.AlterClientQuotasResponse;
+import org.apache.kafka.common.requests.CreateAclsResponse;
+import org.apache.kafka.common.requests.DeleteAclsResponse;
+import org.apache.kafka.common.requests.DescribeAclsResponse;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.requests.DescribeClientQuotasResponse;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
@@ -304,6 +314,31 @@ class ProtocolVersionMatrixIT {
         GroupCases.register(cases);
         TxnCases.register(cases);
         SaslCases.register(cases);
+        // The matrix broker runs without an authorizer: every ACL API answers SECURITY_DISABLED, as
+        // Kafka does; AclIT covers them with ACLs on.
+        cases.put(ApiKeys.CREATE_ACLS, (c, v) -> {
+            CreateAclsResponse r = c.call(ApiKeys.CREATE_ACLS, v, new CreateAclsRequestData().setCreations(List.of(
+                    new CreateAclsRequestData.AclCreation().setResourceType(ResourceType.TOPIC.code())
+                            .setResourceName(TOPIC).setResourcePatternType(PatternType.LITERAL.code())
+                            .setPrincipal("User:alice").setHost("*").setOperation(AclOperation.READ.code())
+                            .setPermissionType(AclPermissionType.ALLOW.code()))));
+            assertThat(r.results()).singleElement().satisfies(e ->
+                    assertThat(e.errorCode()).isEqualTo(Errors.SECURITY_DISABLED.code()));
+        });
+        cases.put(ApiKeys.DESCRIBE_ACLS, (c, v) -> {
+            DescribeAclsResponse r = c.call(ApiKeys.DESCRIBE_ACLS, v, new DescribeAclsRequestData()
+                    .setResourceTypeFilter(ResourceType.ANY.code()).setPatternTypeFilter(PatternType.ANY.code())
+                    .setOperation(AclOperation.ANY.code()).setPermissionType(AclPermissionType.ANY.code()));
+            assertThat(r.data().errorCode()).isEqualTo(Errors.SECURITY_DISABLED.code());
+        });
+        cases.put(ApiKeys.DELETE_ACLS, (c, v) -> {
+            DeleteAclsResponse r = c.call(ApiKeys.DELETE_ACLS, v, new DeleteAclsRequestData().setFilters(List.of(
+                    new DeleteAclsRequestData.DeleteAclsFilter().setResourceTypeFilter(ResourceType.ANY.code())
+                            .setPatternTypeFilter(PatternType.ANY.code()).setOperation(AclOperation.ANY.code())
+                            .setPermissionType(AclPermissionType.ANY.code()))));
+            assertThat(r.filterResults()).singleElement().satisfies(e ->
+                    assertThat(e.errorCode()).isEqualTo(Errors.SECURITY_DISABLED.code()));
+        });
         return cases;
     }
 
