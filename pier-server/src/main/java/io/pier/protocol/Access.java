@@ -3,9 +3,13 @@ package io.pier.protocol;
 import io.pier.security.acl.AclAuthorizer;
 import io.pier.security.acl.Authorizer;
 import java.net.InetSocketAddress;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -18,6 +22,20 @@ import org.apache.kafka.common.resource.ResourceType;
  */
 public final class Access {
     public static final Access ALLOW_ALL = new Access(Authorizer.ALLOW_ALL);
+
+    /** The schema default of every authorized-operations field: the client did not ask. */
+    public static final int OPERATIONS_OMITTED = Integer.MIN_VALUE;
+
+    /** Kafka's operations per resource type, the bits an authorized-operations field may carry. */
+    private static final Map<ResourceType, Set<AclOperation>> SUPPORTED = Map.of(
+            ResourceType.TOPIC, EnumSet.of(AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
+                    AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS,
+                    AclOperation.ALTER_CONFIGS),
+            ResourceType.GROUP, EnumSet.of(AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE,
+                    AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS),
+            ResourceType.CLUSTER, EnumSet.of(AclOperation.CREATE, AclOperation.CLUSTER_ACTION,
+                    AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE,
+                    AclOperation.ALTER, AclOperation.DESCRIBE));
 
     private final Authorizer authorizer;
 
@@ -51,6 +69,32 @@ public final class Access {
 
     public boolean transactionalId(ApiRequest request, AclOperation op, String id) {
         return on(request, op, ResourceType.TRANSACTIONAL_ID, id);
+    }
+
+    /**
+     * The operations the principal may perform on the resource, one bit per operation code, as
+     * Kafka answers {@code include*AuthorizedOperations}: with authorization off, every operation
+     * the resource type supports.
+     */
+    public int operations(ApiRequest request, ResourceType type, String name) {
+        int bits = 0;
+        for (AclOperation op : SUPPORTED.get(type)) {
+            if (on(request, op, type, name)) {
+                bits |= 1 << op.code();
+            }
+        }
+        return bits;
+    }
+
+    /** The cluster's authorized operations; none at all without DESCRIBE on the cluster, as Kafka. */
+    public int clusterOperations(ApiRequest request) {
+        return cluster(request, AclOperation.DESCRIBE)
+                ? operations(request, ResourceType.CLUSTER, AclAuthorizer.CLUSTER_NAME) : 0;
+    }
+
+    /** Whether every one of the topics (a group's subscriptions and assignments) allows DESCRIBE. */
+    public boolean mayDescribeAll(ApiRequest request, Stream<String> topics) {
+        return topics.allMatch(t -> topic(request, AclOperation.DESCRIBE, t));
     }
 
     /** Topics the principal may use for {@code op}, as a filter over topic names. */

@@ -37,6 +37,7 @@ import org.apache.kafka.common.requests.LeaveGroupRequest;
 import org.apache.kafka.common.requests.LeaveGroupResponse;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * The classic group protocol: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and DescribeGroups,
@@ -51,7 +52,6 @@ public final class ConsumerGroupHandlers {
     private static final short FIRST_JOIN_VERSION_WITH_SKIP_ASSIGNMENT = 9;
     /** DescribeGroups v6+ answers GROUP_ID_NOT_FOUND where older versions describe a Dead group. */
     private static final short FIRST_DESCRIBE_VERSION_WITH_NOT_FOUND = 6;
-    private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
 
     private final ConsumerGroups groups;
 
@@ -162,10 +162,11 @@ public final class ConsumerGroupHandlers {
                         .setGroupId(groupId).setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
                         .setGroupState("").setProtocolType("").setProtocolData("");
                 each.add(CompletableFuture.completedFuture(version >= 3
-                        ? denied.setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED) : denied));
+                        ? denied.setAuthorizedOperations(Access.OPERATIONS_OMITTED) : denied));
                 continue;
             }
-            each.add(groups.describe(groupId).thenApply(d -> described(groupId, d, version)));
+            each.add(groups.describe(groupId).thenApply(d -> withOperations(request, in,
+                    described(groupId, d, version))));
         }
         return Futures.all(each).thenApply(list -> {
             DescribeGroupsResponseData out = new DescribeGroupsResponseData();
@@ -174,12 +175,21 @@ public final class ConsumerGroupHandlers {
         });
     }
 
+    /** As Kafka: a described group's operations, when v3+ asks for them and the group was found. */
+    private DescribeGroupsResponseData.DescribedGroup withOperations(ApiRequest request, DescribeGroupsRequestData in,
+            DescribeGroupsResponseData.DescribedGroup g) {
+        if (request.version() >= 3 && in.includeAuthorizedOperations() && g.errorCode() == Errors.NONE.code()) {
+            g.setAuthorizedOperations(access.operations(request, ResourceType.GROUP, g.groupId()));
+        }
+        return g;
+    }
+
     private static DescribeGroupsResponseData.DescribedGroup described(String groupId, ConsumerGroups.Described d,
             short version) {
         DescribeGroupsResponseData.DescribedGroup g = new DescribeGroupsResponseData.DescribedGroup()
                 .setGroupId(groupId).setProtocolType("").setProtocolData("");
         if (version >= 3) {
-            g.setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+            g.setAuthorizedOperations(Access.OPERATIONS_OMITTED);
         }
         if (d.group().isEmpty()) {
             g.setGroupState("Dead");

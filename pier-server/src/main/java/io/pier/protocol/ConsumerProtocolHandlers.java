@@ -11,6 +11,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.ConsumerGroupDescribeRequestData;
 import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
@@ -21,18 +23,20 @@ import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
 import org.apache.kafka.common.requests.ConsumerGroupDescribeResponse;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 /** The consumer group protocol of KIP-848: ConsumerGroupHeartbeat v0-1 and ConsumerGroupDescribe v0-1. */
 public final class ConsumerProtocolHandlers {
-    private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
     /** ConsumerGroupDescribe v1's MemberType of a consumer-protocol and of a classic member (KIP-1099). */
     private static final byte CONSUMER_MEMBER = 1;
     private static final byte CLASSIC_MEMBER = 0;
 
     private final ConsumerGroups groups;
+    private final Access access;
 
-    public ConsumerProtocolHandlers(ConsumerGroups groups) {
+    public ConsumerProtocolHandlers(ConsumerGroups groups, Access access) {
         this.groups = groups;
+        this.access = access;
     }
 
     public CompletableFuture<AbstractResponse> heartbeat(ApiRequest request) {
@@ -73,7 +77,14 @@ public final class ConsumerProtocolHandlers {
         ConsumerGroupDescribeRequestData in = request.bodyAs(ConsumerGroupDescribeRequest.class).data();
         List<CompletableFuture<ConsumerGroupDescribeResponseData.DescribedGroup>> each = new ArrayList<>();
         for (String groupId : in.groupIds()) {
-            each.add(groups.consumerDescribe(groupId).thenApply(d -> toWire(groupId, d)));
+            if (!access.group(request, AclOperation.DESCRIBE, groupId)) {
+                each.add(CompletableFuture.completedFuture(new ConsumerGroupDescribeResponseData.DescribedGroup()
+                        .setGroupId(groupId).setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
+                        .setAuthorizedOperations(Access.OPERATIONS_OMITTED)));
+                continue;
+            }
+            each.add(groups.consumerDescribe(groupId)
+                    .thenApply(d -> authorized(request, in, toWire(groupId, d))));
         }
         return Futures.all(each).thenApply(list -> {
             ConsumerGroupDescribeResponseData out = new ConsumerGroupDescribeResponseData();
@@ -82,10 +93,36 @@ public final class ConsumerProtocolHandlers {
         });
     }
 
+    /**
+     * As Kafka: a group naming a topic (subscribed or assigned) the principal may not DESCRIBE is
+     * answered TOPIC_AUTHORIZATION_FAILED without its members; a described group carries its
+     * operations when asked.
+     */
+    private ConsumerGroupDescribeResponseData.DescribedGroup authorized(ApiRequest request,
+            ConsumerGroupDescribeRequestData in, ConsumerGroupDescribeResponseData.DescribedGroup g) {
+        if (g.errorCode() != Errors.NONE.code()) {
+            return g;
+        }
+        for (ConsumerGroupDescribeResponseData.Member m : g.members()) {
+            Stream<String> topics = Stream.concat(m.subscribedTopicNames().stream(), Stream.concat(
+                    m.assignment().topicPartitions().stream(), m.targetAssignment().topicPartitions().stream())
+                    .map(ConsumerGroupDescribeResponseData.TopicPartitions::topicName));
+            if (!access.mayDescribeAll(request, topics)) {
+                g.members().clear();
+                return g.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("The group has member(s) that use topics the client may not describe");
+            }
+        }
+        if (in.includeAuthorizedOperations()) {
+            g.setAuthorizedOperations(access.operations(request, ResourceType.GROUP, g.groupId()));
+        }
+        return g;
+    }
+
     private static ConsumerGroupDescribeResponseData.DescribedGroup toWire(String groupId,
             ConsumerGroups.ConsumerDescribed d) {
         ConsumerGroupDescribeResponseData.DescribedGroup g = new ConsumerGroupDescribeResponseData.DescribedGroup()
-                .setGroupId(groupId).setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+                .setGroupId(groupId).setAuthorizedOperations(Access.OPERATIONS_OMITTED);
         if (groupId == null || groupId.isEmpty()) {
             return g.setErrorCode(Errors.INVALID_GROUP_ID.code()).setErrorMessage("The group id must not be empty.");
         }

@@ -32,10 +32,10 @@ public final class CoordinatorHandlers {
         FindCoordinatorRequest body = request.bodyAs(FindCoordinatorRequest.class);
         byte keyType = body.data().keyType();
         // The key type is per request, so every key of a batched (v4+) request gets the same answer.
-        Errors error = errorFor(keyType);
+        Errors error = errorFor(request, keyType);
         boolean served = error == Errors.NONE;
         NodeInfo n = served ? node.get().seenFrom(request.connection()) : NO_COORDINATOR;
-        String message = served ? null : messageFor(keyType);
+        String message = error == Errors.INVALID_REQUEST ? messageFor(keyType) : null;
         FindCoordinatorResponseData data = new FindCoordinatorResponseData();
         if (request.version() < 4) {
             Errors denied = served ? denied(request, keyType, body.data().key()) : Errors.NONE;
@@ -64,14 +64,16 @@ public final class CoordinatorHandlers {
                 : Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
     }
 
-    private static Errors errorFor(byte keyType) {
+    private Errors errorFor(ApiRequest request, byte keyType) {
         if (keyType == KEY_TYPE_GROUP || keyType == KEY_TYPE_TRANSACTION) {
             // Transactions are refused at InitProducerId with a clear error rather than here,
             // where the client would retry until its timeout.
             return Errors.NONE;
         }
-        // SHARE keys are for inter-broker state RPCs, which a client may not use.
-        return Errors.INVALID_REQUEST;
+        // SHARE keys are for inter-broker state RPCs, which a client may not use; Kafka asks
+        // CLUSTER_ACTION for them, so a principal without it learns only that.
+        return access.cluster(request, AclOperation.CLUSTER_ACTION) ? Errors.INVALID_REQUEST
+                : Errors.CLUSTER_AUTHORIZATION_FAILED;
     }
 
     private static String messageFor(byte keyType) {
@@ -85,7 +87,8 @@ public final class CoordinatorHandlers {
                 .setClusterId(n.clusterId())
                 .setControllerId(n.nodeId())
                 .setEndpointType(body.data().endpointType())
-                .setClusterAuthorizedOperations(Integer.MIN_VALUE);
+                .setClusterAuthorizedOperations(body.data().includeClusterAuthorizedOperations()
+                        ? access.clusterOperations(request) : Access.OPERATIONS_OMITTED);
         data.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker()
                 .setBrokerId(n.nodeId()).setHost(n.host()).setPort(n.port()));
         return CompletableFuture.completedFuture(new DescribeClusterResponse(data));

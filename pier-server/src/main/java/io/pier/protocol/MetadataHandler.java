@@ -8,8 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.acl.AclOperation;
 import java.util.function.Supplier;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -22,6 +22,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * Metadata: this node leads every partition. Unknown topics are created with
@@ -29,17 +30,11 @@ import org.apache.kafka.common.requests.MetadataResponse;
  * allow it, as Kafka does.
  */
 public final class MetadataHandler implements ApiHandler {
-    private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
     private static final short FIRST_VERSION_WITH_TOPIC_IDS = 12;
     private final Supplier<NodeInfo> node;
     private final TopicService topics;
     private final boolean autoCreate;
     private final int defaultPartitions;
-
-    /** What Metadata reports a client may do on a topic when it asks (Kafka's topic operations). */
-    private static final List<AclOperation> TOPIC_OPERATIONS = List.of(AclOperation.READ, AclOperation.WRITE,
-            AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE,
-            AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS);
     private final Access access;
 
     public MetadataHandler(Supplier<NodeInfo> node, TopicService topics, boolean autoCreate, int defaultPartitions,
@@ -163,16 +158,19 @@ public final class MetadataHandler implements ApiHandler {
     /** The topic's authorized operations as a bit field, if the client asked (v8+), else omitted. */
     private int operations(ApiRequest request, String topic) {
         MetadataRequest body = request.bodyAs(MetadataRequest.class);
-        if (!access.enabled() || request.version() < 8 || !body.data().includeTopicAuthorizedOperations()) {
-            return AUTHORIZED_OPERATIONS_OMITTED;
+        if (request.version() < 8 || !body.data().includeTopicAuthorizedOperations()) {
+            return Access.OPERATIONS_OMITTED;
         }
-        int bits = 0;
-        for (AclOperation op : TOPIC_OPERATIONS) {
-            if (access.topic(request, op, topic)) {
-                bits |= 1 << op.code();
-            }
+        return access.operations(request, ResourceType.TOPIC, topic);
+    }
+
+    /** Metadata v8-10 carries the cluster's operations; later versions moved them to DescribeCluster. */
+    private int clusterOperations(ApiRequest request) {
+        MetadataRequest body = request.bodyAs(MetadataRequest.class);
+        if (request.version() < 8 || request.version() > 10 || !body.data().includeClusterAuthorizedOperations()) {
+            return Access.OPERATIONS_OMITTED;
         }
-        return bits;
+        return access.clusterOperations(request);
     }
 
     private AbstractResponse respond(ApiRequest request, List<MetadataResponseTopic> topicList) {
@@ -180,7 +178,7 @@ public final class MetadataHandler implements ApiHandler {
         MetadataResponseData data = new MetadataResponseData()
                 .setClusterId(n.clusterId())
                 .setControllerId(n.nodeId())
-                .setClusterAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+                .setClusterAuthorizedOperations(clusterOperations(request));
         data.brokers().add(new MetadataResponseData.MetadataResponseBroker()
                 .setNodeId(n.nodeId()).setHost(n.host()).setPort(n.port()));
         topicList.forEach(t -> data.topics().add(t));

@@ -15,12 +15,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResult;
 import org.apache.kafka.common.message.DeleteGroupsResponseData.DeletableGroupResultCollection;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.ListGroupsRequestData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.ShareGroupDescribeRequestData;
 import org.apache.kafka.common.message.ShareGroupDescribeResponseData.DescribedGroup;
 import org.apache.kafka.common.message.ShareGroupDescribeResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -31,6 +33,7 @@ import org.apache.kafka.common.requests.ListGroupsRequest;
 import org.apache.kafka.common.requests.ListGroupsResponse;
 import org.apache.kafka.common.requests.ShareGroupDescribeRequest;
 import org.apache.kafka.common.requests.ShareGroupDescribeResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * The group-level admin APIs: ListGroups and DeleteGroups for share and classic consumer groups,
@@ -45,7 +48,6 @@ public final class ShareGroupAdminHandlers {
     static final String CLASSIC = "classic";
     /** Group type and protocol type of a consumer-protocol group on the wire (KIP-848). */
     static final String CONSUMER = "consumer";
-    private static final int AUTHORIZED_OPERATIONS_OMITTED = Integer.MIN_VALUE;
 
     private final ShareGroups groups;
     private final ShareOffsets shares;
@@ -140,16 +142,17 @@ public final class ShareGroupAdminHandlers {
 
     /** ShareGroupDescribe v1: GROUP_ID_NOT_FOUND for an id that is not a share group. */
     public CompletableFuture<AbstractResponse> describe(ApiRequest request) {
-        List<String> groupIds = request.bodyAs(ShareGroupDescribeRequest.class).data().groupIds();
+        ShareGroupDescribeRequestData in = request.bodyAs(ShareGroupDescribeRequest.class).data();
+        List<String> groupIds = in.groupIds();
         List<CompletableFuture<DescribedGroup>> described = new ArrayList<>();
         for (String groupId : groupIds) {
             if (!access.group(request, AclOperation.DESCRIBE, groupId)) {
                 described.add(CompletableFuture.completedFuture(new DescribedGroup().setGroupId(groupId)
                         .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
-                        .setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED)));
+                        .setAuthorizedOperations(Access.OPERATIONS_OMITTED)));
                 continue;
             }
-            described.add(groups.describe(groupId).thenApply(d -> hideTopics(request, toWire(groupId, d))));
+            described.add(groups.describe(groupId).thenApply(d -> authorized(request, in, toWire(groupId, d))));
         }
         return Futures.all(described).thenApply(list -> {
             ShareGroupDescribeResponseData out = new ShareGroupDescribeResponseData();
@@ -160,26 +163,31 @@ public final class ShareGroupAdminHandlers {
 
     /**
      * As Kafka: a described group naming a topic (subscribed or assigned) the principal may not
-     * DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED, without its members.
+     * DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED, without its members; a described group
+     * carries its operations when asked.
      */
-    private DescribedGroup hideTopics(ApiRequest request, DescribedGroup group) {
+    private DescribedGroup authorized(ApiRequest request, ShareGroupDescribeRequestData in, DescribedGroup group) {
+        if (group.errorCode() != Errors.NONE.code()) {
+            return group;
+        }
         for (ShareGroupDescribeResponseData.Member m : group.members()) {
-            boolean hidden = m.subscribedTopicNames().stream()
-                    .anyMatch(t -> !access.topic(request, AclOperation.DESCRIBE, t))
-                    || m.assignment().topicPartitions().stream()
-                    .anyMatch(t -> !access.topic(request, AclOperation.DESCRIBE, t.topicName()));
-            if (hidden) {
+            Stream<String> topics = Stream.concat(m.subscribedTopicNames().stream(),
+                    m.assignment().topicPartitions().stream().map(ShareGroupDescribeResponseData.TopicPartitions::topicName));
+            if (!access.mayDescribeAll(request, topics)) {
                 group.members().clear();
                 return group.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
                         .setErrorMessage("The group has member(s) that use topics the client may not describe");
             }
+        }
+        if (in.includeAuthorizedOperations()) {
+            group.setAuthorizedOperations(access.operations(request, ResourceType.GROUP, group.groupId()));
         }
         return group;
     }
 
     private static DescribedGroup toWire(String groupId, Optional<GroupDescription> found) {
         DescribedGroup group = new DescribedGroup().setGroupId(groupId)
-                .setAuthorizedOperations(AUTHORIZED_OPERATIONS_OMITTED);
+                .setAuthorizedOperations(Access.OPERATIONS_OMITTED);
         if (found.isEmpty()) {
             return group.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code())
                     .setErrorMessage("Group " + groupId + " not found.");

@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.AddOffsetsToTxnResponseData;
@@ -174,7 +175,8 @@ public final class TransactionHandlers {
                         .setTransactionalId(id).setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())));
                 continue;
             }
-            each.add(coordinators.describe(id).thenApply(d -> d.map(TransactionHandlers::described)
+            each.add(coordinators.describe(id).thenApply(d -> d.map(t -> described(t, access.topics(request,
+                    AclOperation.DESCRIBE)))
                     .orElseGet(() -> new DescribeTransactionsResponseData.TransactionState().setTransactionalId(id)
                             .setErrorCode(Errors.TRANSACTIONAL_ID_NOT_FOUND.code()))));
         }
@@ -182,14 +184,19 @@ public final class TransactionHandlers {
                 new DescribeTransactionsResponseData().setTransactionStates(states)));
     }
 
-    /** Kafka lists a group as its __consumer_offsets partition; Pier has no such topic and lists topics only. */
-    private static DescribeTransactionsResponseData.TransactionState described(TransactionDescription d) {
+    /**
+     * Kafka lists a group as its __consumer_offsets partition; Pier has no such topic and lists
+     * topics only. As Kafka, topics the principal may not describe are left out.
+     */
+    private static DescribeTransactionsResponseData.TransactionState described(TransactionDescription d,
+            Predicate<String> describable) {
         DescribeTransactionsResponseData.TransactionState s = new DescribeTransactionsResponseData.TransactionState()
                 .setTransactionalId(d.transactionalId()).setTransactionState(d.state().kafkaName())
                 .setTransactionTimeoutMs(d.timeoutMs()).setTransactionStartTimeMs(d.startTimestampMs())
                 .setProducerId(d.producerId()).setProducerEpoch(d.producerEpoch());
         Map<String, List<Integer>> byTopic = new TreeMap<>();
-        d.partitions().forEach(tp -> byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition()));
+        d.partitions().stream().filter(tp -> describable.test(tp.topic()))
+                .forEach(tp -> byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition()));
         byTopic.forEach((topic, partitions) -> s.topics().add(new DescribeTransactionsResponseData.TopicData()
                 .setTopic(topic).setPartitions(partitions.stream().sorted().toList())));
         return s;

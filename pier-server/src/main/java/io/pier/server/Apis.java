@@ -52,7 +52,6 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
 import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
-import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.EndTxnRequest;
 import org.apache.kafka.common.requests.HeartbeatRequest;
@@ -129,7 +128,7 @@ public final class Apis {
                 config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups(), access);
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups(), access);
-        ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups());
+        ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups(), access);
         ShareGroupAdminHandlers shareAdmin = new ShareGroupAdminHandlers(shareGroups, services.shareOffsets(),
                 services.consumerGroups(), access);
         ShareGroupOffsetHandlers shareOffsets = new ShareGroupOffsetHandlers(shareGroups, services.shareOffsets(),
@@ -179,9 +178,7 @@ public final class Apis {
                         access.requireTopics(AclOperation.DESCRIBE,
                                 r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().subscribedTopicNames(),
                                 consumerProtocol::heartbeat)))
-                .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, access.requireGroups(AclOperation.DESCRIBE,
-                        r -> r.bodyAs(ConsumerGroupDescribeRequest.class).data().groupIds(),
-                        consumerProtocol::describe))
+                .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, consumerProtocol::describe)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)

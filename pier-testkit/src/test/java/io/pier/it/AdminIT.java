@@ -20,6 +20,8 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConfigEntry.ConfigSource;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -34,6 +36,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -94,6 +97,24 @@ class AdminIT {
             assertThat(p.leader().id()).isEqualTo(1);
             assertThat(p.replicas()).extracting(n -> n.id()).containsExactly(1);
         }
+    }
+
+    @Test
+    void shouldAnswerEveryOperationAsAuthorizedWithoutAnAuthorizer() throws Exception {
+        String topic = "operations-open";
+        admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        // As Kafka without an authorizer: every operation the resource type has.
+        assertThat(admin.describeTopics(List.of(topic), new DescribeTopicsOptions().includeAuthorizedOperations(true))
+                .allTopicNames().get().get(topic).authorizedOperations())
+                .containsExactlyInAnyOrder(AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
+                        AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.ALTER,
+                        AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS);
+        assertThat(admin.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true))
+                .authorizedOperations().get())
+                .containsExactlyInAnyOrder(AclOperation.CREATE, AclOperation.CLUSTER_ACTION,
+                        AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE,
+                        AclOperation.ALTER, AclOperation.DESCRIBE);
+        assertThat(admin.describeCluster().authorizedOperations().get()).isNull();
     }
 
     @Test

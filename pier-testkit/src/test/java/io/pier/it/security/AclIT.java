@@ -15,19 +15,27 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions;
+import org.apache.kafka.clients.admin.DescribeShareGroupsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
@@ -440,6 +448,70 @@ class AclIT {
             assertThat(catchThrowable(() -> b.deleteShareGroups(List.of("sg-admin")).all()
                     .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(GroupAuthorizationException.class);
             a.deleteShareGroups(List.of("sg-admin")).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    @Test
+    void shouldAnswerAuthorizedOperationsWhenAsked() throws Exception {
+        createTopic("acl-ops");
+        produce(admin, "acl-ops", 1);
+        TopicPartition tp = new TopicPartition("acl-ops", 0);
+        Map<String, Object> p = new HashMap<>();
+        p.put("auto.offset.reset", "earliest");
+        p.put("group.id", "cg-ops");
+        p.put("group.protocol", "consumer");
+        try (KafkaConsumer<String, String> c = consumer(admin, p)) {
+            c.subscribe(List.of("acl-ops"));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+            while (c.poll(Duration.ofMillis(200)).isEmpty() && System.nanoTime() < deadline) {
+                // until the one record came
+            }
+            c.commitSync(Duration.ofMillis(WAIT_MS));
+        }
+        earliest("sg-ops");
+        try (KafkaShareConsumer<String, String> c = shareConsumer(admin, "sg-ops")) {
+            c.subscribe(List.of("acl-ops"));
+            assertThat(pollShare(c, 1)).hasSize(1);
+        }
+        grant(allow(ResourceType.TOPIC, "acl-ops", "alice", AclOperation.READ),
+                allow(ResourceType.GROUP, "cg-ops", "alice", AclOperation.READ),
+                allow(ResourceType.GROUP, "cg-ops-classic", "alice", AclOperation.DELETE),
+                allow(ResourceType.GROUP, "sg-ops", "alice", AclOperation.READ));
+        Set<AclOperation> readAndDescribe = Set.of(AclOperation.READ, AclOperation.DESCRIBE);
+        try (Admin a = Admin.create(props(alice)); Admin root = Admin.create(props(admin))) {
+            // A group with committed offsets only: a classic group, described by DescribeGroups.
+            root.alterConsumerGroupOffsets("cg-ops-classic", Map.of(tp, new OffsetAndMetadata(0))).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS);
+            assertThat(a.describeTopics(List.of("acl-ops"), new DescribeTopicsOptions().includeAuthorizedOperations(true))
+                    .allTopicNames().get(WAIT_MS, TimeUnit.MILLISECONDS).get("acl-ops").authorizedOperations())
+                    .isEqualTo(readAndDescribe);
+            assertThat(root.describeTopics(List.of("acl-ops"), new DescribeTopicsOptions()
+                    .includeAuthorizedOperations(true)).allTopicNames().get(WAIT_MS, TimeUnit.MILLISECONDS)
+                    .get("acl-ops").authorizedOperations()).hasSize(8);
+            // Not asked: not answered.
+            assertThat(a.describeTopics(List.of("acl-ops")).allTopicNames().get(WAIT_MS, TimeUnit.MILLISECONDS)
+                    .get("acl-ops").authorizedOperations()).isNull();
+            // Without DESCRIBE on the cluster, none of its operations are told.
+            DescribeClusterOptions withOps = new DescribeClusterOptions().includeAuthorizedOperations(true);
+            assertThat(a.describeCluster(withOps).authorizedOperations().get(WAIT_MS, TimeUnit.MILLISECONDS)).isEmpty();
+            assertThat(root.describeCluster(withOps).authorizedOperations().get(WAIT_MS, TimeUnit.MILLISECONDS))
+                    .contains(AclOperation.DESCRIBE, AclOperation.ALTER, AclOperation.CLUSTER_ACTION).hasSize(7);
+            Map<String, ConsumerGroupDescription> groups = a.describeConsumerGroups(List.of("cg-ops", "cg-ops-classic"),
+                    new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true)).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS);
+            assertThat(groups.get("cg-ops").type()).isEqualTo(GroupType.CONSUMER);
+            assertThat(groups.get("cg-ops").authorizedOperations()).isEqualTo(readAndDescribe);
+            assertThat(groups.get("cg-ops-classic").type()).isEqualTo(GroupType.CLASSIC);
+            assertThat(groups.get("cg-ops-classic").authorizedOperations())
+                    .isEqualTo(Set.of(AclOperation.DELETE, AclOperation.DESCRIBE));
+            assertThat(a.describeShareGroups(List.of("sg-ops"), new DescribeShareGroupsOptions()
+                    .includeAuthorizedOperations(true)).all().get(WAIT_MS, TimeUnit.MILLISECONDS)
+                    .get("sg-ops").authorizedOperations()).isEqualTo(readAndDescribe);
+        }
+        // ConsumerGroupDescribe checks each group on its own, as DescribeGroups does.
+        try (Admin b = Admin.create(props(bob))) {
+            assertThat(catchThrowable(() -> b.describeConsumerGroups(List.of("cg-ops")).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS))).hasCauseInstanceOf(GroupAuthorizationException.class);
         }
     }
 
