@@ -1,6 +1,7 @@
 package io.pier.protocol;
 
 import java.util.Map;
+import java.util.function.IntConsumer;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -8,14 +9,19 @@ import org.apache.kafka.common.requests.AbstractResponse;
 
 /**
  * A response carrying a generated message as is, for APIs whose kafka-clients response class
- * has no public constructor from its data. Only {@link #data()} is used to write it.
+ * has no public constructor from its data. Only {@link #data()} is used to write it; the throttle
+ * time is written into the message through {@code setThrottle}, as the message classes share no
+ * interface for it.
  */
 final class MessageResponse extends AbstractResponse {
     private final ApiMessage data;
+    private final IntConsumer setThrottle;
+    private int throttleTimeMs;
 
-    MessageResponse(ApiKeys key, ApiMessage data) {
+    MessageResponse(ApiKeys key, ApiMessage data, IntConsumer setThrottle) {
         super(key);
         this.data = data;
+        this.setThrottle = setThrottle;
     }
 
     @Override
@@ -30,11 +36,12 @@ final class MessageResponse extends AbstractResponse {
 
     @Override
     public int throttleTimeMs() {
-        return 0;
+        return throttleTimeMs;
     }
 
     @Override
     public void maybeSetThrottleTimeMs(int throttleTimeMs) {
-        // Pier does not throttle yet.
+        this.throttleTimeMs = throttleTimeMs;
+        setThrottle.accept(throttleTimeMs);
     }
 }

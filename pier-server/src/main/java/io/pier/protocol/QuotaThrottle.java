@@ -7,6 +7,7 @@ import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
 import org.apache.kafka.common.message.FetchResponseData.PartitionData;
 import org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData;
 import org.apache.kafka.common.message.ProduceRequestData.TopicProduceData;
+import org.apache.kafka.common.message.ShareFetchResponseData;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
@@ -18,7 +19,11 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * the bytes of its record batches against {@code producer_byte_rate}. An acks=0 produce has no
  * response to carry the time, so it is counted but not throttled. Fetch counts the records of its
  * response against {@code consumer_byte_rate}; over the quota it is answered with no partitions
- * (Kafka's throttled fetch response), and those records are not counted.
+ * (Kafka's throttled fetch response), and those records are not counted. ShareFetch counts
+ * against {@code consumer_byte_rate} too, but keeps its records: they were acquired for this
+ * consumer, and Kafka's empty throttled answer would leave them locked, out of everyone's reach,
+ * until the acquisition lock times out. The throttle time and the muted channel slow the
+ * consumer just the same.
  */
 public final class QuotaThrottle {
     private QuotaThrottle() {}
@@ -48,6 +53,29 @@ public final class QuotaThrottle {
             return FetchResponse.of(new FetchResponseData().setSessionId(response.data().sessionId())
                     .setThrottleTimeMs(throttleMs));
         });
+    }
+
+    public static ApiHandler shareFetch(ApiHandler handler, ByteRateQuotas quotas) {
+        return request -> handler.handle(request).thenApply(r -> {
+            int throttleMs = quotas.record(request.principal(), request.header().clientId(),
+                    recordBytes((ShareFetchResponseData) r.data()));
+            if (throttleMs > 0) {
+                r.maybeSetThrottleTimeMs(throttleMs);
+            }
+            return r;
+        });
+    }
+
+    private static long recordBytes(ShareFetchResponseData response) {
+        long bytes = 0;
+        for (ShareFetchResponseData.ShareFetchableTopicResponse topic : response.responses()) {
+            for (ShareFetchResponseData.PartitionData partition : topic.partitions()) {
+                if (partition.records() != null) {
+                    bytes += partition.records().sizeInBytes();
+                }
+            }
+        }
+        return bytes;
     }
 
     private static long recordBytes(FetchResponse response) {

@@ -230,7 +230,7 @@ public final class ShareFetchHandler implements ApiHandler {
             }
             topic.partitions().add(pd);
         });
-        return new MessageResponse(ApiKeys.SHARE_FETCH, data);
+        return new MessageResponse(ApiKeys.SHARE_FETCH, data, data::setThrottleTimeMs);
     }
 
     private static ShareFetchResponseData.PartitionData partitionData(PartitionRef ref) {
@@ -239,7 +239,9 @@ public final class ShareFetchHandler implements ApiHandler {
     }
 
     private static CompletableFuture<AbstractResponse> error(Errors error, String message, int lockMs) {
-        return CompletableFuture.completedFuture(new MessageResponse(ApiKeys.SHARE_FETCH, new ShareFetchResponseData()
-                .setErrorCode(error.code()).setErrorMessage(message).setAcquisitionLockTimeoutMs(lockMs)));
+        ShareFetchResponseData data = new ShareFetchResponseData()
+                .setErrorCode(error.code()).setErrorMessage(message).setAcquisitionLockTimeoutMs(lockMs);
+        return CompletableFuture.completedFuture(new MessageResponse(ApiKeys.SHARE_FETCH, data,
+                data::setThrottleTimeMs));
     }
 }

@@ -194,8 +194,8 @@ public final class Apis {
                                 new ShareGroupHeartbeatHandler(shareGroups))))
                 .register(ApiKeys.SHARE_FETCH, 1, 2, access.requireGroup(AclOperation.READ,
                         r -> r.bodyAs(ShareFetchRequest.class).data().groupId(),
-                        new ShareFetchHandler(topics, services.shareSessions(), shareAcks, services.shares(),
-                                services.polls(), access)))
+                        QuotaThrottle.shareFetch(new ShareFetchHandler(topics, services.shareSessions(), shareAcks,
+                                services.shares(), services.polls(), access), fetchQuotas)))
                 .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2,
                         access.requireGroup(AclOperation.READ,
                                 r -> r.bodyAs(ShareAcknowledgeRequest.class).data().groupId(),

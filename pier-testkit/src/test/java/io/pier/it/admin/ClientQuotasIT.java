@@ -8,22 +8,29 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
@@ -209,6 +216,58 @@ class ClientQuotasIT {
         assertThat(read).isEqualTo(records);
         assertThat(elapsedMs).as("6 MB at 1 MB/s").isGreaterThanOrEqualTo(3_500);
         assertThat(maxThrottleMs).as("throttle_time_ms reported to the consumer").isPositive();
+    }
+
+    @Test
+    void shouldHoldAShareConsumerNearItsByteRateAndDeliverEveryRecordOnce() throws Exception {
+        int bytesPerSecond = 1 << 20;
+        byte[] value = new byte[4096];
+        int records = 6 * bytesPerSecond / value.length; // 6 MB
+        try (Admin admin = admin()) {
+            admin.alterClientQuotas(List.of(set(entity(ClientQuotaEntity.CLIENT_ID, "slow-share"),
+                    "consumer_byte_rate", bytesPerSecond))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            admin.createTopics(List.of(new NewTopic("quota-share", 1, (short) 1))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, "quota-share-group"),
+                    List.of(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
+                            AlterConfigOp.OpType.SET)))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        Properties producerProps = new Properties();
+        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            for (int i = 0; i < records; i++) {
+                var unused = producer.send(new ProducerRecord<>("quota-share", value));
+            }
+            producer.flush();
+        }
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        props.put(ConsumerConfig.CLIENT_ID_CONFIG, "slow-share");
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, "quota-share-group");
+        long startNanos = System.nanoTime();
+        Set<Long> offsets = new HashSet<>();
+        int deliveries = 0;
+        double maxThrottleMs;
+        try (KafkaShareConsumer<byte[], byte[]> consumer = new KafkaShareConsumer<>(props,
+                new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of("quota-share"));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(60_000);
+            while (offsets.size() < records && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    offsets.add(r.offset());
+                    deliveries++;
+                }
+            }
+            maxThrottleMs = consumer.metrics().entrySet().stream()
+                    .filter(e -> e.getKey().name().equals("fetch-throttle-time-max"))
+                    .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).max().orElseThrow();
+        }
+        long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        assertThat(offsets).hasSize(records);
+        // A throttled answer keeps its records, so none waits out an acquisition lock to come again.
+        assertThat(deliveries).as("each record delivered once").isEqualTo(records);
+        assertThat(elapsedMs).as("6 MB at 1 MB/s").isGreaterThanOrEqualTo(3_500);
+        assertThat(maxThrottleMs).as("throttle_time_ms reported to the share consumer").isPositive();
     }
 
     private static double metric(KafkaProducer<?, ?> producer, String name) {
