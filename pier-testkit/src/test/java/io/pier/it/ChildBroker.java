@@ -26,14 +26,34 @@ public final class ChildBroker implements AutoCloseable {
     private final Path logDir;
     private final List<String> settings;
     private final int port;
+    /** A server.properties given to {@code --config} instead of {@code --port} and {@code --data-dir}. */
+    private final Path configFile;
     private Process process;
 
     /** {@code settings} are {@code key=value} broker settings on top of the defaults. */
     public ChildBroker(Path dataDir, Path logDir, String... settings) throws IOException {
+        this(dataDir, logDir, freePort(), null, List.of(settings));
+    }
+
+    private ChildBroker(Path dataDir, Path logDir, int port, Path configFile, List<String> settings) {
         this.dataDir = dataDir;
         this.logDir = logDir;
-        this.settings = List.of(settings);
-        this.port = freePort();
+        this.settings = settings;
+        this.port = port;
+        this.configFile = configFile;
+    }
+
+    /**
+     * {@code pier start --config configFile}, as an operator runs it: listeners and data folder
+     * come from the file, whose client listener is on {@code port}.
+     */
+    public static ChildBroker withConfigFile(Path configFile, int port, Path logDir) {
+        return new ChildBroker(null, logDir, port, configFile, List.of());
+    }
+
+    /** A free loopback port, for a config file written before the broker starts. */
+    public static int freeLoopbackPort() throws IOException {
+        return freePort();
     }
 
     public String bootstrapServers() {
@@ -45,10 +65,14 @@ public final class ChildBroker implements AutoCloseable {
         Path out = logDir.resolve("broker-" + run + ".log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                "io.pier.cli.Main", "start", "--port", String.valueOf(port), "--data-dir", dataDir.toString(),
-                // the fixed default metrics port could be taken by another broker on this machine
-                "--set", "pier.metrics.port=0"));
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "io.pier.cli.Main", "start"));
+        if (configFile != null) {
+            command.addAll(List.of("--config", configFile.toString()));
+        } else {
+            command.addAll(List.of("--port", String.valueOf(port), "--data-dir", dataDir.toString()));
+        }
+        // the fixed default metrics port could be taken by another broker on this machine
+        command.addAll(List.of("--set", "pier.metrics.port=0"));
         for (String setting : settings) {
             command.add("--set");
             command.add(setting);
