@@ -34,7 +34,7 @@ final class ConnectionAdmission {
         Admission admission = limits.tryAcquire(listener, address);
         if (admission != Admission.ADMITTED) {
             LOG.info("Refused a connection from {} on listener {}: {} reached", address.getHostAddress(), listener,
-                    admission.setting());
+                    admission.setting(listener));
             ch.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return false;
         }

@@ -1,6 +1,7 @@
 package io.pier.network;
 
 import java.net.InetAddress;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,20 +27,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ConnectionLimits {
     /** What {@link #tryAcquire} decided; every value but {@link #ADMITTED} names the limit reached. */
     public enum Admission {
-        ADMITTED("admitted"),
-        OVER_PER_IP("max.connections.per.ip"),
-        OVER_LISTENER("listener.name.<listener>.max.connections"),
-        OVER_BROKER("max.connections");
+        ADMITTED,
+        OVER_PER_IP,
+        OVER_LISTENER,
+        OVER_BROKER;
 
-        private final String setting;
-
-        Admission(String setting) {
-            this.setting = setting;
-        }
-
-        /** The setting whose limit refused the connection. */
-        public String setting() {
-            return setting;
+        /** The setting whose limit refused a connection on {@code listener}, for the log. */
+        public String setting(String listener) {
+            return switch (this) {
+                case ADMITTED -> "none";
+                case OVER_PER_IP -> "max.connections.per.ip";
+                case OVER_LISTENER -> "listener.name." + listener.toLowerCase(Locale.ROOT) + ".max.connections";
+                case OVER_BROKER -> "max.connections";
+            };
         }
     }
 

@@ -121,6 +121,13 @@ class ConnectionLimitsTest {
         assertThat(limits.connections("PLAINTEXT")).isZero();
     }
 
+    @Test
+    void shouldNameTheSettingThatRefused() {
+        assertThat(Admission.OVER_LISTENER.setting("INTERNAL")).isEqualTo("listener.name.internal.max.connections");
+        assertThat(Admission.OVER_BROKER.setting("INTERNAL")).isEqualTo("max.connections");
+        assertThat(Admission.OVER_PER_IP.setting("INTERNAL")).isEqualTo("max.connections.per.ip");
+    }
+
     private static InetAddress address(String ip) {
         try {
             return InetAddress.getByName(ip);
