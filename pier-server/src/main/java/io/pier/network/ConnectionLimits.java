@@ -13,12 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * address. A connection holds one slot of each from {@link #tryAcquire} until its one
  * {@link #release}; a refused one holds none.
  *
- * <p>Called from every event loop, so without locks: each limit is an atomic counter that is
- * raised first and checked after, and lowered again when the connection is refused. A counter is
- * never below the connections that hold it, so none is ever over its limit. Two connections
- * racing for the last slots may both be refused (each sees the other's raise); that costs a
- * retry near the limit, never a connection past it. The per-address counts live in a map whose
- * entries go once their count is back to 0, so addresses that have come and gone cost nothing.
+ * <p>Called from every event loop, so no event loop ever waits for another: the broker-wide and
+ * listener limits are atomic counters, raised first and checked after, and lowered again when the
+ * connection is refused. A counter is never below the connections that hold it, so none is ever
+ * over its limit. Two connections racing for the last slots may both be refused (each sees the
+ * other's raise); that costs a retry near the limit, never a connection past it. The per-address
+ * counts are checked and raised in one {@link ConcurrentHashMap#compute} per address, and their
+ * entries go once back to 0, so addresses that have come and gone cost nothing.
  *
  * <p>As in Kafka, the inter-broker listener, when there are several, counts towards
  * {@code max.connections} but is never refused by it (it keeps a broker reachable by the others
@@ -42,7 +43,6 @@ public final class ConnectionLimits {
             };
         }
     }
-
 
     private final int maxConnections;
     private final int defaultMaxPerIp;
