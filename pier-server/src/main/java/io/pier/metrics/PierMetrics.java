@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToIntFunction;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.ApiKeys;
 
@@ -151,6 +152,19 @@ public final class PierMetrics {
     /** Shard {@code shard} replaces what it showed last of the groups it coordinates. */
     public void publishGroups(int shard, GroupSnapshot groups) {
         publishedGroups.set(shard, groups);
+    }
+
+    /**
+     * Open client connections per listener, as the connection limits count them (refused ones
+     * are not counted); {@code countOn} is read by the scrape thread, so it must be thread-safe.
+     */
+    public void connections(List<String> listeners, ToIntFunction<String> countOn) {
+        List<String> names = List.copyOf(listeners);
+        GaugeWithCallback.builder().name("pier_connections")
+                .help("Open client connections by listener (the count max.connections and its listener limits apply to)")
+                .labelNames("listener")
+                .callback(cb -> names.forEach(l -> cb.call(countOn.applyAsInt(l), l)))
+                .register(registry);
     }
 
     /** Serves {@code /metrics} on {@code host:port} (0 picks a free port) until closed. */

@@ -48,15 +48,26 @@ public final class NetworkServer implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Map<String, Channel> serverChannels = new LinkedHashMap<>();
+    private final ConnectionLimits limits;
 
     /** One plaintext listener called {@code PLAINTEXT}. */
     public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads) throws InterruptedException {
         this(maxFrameBytes, idleMs, router, ioThreads, List.of(new Endpoint("PLAINTEXT", null)));
     }
 
-    /** Event loops, shared by every endpoint, and per endpoint a pipeline and an unbound server socket. */
+    /** Without connection limits. */
     public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads, List<Endpoint> endpoints)
             throws InterruptedException {
+        this(maxFrameBytes, idleMs, router, ioThreads, endpoints, ConnectionLimits.unlimited());
+    }
+
+    /**
+     * Event loops, shared by every endpoint, and per endpoint a pipeline and an unbound server
+     * socket; every connection takes a slot of {@code limits} first (see {@link ConnectionAdmission}).
+     */
+    public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads, List<Endpoint> endpoints,
+            ConnectionLimits limits) throws InterruptedException {
+        this.limits = limits;
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(ioThreads, NioIoHandler.newFactory());
         try {
@@ -80,6 +91,9 @@ public final class NetworkServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (!ConnectionAdmission.admit(ch, endpoint.name(), limits)) {
+                            return;
+                        }
                         SslHandler tls = endpoint.tls() == null ? null : endpoint.tls().newHandler(ch.alloc());
                         if (tls != null) {
                             // Large responses come as chunked input on TLS (no file regions through TLS).
@@ -116,6 +130,11 @@ public final class NetworkServer implements AutoCloseable {
 
     public InetSocketAddress boundAddress(String endpoint) {
         return (InetSocketAddress) serverChannels.get(endpoint).localAddress();
+    }
+
+    /** The connections counted against the limits, by listener and address. */
+    public ConnectionLimits connectionLimits() {
+        return limits;
     }
 
     @Override

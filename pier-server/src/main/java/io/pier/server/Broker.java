@@ -24,6 +24,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -119,6 +120,9 @@ final class Broker implements AutoCloseable {
                 int boundPort = network.boundAddress(spec.name()).getPort();
                 advertised.put(spec.name(), new NodeInfo.Address(spec.advertisedHost(),
                         spec.advertisedPort() == 0 ? boundPort : spec.advertisedPort()));
+            }
+            if (metrics != null) {
+                metrics.connections(List.copyOf(advertised.keySet()), network.connectionLimits()::connections);
             }
             NodeInfo.Address first = advertised.values().iterator().next();
             node = new NodeInfo(config.nodeId(), first.host(), first.port(), services.topics().clusterId(), advertised);

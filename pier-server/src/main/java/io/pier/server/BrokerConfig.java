@@ -51,6 +51,7 @@ public final class BrokerConfig {
     private final long agentSpinUs;
     private final int quotaWindowNum;
     private final int quotaWindowSizeSeconds;
+    private final ConnectionLimitSettings connectionLimits;
 
     public BrokerConfig(Map<String, String> props) {
         this.raw = Collections.unmodifiableMap(new LinkedHashMap<>(props));
@@ -84,6 +85,7 @@ public final class BrokerConfig {
         this.quotaWindowNum = intIn(QUOTA_WINDOW_NUM, props.getOrDefault(QUOTA_WINDOW_NUM, "11"), 1, 3600);
         this.quotaWindowSizeSeconds = intIn(QUOTA_WINDOW_SIZE_SECONDS,
                 props.getOrDefault(QUOTA_WINDOW_SIZE_SECONDS, "1"), 1, 3600);
+        this.connectionLimits = ConnectionLimitSettings.parse(props, listeners);
     }
 
     static int intIn(String name, String value, int min, int max) {
@@ -120,6 +122,11 @@ public final class BrokerConfig {
     /** Length of one sample of a client quota's rate, seconds (Kafka's default 1). */
     public int quotaWindowSizeSeconds() {
         return quotaWindowSizeSeconds;
+    }
+
+    /** {@code max.connections}, its per-listener values and {@code max.connections.per.ip} (with overrides). */
+    ConnectionLimitSettings connectionLimits() {
+        return connectionLimits;
     }
 
     /** Every setting as given, including those parsed by engine components. */

@@ -1,5 +1,6 @@
 package io.pier.server;
 
+import io.pier.network.ConnectionLimits;
 import io.pier.network.NetworkServer;
 import io.pier.protocol.ApiRouter;
 import io.pier.security.ScramCredentialStore;
@@ -38,9 +39,11 @@ record Listener(ApiRouter router, NetworkServer server, ScramCredentialStore scr
                         protocol == SecurityProtocol.SSL ? TlsSettings.principalMapper(config.raw(), spec.name()) : null,
                         sasl ? SaslSettings.forListener(config.raw(), spec.name(), scram) : null));
             }
+            // Resolves the host names of max.connections.per.ip.overrides: an unknown one stops the start.
+            ConnectionLimits limits = config.connectionLimits().limits();
             return new Listener(router, new NetworkServer(config.socketRequestMaxBytes(),
                     config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()),
-                    endpoints), scram);
+                    endpoints, limits), scram);
         });
     }
 
