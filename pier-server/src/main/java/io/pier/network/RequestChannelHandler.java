@@ -6,7 +6,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslHandler;
-import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.pier.protocol.ApiRequest;
 import io.pier.protocol.ApiRouter;
@@ -27,6 +26,8 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,9 +76,13 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     /** Until when (System.nanoTime) a quota keeps this connection from being read; 0 if it does not. */
     private long throttledUntilNanos;
 
-    /** {@code body} is null only for the KIP-511 ApiVersions answer to an unsupported version. */
+    /**
+     * {@code body} is null only for the KIP-511 ApiVersions answer to an unsupported version;
+     * {@code serveNanos} is the time this thread spent reading and dispatching the request, for
+     * {@code request_percentage}, or -1 for the answers no quota applies to (SASL, that ApiVersions).
+     */
     private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response,
-            boolean closeAfter) {}
+            boolean closeAfter, KafkaPrincipal principal, long serveNanos) {}
 
     RequestChannelHandler(ApiRouter router) {
         this(router, "PLAINTEXT", null);
@@ -147,6 +152,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        long startNanos = System.nanoTime();
         ByteBuffer frame = (ByteBuffer) msg;
         RequestHeader header;
         try {
@@ -167,7 +173,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         if (!router.supports(key, header.apiVersion())) {
             if (key == ApiKeys.API_VERSIONS) {
                 enqueue(header, null,
-                        CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)), false);
+                        CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)), false,
+                        -1);
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
@@ -185,7 +192,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         }
         SaslGate.Answer answer = gate == null ? null : gate.handle(body);
         if (answer != null) {
-            enqueue(header, body, answer.response(), answer.closeAfter());
+            enqueue(header, body, answer.response(), answer.closeAfter(), -1);
             return;
         }
         CompletableFuture<AbstractResponse> response;
@@ -194,7 +201,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             response = CompletableFuture.failedFuture(e);
         }
-        enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)), false);
+        enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)), false,
+                System.nanoTime() - startNanos);
     }
 
     /**
@@ -218,8 +226,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void enqueue(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response,
-            boolean closeAfter) {
-        pending.add(new Pending(header, body, response, closeAfter));
+            boolean closeAfter, long serveNanos) {
+        pending.add(new Pending(header, body, response, closeAfter, connection.principal(), serveNanos));
         if (pending.size() >= MAX_IN_FLIGHT) {
             ctx.channel().config().setAutoRead(false);
         }
@@ -248,15 +256,22 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             AbstractResponse response = p.response().getNow(null);
+            int requestThrottleMs = recordRequestTime(p, p.serveNanos());
             if (response == null) {
                 continue; // acks=0 produce: the client expects nothing back
             }
             if (!ctx.channel().isActive()) {
                 continue;
             }
+            if (requestThrottleMs > response.throttleTimeMs()) {
+                response.maybeSetThrottleTimeMs(requestThrottleMs);
+            }
             Object frame;
             try {
+                long encodeStartNanos = System.nanoTime();
                 frame = frame(ResponseEncoder.encode(p.header(), p.body(), response, connection.id()));
+                // As Kafka's network-thread time: counted once the response is built, so it throttles the next one.
+                recordRequestTime(p, System.nanoTime() - encodeStartNanos);
             } catch (ResponseEncoder.UnencodableResponseException e) {
                 LOG.error("Closing connection {}: {}", connection.id(), e.getMessage(), e);
                 closeAfterFlush(wrote);
@@ -283,6 +298,15 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             ctx.flush();
         }
         resumeReadingIfDue();
+    }
+
+    /** Counts request time against the client's request_percentage; returns its throttle time in ms. */
+    private int recordRequestTime(Pending p, long nanos) {
+        ApiRouter.RequestTimeQuota quota = router.requestTimeQuota();
+        if (nanos < 0 || quota == ApiRouter.RequestTimeQuota.NONE) {
+            return 0;
+        }
+        return quota.record(p.principal(), p.header().clientId(), nanos);
     }
 
     /**

@@ -9,6 +9,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
 
 /**
  * The APIs this broker implements, each with the version range it serves, and the handler that
@@ -27,6 +28,7 @@ public final class ApiRouter {
     private final Map<ApiKeys, ApiVersion> served = new EnumMap<>(ApiKeys.class);
     private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
     private RequestObserver observer = RequestObserver.NONE;
+    private RequestTimeQuota requestTime = RequestTimeQuota.NONE;
 
     /** Told when each routed request's response is ready (or failed), for latency metrics. */
     public interface RequestObserver {
@@ -34,6 +36,27 @@ public final class ApiRouter {
 
         /** Called on whatever thread completed the response; must be cheap. */
         void onResponse(ApiKeys api, long elapsedNanos);
+    }
+
+    /**
+     * {@code request_percentage}: the network layer reports the time it spent on each request of
+     * a client and learns how long that client is to be throttled for it.
+     */
+    public interface RequestTimeQuota {
+        RequestTimeQuota NONE = (principal, clientId, nanos) -> 0;
+
+        /** Counts {@code nanos} of request time; returns the throttle time in ms, 0 within the quota. */
+        int record(KafkaPrincipal principal, String clientId, long nanos);
+    }
+
+    /** Sets the request-time quota; call while wiring, before the network serves. */
+    public ApiRouter requestTimeQuota(RequestTimeQuota quota) {
+        this.requestTime = quota;
+        return this;
+    }
+
+    public RequestTimeQuota requestTimeQuota() {
+        return requestTime;
     }
 
     /** Sets the observer; call while wiring, before the network serves. */

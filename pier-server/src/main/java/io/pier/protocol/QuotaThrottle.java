@@ -1,6 +1,6 @@
 package io.pier.protocol;
 
-import io.pier.service.ByteRateQuotas;
+import io.pier.service.RateQuotas;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
@@ -28,7 +28,7 @@ import org.apache.kafka.common.requests.ProduceRequest;
 public final class QuotaThrottle {
     private QuotaThrottle() {}
 
-    public static ApiHandler produce(ApiHandler handler, ByteRateQuotas quotas) {
+    public static ApiHandler produce(ApiHandler handler, RateQuotas quotas) {
         return request -> {
             int throttleMs = quotas.record(request.principal(), request.header().clientId(),
                     recordBytes(request.bodyAs(ProduceRequest.class)));
@@ -42,7 +42,7 @@ public final class QuotaThrottle {
         };
     }
 
-    public static ApiHandler fetch(ApiHandler handler, ByteRateQuotas quotas) {
+    public static ApiHandler fetch(ApiHandler handler, RateQuotas quotas) {
         return request -> handler.handle(request).thenApply(r -> {
             FetchResponse response = (FetchResponse) r;
             int throttleMs = quotas.recordUnlessOver(request.principal(), request.header().clientId(),
@@ -55,7 +55,7 @@ public final class QuotaThrottle {
         });
     }
 
-    public static ApiHandler shareFetch(ApiHandler handler, ByteRateQuotas quotas) {
+    public static ApiHandler shareFetch(ApiHandler handler, RateQuotas quotas) {
         return request -> handler.handle(request).thenApply(r -> {
             int throttleMs = quotas.record(request.principal(), request.header().clientId(),
                     recordBytes((ShareFetchResponseData) r.data()));

@@ -36,7 +36,7 @@ import io.pier.protocol.TxnOffsetCommitHandler;
 import io.pier.common.Clock;
 import io.pier.security.ScramCredentialStore;
 import io.pier.service.BrokerServices;
-import io.pier.service.ByteRateQuotas;
+import io.pier.service.RateQuotas;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
 import io.pier.security.acl.AclAuthorizer;
@@ -122,10 +122,13 @@ public final class Apis {
         ShareAcks shareAcks = new ShareAcks(topics, services.shares());
         ConfigHandlers configs = new ConfigHandlers(configTypes, access);
         ClientQuotaHandlers quotas = new ClientQuotaHandlers(topics);
-        ByteRateQuotas produceQuotas = new ByteRateQuotas("producer_byte_rate", topics::clientQuotas, clock,
+        RateQuotas produceQuotas = new RateQuotas("producer_byte_rate", topics::clientQuotas, clock,
                 config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
-        ByteRateQuotas fetchQuotas = new ByteRateQuotas("consumer_byte_rate", topics::clientQuotas, clock,
+        RateQuotas fetchQuotas = new RateQuotas("consumer_byte_rate", topics::clientQuotas, clock,
                 config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
+        RateQuotas requestQuotas = RateQuotas.requestPercentage(topics::clientQuotas, clock,
+                config.quotaWindowSizeSeconds() * 1000L, config.quotaWindowNum());
+        router.requestTimeQuota(requestQuotas::record);
         ConsumerOffsetHandlers consumerOffsets = new ConsumerOffsetHandlers(services.consumerGroups(), access);
         ConsumerGroupHandlers consumerGroups = new ConsumerGroupHandlers(services.consumerGroups(), access);
         ConsumerProtocolHandlers consumerProtocol = new ConsumerProtocolHandlers(services.consumerGroups(), access);

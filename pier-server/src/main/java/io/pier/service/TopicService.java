@@ -281,7 +281,7 @@ public final class TopicService implements Agent {
         });
     }
 
-    /** Every client quota; the same map until the quotas change (see {@link ByteRateQuotas}). */
+    /** Every client quota; the same map until the quotas change (see {@link RateQuotas}). */
     public Map<ClientQuotaEntity, Map<String, Double>> clientQuotas() {
         return view.image().clientQuotas();
     }

@@ -270,6 +270,35 @@ class ClientQuotasIT {
         assertThat(maxThrottleMs).as("throttle_time_ms reported to the share consumer").isPositive();
     }
 
+    @Test
+    void shouldThrottleAClientOverItsRequestPercentage() throws Exception {
+        try (Admin admin = admin()) {
+            // 0.01% of a thread is 0.1 ms of request time per second: a few requests are over it.
+            admin.alterClientQuotas(List.of(set(entity(ClientQuotaEntity.CLIENT_ID, "busy-client"),
+                    "request_percentage", 0.01))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            admin.createTopics(List.of(new NewTopic("quota-requests", 1, (short) 1))).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        double busyThrottleMs = sendOneByOne("busy-client", 4);
+        double freeThrottleMs = sendOneByOne("free-client", 4);
+        assertThat(busyThrottleMs).as("throttle_time_ms reported to the client over its quota").isPositive();
+        assertThat(freeThrottleMs).as("another client is not throttled").isZero();
+    }
+
+    /** Sends {@code count} records one at a time as {@code clientId}; returns the largest throttle time reported. */
+    private static double sendOneByOne(String clientId, int count) throws Exception {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        props.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>("quota-requests", new byte[10])).get(WAIT_MS, TimeUnit.MILLISECONDS);
+            }
+            return metric(producer, "produce-throttle-time-max");
+        }
+    }
+
     private static double metric(KafkaProducer<?, ?> producer, String name) {
         return producer.metrics().entrySet().stream()
                 .filter(e -> e.getKey().name().equals(name) && e.getKey().group().equals("producer-metrics"))

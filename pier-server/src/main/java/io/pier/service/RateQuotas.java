@@ -10,8 +10,9 @@ import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 
 /**
- * One byte-rate quota ({@code producer_byte_rate} or {@code consumer_byte_rate}) as Kafka's
- * ClientQuotaManager applies it: the quota of a (user, client-id) is the most specific one set,
+ * One rate quota as Kafka's ClientQuotaManager applies it: a byte rate ({@code producer_byte_rate},
+ * {@code consumer_byte_rate}), or {@code request_percentage}, the time spent serving the client's
+ * requests as a percentage of one thread, recorded in nanoseconds. Either way: the quota of a (user, client-id) is the most specific one set,
  * in Kafka's order, and every client that resolves to the same quota entity shares one rate.
  * The rate is sampled over {@code quota.window.num} windows of {@code quota.window.size.seconds}
  * and, as Kafka's, measured over at least all but one window, so a new client's first burst is
@@ -22,12 +23,16 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
  * new window at the same moment may both reset it and lose a few bytes of that instant, which a
  * rate over seconds does not notice; a lock would be the only other choice.
  */
-public final class ByteRateQuotas {
+public final class RateQuotas {
+    /** request_percentage 100 is one thread busy all the time: 10 ms of request time per second per percent. */
+    private static final double NANOS_PER_SECOND_PER_PERCENT = 1e9 / 100;
     private final String key;
     private final Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas;
     private final Clock clock;
     private final long windowMs;
     private final int windows;
+    /** Recorded units per second that one unit of the quota's value allows: 1 for bytes. */
+    private final double unitsPerSecondPerQuotaUnit;
     private final Map<ClientQuotaEntity, Rate> rates = new ConcurrentHashMap<>();
     /** The quotas of the last image seen with this key set, or null if none: most clients have none. */
     private volatile Resolved resolved;
@@ -39,8 +44,19 @@ public final class ByteRateQuotas {
      * @param quotas the current quotas (cluster metadata), read on every record; must return the same
      *        map until the quotas change, as the resolved bounds are cached per map
      */
-    public ByteRateQuotas(String key, Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas, Clock clock,
+    public RateQuotas(String key, Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas, Clock clock,
             long windowMs, int windows) {
+        this(key, quotas, clock, windowMs, windows, 1);
+    }
+
+    /** {@code request_percentage}: nanoseconds recorded, 1% of a thread is 10 ms per second. */
+    public static RateQuotas requestPercentage(Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas,
+            Clock clock, long windowMs, int windows) {
+        return new RateQuotas("request_percentage", quotas, clock, windowMs, windows, NANOS_PER_SECOND_PER_PERCENT);
+    }
+
+    private RateQuotas(String key, Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas, Clock clock,
+            long windowMs, int windows, double unitsPerSecondPerQuotaUnit) {
         if (windows < 1 || windowMs < 1) {
             throw new IllegalArgumentException("quota windows " + windows + " x " + windowMs + " ms");
         }
@@ -49,10 +65,11 @@ public final class ByteRateQuotas {
         this.clock = clock;
         this.windowMs = windowMs;
         this.windows = windows;
+        this.unitsPerSecondPerQuotaUnit = unitsPerSecondPerQuotaUnit;
     }
 
     /**
-     * Counts {@code bytes} against the client's quota; returns how long it is to be throttled,
+     * Counts {@code bytes} (or nanoseconds) against the client's quota; returns how long it is to be throttled,
      * 0 when it is within its quota or has none.
      */
     public int record(KafkaPrincipal principal, String clientId, long bytes) {
@@ -76,7 +93,7 @@ public final class ByteRateQuotas {
         if (entity == null) {
             return 0;
         }
-        double bound = bounds.get(entity);
+        double bound = bounds.get(entity) * unitsPerSecondPerQuotaUnit;
         long nowMs = clock.monoMs();
         Rate rate = rates.computeIfAbsent(entity, e -> new Rate(windows));
         double bytesPerSecond = rate.record(bytes, nowMs, windowMs);

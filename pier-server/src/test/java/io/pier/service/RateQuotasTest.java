@@ -10,13 +10,13 @@ import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.junit.jupiter.api.Test;
 
-class ByteRateQuotasTest {
+class RateQuotasTest {
     private static final KafkaPrincipal ALICE = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "alice");
     private static final KafkaPrincipal BOB = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "bob");
 
     private final ManualClock clock = new ManualClock(1_000_000);
     private final AtomicReference<Map<ClientQuotaEntity, Map<String, Double>>> image = new AtomicReference<>(Map.of());
-    private final ByteRateQuotas quotas = new ByteRateQuotas("producer_byte_rate", image::get, clock, 1000, 11);
+    private final RateQuotas quotas = new RateQuotas("producer_byte_rate", image::get, clock, 1000, 11);
 
     @Test
     void shouldNotThrottleWithoutAQuota() {
@@ -72,6 +72,18 @@ class ByteRateQuotasTest {
         assertThat(quotas.record(ALICE, "app", 20_000)).isPositive();
         image.set(Map.of());
         assertThat(quotas.record(ALICE, "app", 20_000)).isZero();
+    }
+
+    @Test
+    void shouldMeasureRequestPercentageAsThreadTime() {
+        RateQuotas requests = RateQuotas.requestPercentage(image::get, clock, 1000, 11);
+        image.set(Map.of(entity(ClientQuotaEntity.CLIENT_ID, "app"), Map.of("request_percentage", 10.0)));
+        // 10% of a thread is 100 ms per second: 0.5 s of request time over the 10 s span is 5%.
+        assertThat(requests.record(ALICE, "app", 500_000_000L)).isZero();
+        // 1.5 s: 15%, half over the quota, so half the span.
+        assertThat(requests.record(ALICE, "app", 1_000_000_000L)).isBetween(4990, 5010);
+        // The byte quotas do not read it.
+        assertThat(quotas.record(ALICE, "app", 1L << 30)).isZero();
     }
 
     private void set(ClientQuotaEntity entity, double bytesPerSecond) {
