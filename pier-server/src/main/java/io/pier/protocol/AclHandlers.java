@@ -1,6 +1,7 @@
 package io.pier.protocol;
 
 import io.pier.security.acl.AclAuthorizer;
+import io.pier.service.MetadataWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -30,9 +31,12 @@ import org.apache.kafka.common.requests.DescribeAclsResponse;
 public final class AclHandlers {
     /** Null when authorization is off. */
     private final AclAuthorizer acls;
+    /** Changes are stored off the event loops, one at a time. */
+    private final MetadataWriter writer;
 
-    public AclHandlers(AclAuthorizer acls) {
+    public AclHandlers(AclAuthorizer acls, MetadataWriter writer) {
         this.acls = acls;
+        this.writer = writer;
     }
 
     public CompletableFuture<AbstractResponse> createAcls(ApiRequest request) {
@@ -50,16 +54,17 @@ public final class AclHandlers {
                 unreadable.add(new InvalidRequestException(e.getMessage()));
             }
         }
-        List<ApiException> created = acls.create(bindings);
-        CreateAclsResponseData out = new CreateAclsResponseData();
-        int next = 0;
-        for (ApiException bad : unreadable) {
-            ApiException error = bad != null ? bad : created.get(next++);
-            ApiError e = error == null ? ApiError.NONE : ApiError.fromThrowable(error);
-            out.results().add(new CreateAclsResponseData.AclCreationResult().setErrorCode(e.error().code())
-                    .setErrorMessage(e.message()));
-        }
-        return CompletableFuture.completedFuture(new CreateAclsResponse(out));
+        return writer.write(() -> acls.create(bindings)).thenApply(created -> {
+            CreateAclsResponseData out = new CreateAclsResponseData();
+            int next = 0;
+            for (ApiException bad : unreadable) {
+                ApiException error = bad != null ? bad : created.get(next++);
+                ApiError e = error == null ? ApiError.NONE : ApiError.fromThrowable(error);
+                out.results().add(new CreateAclsResponseData.AclCreationResult().setErrorCode(e.error().code())
+                        .setErrorMessage(e.message()));
+            }
+            return new CreateAclsResponse(out);
+        });
     }
 
     public CompletableFuture<AbstractResponse> describeAcls(ApiRequest request) {
@@ -78,13 +83,14 @@ public final class AclHandlers {
             return Access.refuse(request, Errors.SECURITY_DISABLED);
         }
         List<AclBindingFilter> filters = in.filters();
-        List<List<AclBinding>> removed = acls.delete(filters);
-        DeleteAclsResponseData out = new DeleteAclsResponseData();
-        for (List<AclBinding> matched : removed) {
-            DeleteAclsResponseData.DeleteAclsFilterResult r = new DeleteAclsResponseData.DeleteAclsFilterResult();
-            matched.forEach(b -> r.matchingAcls().add(DeleteAclsResponse.matchingAcl(b, ApiError.NONE)));
-            out.filterResults().add(r);
-        }
-        return CompletableFuture.completedFuture(new DeleteAclsResponse(out, request.version()));
+        return writer.write(() -> acls.delete(filters)).thenApply(removed -> {
+            DeleteAclsResponseData out = new DeleteAclsResponseData();
+            for (List<AclBinding> matched : removed) {
+                DeleteAclsResponseData.DeleteAclsFilterResult r = new DeleteAclsResponseData.DeleteAclsFilterResult();
+                matched.forEach(b -> r.matchingAcls().add(DeleteAclsResponse.matchingAcl(b, ApiError.NONE)));
+                out.filterResults().add(r);
+            }
+            return new DeleteAclsResponse(out, request.version());
+        });
     }
 }

@@ -1,6 +1,7 @@
 package io.pier.protocol;
 
 import io.pier.security.ScramCredentialStore;
+import io.pier.service.MetadataWriter;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -35,9 +36,12 @@ import org.apache.kafka.common.security.scram.internals.ScramMechanism;
  */
 public final class ScramCredentialHandlers {
     private final ScramCredentialStore store;
+    /** Credential changes are written off the event loops, one request at a time. */
+    private final MetadataWriter writer;
 
-    public ScramCredentialHandlers(ScramCredentialStore store) {
+    public ScramCredentialHandlers(ScramCredentialStore store, MetadataWriter writer) {
         this.store = store;
+        this.writer = writer;
     }
 
     public CompletableFuture<AbstractResponse> describe(ApiRequest request) {
@@ -104,19 +108,21 @@ public final class ScramCredentialHandlers {
         for (String name : mechanisms.keySet()) {
             outcomes.put(name, duplicates.contains(name) ? duplicate(name) : Outcome.OK);
         }
-        for (ScramCredentialDeletion d : body.deletions()) {
-            if (outcomes.get(d.name()).error() == Errors.NONE) {
-                outcomes.put(d.name(), delete(d));
+        return writer.<AbstractResponse>write(() -> {
+            for (ScramCredentialDeletion d : body.deletions()) {
+                if (outcomes.get(d.name()).error() == Errors.NONE) {
+                    outcomes.put(d.name(), delete(d));
+                }
             }
-        }
-        for (ScramCredentialUpsertion u : body.upsertions()) {
-            if (outcomes.get(u.name()).error() == Errors.NONE) {
-                outcomes.put(u.name(), upsert(u));
+            for (ScramCredentialUpsertion u : body.upsertions()) {
+                if (outcomes.get(u.name()).error() == Errors.NONE) {
+                    outcomes.put(u.name(), upsert(u));
+                }
             }
-        }
-        AlterUserScramCredentialsResponseData data = new AlterUserScramCredentialsResponseData();
-        outcomes.forEach((name, outcome) -> data.results().add(result(name, outcome)));
-        return CompletableFuture.completedFuture(new AlterUserScramCredentialsResponse(data));
+            AlterUserScramCredentialsResponseData data = new AlterUserScramCredentialsResponseData();
+            outcomes.forEach((name, outcome) -> data.results().add(result(name, outcome)));
+            return new AlterUserScramCredentialsResponse(data);
+        });
     }
 
     private record Outcome(Errors error, String message) {

@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.security.scram.ScramCredential;
@@ -17,31 +19,33 @@ import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 /**
  * SCRAM credentials by user and mechanism: salt, stored key, server key and iterations, never a
  * password. Kept in one small text file replaced whole with {@link AtomicFiles} on every change,
- * so a crash leaves the old or the new set. Thread-safe: logins read it on the event loops while
- * AlterUserScramCredentials writes it.
+ * so a crash leaves the old or the new set. Logins read an immutable snapshot on the event loops,
+ * without a lock; changes are made by one writer at a time (the metadata agent, see
+ * {@code MetadataWriter}, or start-up before it), each written to the file before it is seen.
  */
 public final class ScramCredentialStore {
     public static final int DEFAULT_ITERATIONS = 4096;
     private static final String HEADER = "# Pier SCRAM credentials v1: user(base64) mechanism salt stored-key server-key iterations";
     private final Path file;
-    /** Credentials from the file; a change is written before it is visible here. */
-    private final Map<String, Map<ScramMechanism, ScramCredential>> users = new TreeMap<>();
+    /** Immutable; replaced whole by the writer once the file holds it. */
+    private volatile Map<String, Map<ScramMechanism, ScramCredential>> users;
 
-    private ScramCredentialStore(Path file) {
+    private ScramCredentialStore(Path file, Map<String, Map<ScramMechanism, ScramCredential>> users) {
         this.file = file;
+        this.users = users;
     }
 
     /** The store in {@code file} (none yet: empty); {@code file} null keeps credentials in memory only. */
     public static ScramCredentialStore open(Path file) throws IOException {
-        ScramCredentialStore store = new ScramCredentialStore(file);
+        Map<String, Map<ScramMechanism, ScramCredential>> users = new TreeMap<>();
         if (file == null) {
-            return store;
+            return new ScramCredentialStore(null, Map.of());
         }
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
-            return store;
+            return new ScramCredentialStore(file, Map.of());
         }
         int lineNo = 0;
         for (String line : text.split("\n")) {
@@ -60,69 +64,62 @@ public final class ScramCredentialStore {
                 if (mechanism == null) {
                     throw new IllegalArgumentException("unknown mechanism " + f[1]);
                 }
-                store.users.computeIfAbsent(user, u -> new EnumMap<>(ScramMechanism.class)).put(mechanism,
+                users.computeIfAbsent(user, u -> new EnumMap<>(ScramMechanism.class)).put(mechanism,
                         new ScramCredential(b64.decode(f[2]), b64.decode(f[3]), b64.decode(f[4]),
                                 Integer.parseInt(f[5])));
             } catch (IllegalArgumentException e) {
                 throw new IOException(file + " line " + lineNo + " is damaged: " + e.getMessage(), e);
             }
         }
-        return store;
+        return new ScramCredentialStore(file, frozen(users));
     }
 
-    public synchronized ScramCredential get(String user, ScramMechanism mechanism) {
+    public ScramCredential get(String user, ScramMechanism mechanism) {
         Map<ScramMechanism, ScramCredential> m = users.get(user);
         return m == null ? null : m.get(mechanism);
     }
 
     /** The user's mechanisms and their iteration counts; empty for an unknown user. */
-    public synchronized Map<ScramMechanism, Integer> describe(String user) {
+    public Map<ScramMechanism, Integer> describe(String user) {
         Map<ScramMechanism, Integer> out = new EnumMap<>(ScramMechanism.class);
         users.getOrDefault(user, Map.of()).forEach((m, c) -> out.put(m, c.iterations()));
         return out;
     }
 
-    public synchronized java.util.List<String> userNames() {
-        return java.util.List.copyOf(users.keySet());
+    public List<String> userNames() {
+        return List.copyOf(users.keySet());
     }
 
-    /** Sets one credential, written durably before it returns. */
-    public synchronized void put(String user, ScramMechanism mechanism, ScramCredential credential) throws IOException {
-        Map<ScramMechanism, ScramCredential> old = users.get(user);
-        Map<ScramMechanism, ScramCredential> next = new EnumMap<>(ScramMechanism.class);
-        if (old != null) {
-            next.putAll(old);
-        }
-        next.put(mechanism, credential);
-        users.put(user, next);
-        try {
-            persist();
-        } catch (IOException e) {
-            restore(user, old);
-            throw e;
-        }
+    /** Sets one credential, written durably before it returns and is seen. Writer only. */
+    public void put(String user, ScramMechanism mechanism, ScramCredential credential) throws IOException {
+        Map<String, Map<ScramMechanism, ScramCredential>> next = new TreeMap<>(users);
+        Map<ScramMechanism, ScramCredential> mine = new EnumMap<>(ScramMechanism.class);
+        mine.putAll(next.getOrDefault(user, Map.of()));
+        mine.put(mechanism, credential);
+        next.put(user, mine);
+        publish(next);
     }
 
-    /** Removes one credential; false if there was none. */
-    public synchronized boolean remove(String user, ScramMechanism mechanism) throws IOException {
+    /** Removes one credential; false if there was none. Writer only. */
+    public boolean remove(String user, ScramMechanism mechanism) throws IOException {
         Map<ScramMechanism, ScramCredential> old = users.get(user);
         if (old == null || !old.containsKey(mechanism)) {
             return false;
         }
-        Map<ScramMechanism, ScramCredential> next = new EnumMap<>(old);
-        next.remove(mechanism);
-        restore(user, next);
-        try {
-            persist();
-        } catch (IOException e) {
-            restore(user, old);
-            throw e;
+        Map<String, Map<ScramMechanism, ScramCredential>> next = new TreeMap<>(users);
+        Map<ScramMechanism, ScramCredential> mine = new EnumMap<>(old);
+        mine.remove(mechanism);
+        if (mine.isEmpty()) {
+            next.remove(user);
+        } else {
+            next.put(user, mine);
         }
+        publish(next);
         return true;
     }
 
-    /** Adds a credential made from a password unless the user already has one for the mechanism. */
-    public synchronized void putIfAbsent(String user, ScramMechanism mechanism, String password, int iterations)
+    /** Adds a credential made from a password unless the user already has one for the mechanism. Writer only. */
+    public void putIfAbsent(String user, ScramMechanism mechanism, String password, int iterations)
             throws IOException {
         if (get(user, mechanism) == null) {
             put(user, mechanism, credential(mechanism, password, iterations));
@@ -137,15 +134,20 @@ public final class ScramCredentialStore {
         }
     }
 
-    private void restore(String user, Map<ScramMechanism, ScramCredential> value) {
-        if (value == null || value.isEmpty()) {
-            users.remove(user);
-        } else {
-            users.put(user, value);
-        }
+    private void publish(Map<String, Map<ScramMechanism, ScramCredential>> next) throws IOException {
+        Map<String, Map<ScramMechanism, ScramCredential>> frozen = frozen(next);
+        persist(frozen);
+        users = frozen;
     }
 
-    private void persist() throws IOException {
+    private static Map<String, Map<ScramMechanism, ScramCredential>> frozen(
+            Map<String, Map<ScramMechanism, ScramCredential>> users) {
+        Map<String, Map<ScramMechanism, ScramCredential>> out = new TreeMap<>();
+        users.forEach((user, creds) -> out.put(user, Collections.unmodifiableMap(new EnumMap<>(creds))));
+        return Collections.unmodifiableMap(out);
+    }
+
+    private void persist(Map<String, Map<ScramMechanism, ScramCredential>> users) throws IOException {
         if (file == null) {
             return;
         }

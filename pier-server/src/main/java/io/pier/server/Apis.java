@@ -37,6 +37,7 @@ import io.pier.common.Clock;
 import io.pier.security.ScramCredentialStore;
 import io.pier.service.BrokerServices;
 import io.pier.service.RateQuotas;
+import io.pier.service.MetadataWriter;
 import io.pier.service.NodeInfo;
 import io.pier.service.ShareGroups;
 import io.pier.security.acl.AclAuthorizer;
@@ -80,9 +81,10 @@ public final class Apis {
      * credential admin APIs behind kafka-configs {@code --entity-type users}, which Kafka checks as
      * cluster DESCRIBE and ALTER; {@code acls} null means authorization is off.
      */
-    public static void registerSasl(ApiRouter router, ScramCredentialStore scram, AclAuthorizer acls) {
+    public static void registerSasl(ApiRouter router, ScramCredentialStore scram, AclAuthorizer acls,
+            MetadataWriter writer) {
         Access access = access(acls);
-        ScramCredentialHandlers credentials = new ScramCredentialHandlers(scram);
+        ScramCredentialHandlers credentials = new ScramCredentialHandlers(scram, writer);
         router.register(ApiKeys.SASL_HANDSHAKE, 1, 1, SaslHandlers::handshake)
                 .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, SaslHandlers::authenticate)
                 .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0,
@@ -109,8 +111,8 @@ public final class Apis {
             Supplier<NodeInfo> node, Clock clock, AclAuthorizer acls) {
         long startWallMs = clock.wallMs();
         Access access = access(acls);
-        AclHandlers aclApis = new AclHandlers(acls);
         TopicService topics = services.topics();
+        AclHandlers aclApis = new AclHandlers(acls, topics::metadataWrite);
         ShareGroups shareGroups = services.shareGroups();
         TopicAdminHandlers topicAdmin = new TopicAdminHandlers(topics, config.numPartitions(), access);
         CoordinatorHandlers coordinators = new CoordinatorHandlers(node, access);

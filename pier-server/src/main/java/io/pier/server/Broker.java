@@ -112,7 +112,7 @@ final class Broker implements AutoCloseable {
             AclAuthorizer acls = openAcls(config, dataDir);
             Apis.register(router, services, config, this::node, clock, acls);
             ScramBootstrap.apply(config.raw(), listener.join().scram());
-            Apis.registerSasl(router, listener.join().scram(), acls);
+            Apis.registerSasl(router, listener.join().scram(), acls, services.topics()::metadataWrite);
             NetworkServer network = listener.join().server();
             Map<String, NodeInfo.Address> advertised = new LinkedHashMap<>();
             for (ListenerSpec spec : config.listeners()) {

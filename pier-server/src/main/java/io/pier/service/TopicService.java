@@ -321,6 +321,14 @@ public final class TopicService implements Agent {
         });
     }
 
+    /**
+     * A {@link MetadataWriter} write: queued behind the changes before it and run on the agent,
+     * off the event loops.
+     */
+    public <T> CompletableFuture<T> metadataWrite(Callable<T> write) {
+        return submit(() -> CompletableFuture.completedFuture(write.call()));
+    }
+
     private static Map<String, Double> changes(ClientQuotaAlteration alteration) {
         Map<String, Double> changes = new HashMap<>();
         for (ClientQuotaAlteration.Op op : alteration.ops()) {

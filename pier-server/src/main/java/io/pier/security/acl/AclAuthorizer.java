@@ -28,7 +28,6 @@ public final class AclAuthorizer implements Authorizer {
 
     private final AuthorizerConfig config;
     private final AclStore store;
-    private final Object writeLock = new Object();
     private volatile AclSnapshot snapshot;
 
     private AclAuthorizer(AuthorizerConfig config, AclStore store, AclSnapshot snapshot) {
@@ -83,41 +82,40 @@ public final class AclAuthorizer implements Authorizer {
         return out;
     }
 
-    /** Adds the valid bindings; per binding, null or why it was refused. */
+    /**
+     * Adds the valid bindings; per binding, null or why it was refused. One writer at a time (the
+     * metadata agent): the new set is stored before it replaces the snapshot readers see.
+     */
     public List<ApiException> create(List<AclBinding> bindings) {
-        synchronized (writeLock) {
-            List<ApiException> results = new ArrayList<>(bindings.size());
-            Set<AclBinding> next = new LinkedHashSet<>(snapshot.bindings());
-            for (AclBinding b : bindings) {
-                ApiException invalid = validate(b);
-                results.add(invalid);
-                if (invalid == null) {
-                    next.add(b);
-                }
+        List<ApiException> results = new ArrayList<>(bindings.size());
+        Set<AclBinding> next = new LinkedHashSet<>(snapshot.bindings());
+        for (AclBinding b : bindings) {
+            ApiException invalid = validate(b);
+            results.add(invalid);
+            if (invalid == null) {
+                next.add(b);
             }
-            publish(new ArrayList<>(next));
-            return results;
         }
+        publish(new ArrayList<>(next));
+        return results;
     }
 
-    /** Removes every binding each filter matches; per filter, the bindings it removed. */
+    /** Removes every binding each filter matches; per filter, the bindings it removed. One writer at a time. */
     public List<List<AclBinding>> delete(List<AclBindingFilter> filters) {
-        synchronized (writeLock) {
-            List<List<AclBinding>> removed = new ArrayList<>(filters.size());
-            List<AclBinding> next = new ArrayList<>(snapshot.bindings());
-            for (AclBindingFilter f : filters) {
-                List<AclBinding> matched = new ArrayList<>();
-                for (AclBinding b : next) {
-                    if (f.matches(b)) {
-                        matched.add(b);
-                    }
+        List<List<AclBinding>> removed = new ArrayList<>(filters.size());
+        List<AclBinding> next = new ArrayList<>(snapshot.bindings());
+        for (AclBindingFilter f : filters) {
+            List<AclBinding> matched = new ArrayList<>();
+            for (AclBinding b : next) {
+                if (f.matches(b)) {
+                    matched.add(b);
                 }
-                next.removeAll(matched);
-                removed.add(matched);
             }
-            publish(next);
-            return removed;
+            next.removeAll(matched);
+            removed.add(matched);
         }
+        publish(next);
+        return removed;
     }
 
     private void publish(List<AclBinding> next) {
