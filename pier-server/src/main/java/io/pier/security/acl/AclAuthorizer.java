@@ -55,20 +55,15 @@ public final class AclAuthorizer implements Authorizer {
     }
 
     /**
-     * Allowed if the principal is a super user, if an ALLOW entry of the type grants it (unless a
-     * DENY entry on the type's literal wildcard takes everything back), or, with
-     * {@code allow.everyone.if.no.acl.found}, if the type has no ACLs at all. Simpler than Kafka's
-     * pattern-by-pattern subtraction: a DENY on only some names does not cancel an ALLOW elsewhere.
+     * Kafka's authorizeByResourceType (see {@link AclSnapshot#allowsSomeResource}), for a super
+     * user always; with {@code allow.everyone.if.no.acl.found}, also when the type has no ACLs.
      */
     @Override
     public boolean authorizeAny(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
         if (config.superUsers().contains(principal.toString())) {
             return true;
         }
-        if (snapshot.deniesWildcard(principal, host, operation, type)) {
-            return false;
-        }
-        return snapshot.allowsSome(principal, host, operation, type)
+        return snapshot.allowsSomeResource(principal, host, operation, type)
                 || (config.allowEveryoneIfNoAclFound() && !snapshot.hasAny(type));
     }
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -92,26 +93,48 @@ public final class AclSnapshot {
 
     enum Decision { ALLOW, DENY, NO_ACLS }
 
-    /** A DENY entry for the principal on the literal {@code *} of the type. */
-    boolean deniesWildcard(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
+    /**
+     * Kafka's authorizeByResourceType: whether some resource of the type allows the operation to
+     * the principal. Entries count for their own operation or ALL, nothing implied. A DENY on the
+     * literal {@code *} refuses outright; an ALLOW on {@code *} grants; otherwise some other ALLOW
+     * must stand undominated: a literal one by no DENY on the same name or on a prefix of it, a
+     * prefixed one by no DENY on a prefix of its prefix.
+     */
+    boolean allowsSomeResource(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
         String who = principal.toString();
-        for (AccessControlEntry e : literal.getOrDefault(type, Map.of()).getOrDefault(WILDCARD, List.of())) {
-            if (e.permissionType() == AclPermissionType.DENY && matchesPrincipal(e.principal(), who)
-                    && matchesHost(e.host(), host) && deniedBy(e.operation(), operation)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Some ALLOW entry of the type grants the operation to the principal. */
-    boolean allowsSome(KafkaPrincipal principal, String host, AclOperation operation, ResourceType type) {
-        String who = principal.toString();
+        Set<String> deniedLiterals = new HashSet<>();
+        Set<String> deniedPrefixes = new HashSet<>();
+        List<ResourcePattern> allowed = new ArrayList<>();
+        boolean wildcardAllowed = false;
         for (AclBinding b : all) {
             AccessControlEntry e = b.entry();
-            if (b.pattern().resourceType() == type && e.permissionType() == AclPermissionType.ALLOW
-                    && matchesPrincipal(e.principal(), who) && matchesHost(e.host(), host)
-                    && allowedBy(e.operation(), operation)) {
+            if (b.pattern().resourceType() != type || !matchesPrincipal(e.principal(), who)
+                    || !matchesHost(e.host(), host) || !deniedBy(e.operation(), operation)) {
+                continue; // deniedBy is the rule here for ALLOW entries too: own operation or ALL
+            }
+            boolean literalPattern = b.pattern().patternType() == PatternType.LITERAL;
+            if (e.permissionType() == AclPermissionType.DENY) {
+                if (literalPattern && b.pattern().name().equals(WILDCARD)) {
+                    return false;
+                }
+                (literalPattern ? deniedLiterals : deniedPrefixes).add(b.pattern().name());
+            } else if (e.permissionType() == AclPermissionType.ALLOW) {
+                if (literalPattern && b.pattern().name().equals(WILDCARD)) {
+                    wildcardAllowed = true;
+                } else {
+                    allowed.add(b.pattern());
+                }
+            }
+        }
+        if (wildcardAllowed) {
+            return true;
+        }
+        for (ResourcePattern p : allowed) {
+            boolean dominated = p.patternType() == PatternType.LITERAL && deniedLiterals.contains(p.name());
+            for (int i = 1; i <= p.name().length() && !dominated; i++) {
+                dominated = deniedPrefixes.contains(p.name().substring(0, i));
+            }
+            if (!dominated) {
                 return true;
             }
         }

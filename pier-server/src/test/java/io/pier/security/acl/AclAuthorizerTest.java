@@ -192,6 +192,25 @@ class AclAuthorizerTest {
     }
 
     @Test
+    void shouldLetADenyOnTheSameNameOrAPrefixCancelAnAllowAsKafka() throws IOException {
+        AclAuthorizer a = open();
+        a.create(List.of(allow(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.WRITE),
+                acl(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", AclOperation.WRITE,
+                        AclPermissionType.DENY)));
+        assertThat(a.authorizeAny(ALICE, HOST, AclOperation.WRITE, ResourceType.TOPIC)).isFalse();
+        // An allowed prefix under a denied shorter prefix is dominated too.
+        a.create(List.of(allow(ResourceType.TOPIC, "logs-app-", PatternType.PREFIXED, "User:alice", AclOperation.WRITE),
+                acl(ResourceType.TOPIC, "logs-", PatternType.PREFIXED, "User:alice", "*", AclOperation.WRITE,
+                        AclPermissionType.DENY)));
+        assertThat(a.authorizeAny(ALICE, HOST, AclOperation.WRITE, ResourceType.TOPIC)).isFalse();
+        // A deny elsewhere does not cancel it.
+        a.create(List.of(allow(ResourceType.TOPIC, "metrics", PatternType.LITERAL, "User:alice", AclOperation.WRITE)));
+        assertThat(a.authorizeAny(ALICE, HOST, AclOperation.WRITE, ResourceType.TOPIC)).isTrue();
+        // Nothing is implied: WRITE on a topic is not DESCRIBE on some topic here.
+        assertThat(a.authorizeAny(ALICE, HOST, AclOperation.DESCRIBE, ResourceType.TOPIC)).isFalse();
+    }
+
+    @Test
     void shouldRefuseUnknownAuthorizersAndBadSettings() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> AuthorizerConfig.fromProperties(
                 Map.of(AuthorizerConfig.AUTHORIZER_CLASS_NAME, "kafka.security.authorizer.AclAuthorizer")))
