@@ -185,15 +185,7 @@ class ClientQuotasIT {
                     "consumer_byte_rate", bytesPerSecond))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
             admin.createTopics(List.of(new NewTopic("quota-fetch", 1, (short) 1))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
         }
-        Properties producerProps = new Properties();
-        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(),
-                new ByteArraySerializer())) {
-            for (int i = 0; i < records; i++) {
-                var unused = producer.send(new ProducerRecord<>("quota-fetch", value));
-            }
-            producer.flush();
-        }
+        fill("quota-fetch", records, value);
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, "slow-consumer");
@@ -231,15 +223,7 @@ class ClientQuotasIT {
                     List.of(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
                             AlterConfigOp.OpType.SET)))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
         }
-        Properties producerProps = new Properties();
-        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(),
-                new ByteArraySerializer())) {
-            for (int i = 0; i < records; i++) {
-                var unused = producer.send(new ProducerRecord<>("quota-share", value));
-            }
-            producer.flush();
-        }
+        fill("quota-share", records, value);
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, "slow-share");
@@ -283,6 +267,19 @@ class ClientQuotasIT {
         double freeThrottleMs = sendOneByOne("free-client", 4);
         assertThat(busyThrottleMs).as("throttle_time_ms reported to the client over its quota").isPositive();
         assertThat(freeThrottleMs).as("another client is not throttled").isZero();
+    }
+
+    /** Writes {@code records} copies of {@code value} to {@code topic}, without a quota. */
+    private static void fill(String topic, int records, byte[] value) {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, PIER.bootstrapServers());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            for (int i = 0; i < records; i++) {
+                var unused = producer.send(new ProducerRecord<>(topic, value));
+            }
+            producer.flush();
+        }
     }
 
     /** Sends {@code count} records one at a time as {@code clientId}; returns the largest throttle time reported. */

@@ -29,7 +29,6 @@ import org.apache.kafka.clients.admin.DescribeShareGroupsOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -325,17 +324,6 @@ class AclIT {
         }
     }
 
-    /** Polls until {@code count} records came, or an error (what a denied consumer gets). */
-    private static List<String> pollShare(KafkaShareConsumer<String, String> c, int count) {
-        List<String> got = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-        while (got.size() < count && System.nanoTime() < deadline) {
-            for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-                got.add(r.value());
-            }
-        }
-        return got;
-    }
 
     @Test
     void shouldShareConsumeWithReadOnGroupAndTopic() throws Exception {
@@ -346,10 +334,10 @@ class AclIT {
                 allow(ResourceType.TOPIC, "acl-share", "alice", AclOperation.READ));
         try (KafkaShareConsumer<String, String> c = shareConsumer(alice, "sg-alice")) {
             c.subscribe(List.of("acl-share"));
-            assertThat(pollShare(c, 2)).hasSizeGreaterThanOrEqualTo(2);
+            assertThat(Polls.values(c::poll, 2, WAIT_MS)).hasSizeGreaterThanOrEqualTo(2);
             c.commitSync(Duration.ofMillis(WAIT_MS));
             produce(admin, "acl-share", 1);
-            assertThat(pollShare(c, 1)).isNotEmpty();
+            assertThat(Polls.values(c::poll, 1, WAIT_MS)).isNotEmpty();
             // Without READ on the group the consumer can neither acknowledge what it holds nor fetch.
             revoke(allow(ResourceType.GROUP, "sg-alice", "alice", AclOperation.READ));
             Throwable ack = catchThrowable(() -> {
@@ -364,7 +352,7 @@ class AclIT {
             });
             assertThat(ack).isInstanceOf(GroupAuthorizationException.class);
             produce(admin, "acl-share", 1);
-            assertThatThrownBy(() -> pollShare(c, 1)).isInstanceOf(GroupAuthorizationException.class);
+            assertThatThrownBy(() -> Polls.values(c::poll, 1, WAIT_MS)).isInstanceOf(GroupAuthorizationException.class);
         }
     }
 
@@ -375,7 +363,7 @@ class AclIT {
                 allow(ResourceType.GROUP, "sg-bob", "bob", AclOperation.DESCRIBE));
         try (KafkaShareConsumer<String, String> c = shareConsumer(bob, "sg-bob")) {
             c.subscribe(List.of("acl-share-nogroup"));
-            assertThatThrownBy(() -> pollShare(c, 1)).isInstanceOf(GroupAuthorizationException.class);
+            assertThatThrownBy(() -> Polls.values(c::poll, 1, WAIT_MS)).isInstanceOf(GroupAuthorizationException.class);
         }
     }
 
@@ -385,7 +373,7 @@ class AclIT {
         grant(allow(ResourceType.GROUP, "sg-bob2", "bob", AclOperation.READ));
         try (KafkaShareConsumer<String, String> c = shareConsumer(bob, "sg-bob2")) {
             c.subscribe(List.of("acl-share-notopic"));
-            assertThatThrownBy(() -> pollShare(c, 1)).isInstanceOf(TopicAuthorizationException.class);
+            assertThatThrownBy(() -> Polls.values(c::poll, 1, WAIT_MS)).isInstanceOf(TopicAuthorizationException.class);
         }
     }
 
@@ -399,7 +387,7 @@ class AclIT {
                 allow(ResourceType.TOPIC, "acl-share-describe-only", "bob", AclOperation.DESCRIBE));
         try (KafkaShareConsumer<String, String> c = shareConsumer(bob, "sg-bob3")) {
             c.subscribe(List.of("acl-share-describe-only"));
-            assertThatThrownBy(() -> pollShare(c, 1)).isInstanceOf(TopicAuthorizationException.class);
+            assertThatThrownBy(() -> Polls.values(c::poll, 1, WAIT_MS)).isInstanceOf(TopicAuthorizationException.class);
         }
     }
 
@@ -410,7 +398,7 @@ class AclIT {
         earliest("sg-admin");
         try (KafkaShareConsumer<String, String> c = shareConsumer(admin, "sg-admin")) {
             c.subscribe(List.of("acl-share-admin"));
-            assertThat(pollShare(c, 2)).hasSize(2);
+            assertThat(Polls.values(c::poll, 2, WAIT_MS)).hasSize(2);
             c.commitSync(Duration.ofMillis(WAIT_MS));
         }
         TopicPartition tp = new TopicPartition("acl-share-admin", 0);
@@ -471,7 +459,7 @@ class AclIT {
         earliest("sg-ops");
         try (KafkaShareConsumer<String, String> c = shareConsumer(admin, "sg-ops")) {
             c.subscribe(List.of("acl-ops"));
-            assertThat(pollShare(c, 1)).hasSize(1);
+            assertThat(Polls.values(c::poll, 1, WAIT_MS)).hasSize(1);
         }
         grant(allow(ResourceType.TOPIC, "acl-ops", "alice", AclOperation.READ),
                 allow(ResourceType.GROUP, "cg-ops", "alice", AclOperation.READ),
@@ -482,8 +470,9 @@ class AclIT {
             // A group with committed offsets only: a classic group, described by DescribeGroups.
             root.alterConsumerGroupOffsets("cg-ops-classic", Map.of(tp, new OffsetAndMetadata(0))).all()
                     .get(WAIT_MS, TimeUnit.MILLISECONDS);
-            assertThat(a.describeTopics(List.of("acl-ops"), new DescribeTopicsOptions().includeAuthorizedOperations(true))
-                    .allTopicNames().get(WAIT_MS, TimeUnit.MILLISECONDS).get("acl-ops").authorizedOperations())
+            assertThat(a.describeTopics(List.of("acl-ops"),
+                    new DescribeTopicsOptions().includeAuthorizedOperations(true)).allTopicNames()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS).get("acl-ops").authorizedOperations())
                     .isEqualTo(readAndDescribe);
             assertThat(root.describeTopics(List.of("acl-ops"), new DescribeTopicsOptions()
                     .includeAuthorizedOperations(true)).allTopicNames().get(WAIT_MS, TimeUnit.MILLISECONDS)

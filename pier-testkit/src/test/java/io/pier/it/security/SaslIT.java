@@ -25,14 +25,11 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -169,7 +166,7 @@ class SaslIT {
         consumerProps.put("value.deserializer", StringDeserializer.class.getName());
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProps)) {
             consumer.subscribe(List.of(topic));
-            assertThat(pollAll(consumer::poll, sent.size())).containsExactlyInAnyOrderElementsOf(sent);
+            assertThat(Polls.values(consumer::poll, sent.size(), WAIT_MS)).containsExactlyInAnyOrderElementsOf(sent);
             consumer.commitSync(Duration.ofMillis(WAIT_MS));
         }
         Map<String, Object> shareProps = new HashMap<>(base);
@@ -178,7 +175,7 @@ class SaslIT {
         shareProps.put("value.deserializer", StringDeserializer.class.getName());
         try (KafkaShareConsumer<String, String> share = new KafkaShareConsumer<>(shareProps)) {
             share.subscribe(List.of(topic));
-            assertThat(pollAll(share::poll, sent.size())).containsExactlyInAnyOrderElementsOf(sent);
+            assertThat(Polls.values(share::poll, sent.size(), WAIT_MS)).containsExactlyInAnyOrderElementsOf(sent);
             share.commitSync(Duration.ofMillis(WAIT_MS));
         }
     }
@@ -418,14 +415,4 @@ class SaslIT {
         }
     }
 
-    private static List<String> pollAll(Function<Duration, ConsumerRecords<String, String>> poll, int count) {
-        List<String> got = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-        while (got.size() < count && System.nanoTime() < deadline) {
-            for (ConsumerRecord<String, String> r : poll.apply(Duration.ofMillis(200))) {
-                got.add(r.value());
-            }
-        }
-        return got;
-    }
 }

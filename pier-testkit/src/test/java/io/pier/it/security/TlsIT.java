@@ -26,14 +26,11 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -127,7 +124,7 @@ class TlsIT {
         consumerProps.put("value.deserializer", ByteArrayDeserializer.class.getName());
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps)) {
             consumer.subscribe(List.of("tls-topic"));
-            List<byte[]> got = pollAll(consumer::poll, sent.size());
+            List<byte[]> got = Polls.values(consumer::poll, sent.size(), WAIT_MS);
             assertThat(got).usingElementComparator(Arrays::compare).containsExactlyInAnyOrderElementsOf(sent);
             consumer.commitSync(Duration.ofMillis(WAIT_MS));
         }
@@ -137,7 +134,7 @@ class TlsIT {
         shareProps.put("value.deserializer", ByteArrayDeserializer.class.getName());
         try (KafkaShareConsumer<byte[], byte[]> share = new KafkaShareConsumer<>(shareProps)) {
             share.subscribe(List.of("tls-topic"));
-            List<byte[]> got = pollAll(share::poll, sent.size());
+            List<byte[]> got = Polls.values(share::poll, sent.size(), WAIT_MS);
             assertThat(got).usingElementComparator(Arrays::compare).containsExactlyInAnyOrderElementsOf(sent);
             share.commitSync(Duration.ofMillis(WAIT_MS));
         }
@@ -288,14 +285,4 @@ class TlsIT {
         return p;
     }
 
-    private static List<byte[]> pollAll(Function<Duration, ConsumerRecords<byte[], byte[]>> poll, int count) {
-        List<byte[]> got = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-        while (got.size() < count && System.nanoTime() < deadline) {
-            for (ConsumerRecord<byte[], byte[]> r : poll.apply(Duration.ofMillis(200))) {
-                got.add(r.value());
-            }
-        }
-        return got;
-    }
 }
