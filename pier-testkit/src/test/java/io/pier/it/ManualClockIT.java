@@ -129,6 +129,41 @@ class ManualClockIT {
     }
 
     @Test
+    void shouldConfirmAcknowledgementsAtOnceWithoutWaitingForNewRecords() throws Exception {
+        clients.createTopic("mc-ack", 1);
+        clients.setGroupConfig("g-ack", "share.auto.offset.reset", "earliest");
+        Properties producerProps = new Properties();
+        producerProps.put("bootstrap.servers", pier.bootstrapServers());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps, new StringSerializer(),
+                new StringSerializer())) {
+            producer.send(new ProducerRecord<>("mc-ack", 0, null, "only")).get();
+        }
+        Set<Long> confirmed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        try (KafkaShareConsumer<String, String> c = clients.consumer("g-ack", "explicit")) {
+            c.setAcknowledgementCommitCallback((offsets, e) -> {
+                if (e == null) {
+                    offsets.values().forEach(confirmed::addAll);
+                }
+            });
+            c.subscribe(Set.of("mc-ack"));
+            ConsumerRecord<String, String> got = null;
+            for (int i = 0; i < 100 && got == null; i++) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    got = r;
+                }
+            }
+            assertThat(got).isNotNull();
+            c.acknowledge(got, AcknowledgeType.ACCEPT);
+            // The next fetch carries the ACCEPT and finds nothing new. With the broker's clock
+            // stopped, an answer parked for MaxWaitMs would never come: it must come at once.
+            for (int i = 0; i < 25 && confirmed.isEmpty(); i++) {
+                c.poll(Duration.ofMillis(200));
+            }
+            assertThat(confirmed).containsExactly(got.offset());
+        }
+    }
+
+    @Test
     void shouldExpireAShareGroupMembersSessionOnTheBrokersClock() throws Exception {
         clients.createTopic("mc-session", 1);
         String member = Uuid.randomUuid().toString();
