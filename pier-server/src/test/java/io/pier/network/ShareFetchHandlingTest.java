@@ -200,12 +200,15 @@ class ShareFetchHandlingTest {
         ShareFetchResponseData.PartitionData room = b.answer();
         assertThat(room).as("a's acknowledgements made room, and b was woken").isNotNull();
         assertThat(acquired(room)).containsExactly(100L, 199L);
+        assertThat(a.answer().acquiredRecords()).as("a's fetch carried acknowledgements: answered at once")
+                .isEmpty();
+        a.fetch(WINDOW, -1, -1);
         assertThat(a.answer()).as("now b holds the window up, a waits").isNull();
         clock.advance(MAX_WAIT_MS);
         assertThat(a.answer().acquiredRecords()).isEmpty();
 
         assertThat(exposition()).contains(
-                "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"at_once\"} 1",
+                "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"at_once\"} 2",
                 "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"cut_short\"} 1",
                 "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"woken\"} 1",
                 "pier_long_poll_answers_total{api=\"ShareFetch\",outcome=\"max_wait\"} 1");
