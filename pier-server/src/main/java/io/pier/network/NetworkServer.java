@@ -1,6 +1,7 @@
 package io.pier.network;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -45,6 +46,9 @@ public final class NetworkServer implements AutoCloseable {
         }
     }
 
+    /** The buffers of a TLS connection's channel: heap ones, see {@link HeapBufferAllocator}. */
+    private static final ByteBufAllocator TLS_ALLOCATOR = new HeapBufferAllocator(ByteBufAllocator.DEFAULT);
+
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Map<String, Channel> serverChannels = new LinkedHashMap<>();
@@ -80,6 +84,9 @@ public final class NetworkServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (endpoint.tls() != null) {
+                            ch.config().setAllocator(TLS_ALLOCATOR);
+                        }
                         SslHandler tls = endpoint.tls() == null ? null : endpoint.tls().newHandler(ch.alloc());
                         if (tls != null) {
                             // Large responses come as chunked input on TLS (no file regions through TLS).
