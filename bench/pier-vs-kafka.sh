@@ -16,6 +16,8 @@
 #                         (kafka: defaults, no fsync; kafka-fsync: log.flush.interval.messages=1)
 #   --records N           records per share run (and in the share source topics)
 #   --group-records N     records in the consumer-group rows' own 10-partition topic (default 1,000,000)
+#   --security-records N  records per produce and per share run of the tls/sasl rows (default: the produce
+#                         row's count, 200,000, and --records)
 #   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
 #   --jfr                 record the Pier JVMs of the last round with JFR, add the hottest frames to the page
 #   --no-jmh, --heap 1g, --out FILE, --help

@@ -17,6 +17,9 @@ final class Report {
     private final String warmup;
     private final String kcat;
 
+    /** Records per produce and share run of the security rows ({@code --security-records}); 0: the rows' own counts. */
+    int securityRecords;
+
     /** A Pier / Kafka ratio column. */
     private record Pair(String pier, String kafka, String header) {}
 
@@ -296,8 +299,11 @@ final class Report {
             return "";
         }
         StringBuilder sb = new StringBuilder("## TLS and SASL_SSL cost\n\n");
-        sb.append("The security rows run the 100 B produce workload and the 4-consumer, 1-partition explicit share "
-                + "workload over three listeners of the same broker, one after the other in each round (the order "
+        sb.append(String.format(Locale.ROOT, "The security rows run the 100 B produce workload (%,d records) and the "
+                + "4-consumer, 1-partition explicit share workload (%,d records, one topic filled over PLAINTEXT, a new "
+                + "share group per run)", securityRecords > 0 ? securityRecords : p.produceSmall(),
+                securityRecords > 0 ? securityRecords : p.shareRecords()));
+        sb.append(" over three listeners of the same broker, one after the other in each round (the order "
                 + "rotates with the round): PLAINTEXT, SSL (TLS; a self-signed RSA 2048 server certificate in a "
                 + "PKCS12 store, no client certificate, the JDK's default protocols and ciphers on both sides) and "
                 + "SASL_SSL (SASL/PLAIN over the same TLS). Same client code, only `security.protocol` and its "

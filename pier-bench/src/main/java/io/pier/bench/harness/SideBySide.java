@@ -90,6 +90,8 @@ public final class SideBySide {
     /** The certificate and SASL user of the security rows; null when none of them runs. */
     private Security security;
     String only = "";
+    /** Records per produce and per share run of the security rows; 0: the produce and share rows' counts. */
+    int securityRecords;
     List<String> brokers = ALL_BROKERS;
     boolean warmup = true;
 
@@ -112,6 +114,7 @@ public final class SideBySide {
         Integer rounds = null;
         Integer records = null;
         Integer groupRecords = null;
+        int securityRecords = 0;
         String pierCp = null;
         Path kafkaLib = null;
         Path work = Path.of("pier-bench/target/bench-run");
@@ -127,6 +130,7 @@ public final class SideBySide {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--group-records" -> groupRecords = Integer.parseInt(args[++i]);
+                case "--security-records" -> securityRecords = Integer.parseInt(args[++i]);
                 case "--pier-cp" -> pierCp = args[++i];
                 case "--kafka-lib" -> kafkaLib = Path.of(args[++i]);
                 case "--work" -> work = Path.of(args[++i]);
@@ -165,14 +169,17 @@ public final class SideBySide {
         long t0 = System.nanoTime();
         SideBySide bench = new SideBySide(p, pierCp, kafkaLib, work, flags, jfr);
         bench.only = only;
+        bench.securityRecords = securityRecords;
         bench.brokers = brokers;
         bench.warmup = warmup;
         bench.run();
         String jmhSection = jmh ? runJmh(quick) : "";
         String jfrSection = bench.jfrSection();
         long minutes = Duration.ofNanos(System.nanoTime() - t0).toSeconds();
-        String md = new Report(bench.results, p, flags, command, minutes, jmhSection, jfrSection,
-                bench.warmupNote, bench.kcatNote).markdown();
+        Report report = new Report(bench.results, p, flags, command, minutes, jmhSection, jfrSection,
+                bench.warmupNote, bench.kcatNote);
+        report.securityRecords = securityRecords;
+        String md = report.markdown();
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.writeString(out, md);
         System.out.println(md);
@@ -432,6 +439,8 @@ public final class SideBySide {
             return;
         }
         Params p = pass.p();
+        int produceCount = securityRecords > 0 && !pass.warmup() ? securityRecords : p.produceSmall;
+        int shareCount = securityRecords > 0 && !pass.warmup() ? securityRecords : p.shareRecords;
         List<String> order = new ArrayList<>(SECURITY_PROTOCOLS);
         Collections.rotate(order, -(pass.round() % order.size()));
         Map<String, Workloads> clients = new LinkedHashMap<>();
@@ -449,7 +458,7 @@ public final class SideBySide {
                 for (Map.Entry<String, Workloads> e : clients.entrySet()) {
                     String topic = "sec-warm-" + e.getKey().toLowerCase(Locale.ROOT).replace('_', '-');
                     e.getValue().createTopic(topic, 1);
-                    var unused = e.getValue().produce(topic, 1, p.produceSmall / SECURITY_WARM_FRACTION, 100);
+                    var unused = e.getValue().produce(topic, 1, produceCount / SECURITY_WARM_FRACTION, 100);
                 }
             }
             for (String protocol : clients.keySet()) {
@@ -458,14 +467,14 @@ public final class SideBySide {
                 String topic = "sec-" + key;
                 measure(pass, broker, b, key, "Produce 100 B records, acks=all, idempotent, over "
                         + protocolLabel(protocol), () -> w.createTopic(topic, 1),
-                        () -> w.produce(topic, 1, p.produceSmall, 100));
+                        () -> w.produce(topic, 1, produceCount, 100));
             }
             if (SECURITY_PROTOCOLS.stream().noneMatch(x -> selected(securityKey("share", x)))) {
                 return;
             }
             String source = "sec-src-1p";
             plain.createTopic(source, 1);
-            long filled = plain.produce(source, 1, p.shareRecords, 100).records();
+            long filled = plain.produce(source, 1, shareCount, 100).records();
             if (!pass.warmup()) {
                 // One unmeasured read first, over the first secured listener that runs: the first share run on
                 // a fresh broker was the slowest, whichever listener it used.
