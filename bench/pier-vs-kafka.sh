@@ -7,11 +7,17 @@
 #   --only KEY-SUBSTRING  only the rows whose key contains it, e.g. share-implicit-16c-1p, produce-100,
 #                         kcat, lat-5000, linger0, group (every consumer-group row), group-classic-4c-10p,
 #                         group-consumer, txn (the transaction rows: txn-produce-100, txn-produce-1000,
-#                         txn-share-read-committed, txn-share-read-uncommitted; keys are in the "Every round" table)
+#                         txn-share-read-committed, txn-share-read-uncommitted; keys are in the "Every round" table),
+#                         tls (produce-tls, share-tls), sasl (produce-sasl-ssl, share-sasl-ssl), security (all four):
+#                         these also run their PLAINTEXT baselines (produce-plaintext, share-plaintext) on the same
+#                         broker in the same round, give every broker SSL and SASL_SSL (PLAIN) listeners with a
+#                         self-signed certificate made in the work folder, and add a "TLS and SASL_SSL cost" section
 #   --brokers LIST        comma-separated subset of pier-durable,pier-none,kafka,kafka-fsync
 #                         (kafka: defaults, no fsync; kafka-fsync: log.flush.interval.messages=1)
 #   --records N           records per share run (and in the share source topics)
 #   --group-records N     records in the consumer-group rows' own 10-partition topic (default 1,000,000)
+#   --security-records N  records per produce and per share run of the tls/sasl rows (default: the produce
+#                         row's count, 200,000, and --records)
 #   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
 #   --jfr                 record the Pier JVMs of the last round with JFR, add the hottest frames to the page
 #   --no-jmh, --heap 1g, --out FILE, --help

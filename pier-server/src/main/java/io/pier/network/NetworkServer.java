@@ -1,6 +1,7 @@
 package io.pier.network;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -44,6 +45,9 @@ public final class NetworkServer implements AutoCloseable {
             this(name, tls, null, null);
         }
     }
+
+    /** The buffers of a TLS connection's channel: heap ones, see {@link HeapBufferAllocator}. */
+    private static final ByteBufAllocator TLS_ALLOCATOR = new HeapBufferAllocator(ByteBufAllocator.DEFAULT);
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -93,6 +97,9 @@ public final class NetworkServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         if (!ConnectionAdmission.admit(ch, endpoint.name(), limits)) {
                             return;
+                        }
+                        if (endpoint.tls() != null) {
+                            ch.config().setAllocator(TLS_ALLOCATOR);
                         }
                         SslHandler tls = endpoint.tls() == null ? null : endpoint.tls().newHandler(ch.alloc());
                         if (tls != null) {

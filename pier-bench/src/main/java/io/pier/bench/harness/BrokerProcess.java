@@ -24,6 +24,10 @@ abstract class BrokerProcess implements AutoCloseable {
     final int port;
     Process process;
     long startupMs;
+    /** Set by {@link #enableSecurity}: the TLS and SASL settings, and the ports of the SSL and SASL_SSL listeners. */
+    Security security;
+    int sslPort = -1;
+    int saslSslPort = -1;
 
     BrokerProcess(String name, List<String> jvmFlags, Path workDir) throws IOException {
         this.name = name;
@@ -40,6 +44,39 @@ abstract class BrokerProcess implements AutoCloseable {
 
     String bootstrap() {
         return "127.0.0.1:" + port;
+    }
+
+    /**
+     * Serve an SSL and a SASL_SSL listener besides PLAINTEXT (which stays the first listener, the
+     * one the start-up probe and the other rows use). Call before {@link #start}.
+     */
+    void enableSecurity(Security s) throws IOException {
+        this.security = s;
+        this.sslPort = freePort();
+        this.saslSslPort = freePort();
+    }
+
+    /** The bootstrap address of the listener with this security protocol. */
+    String bootstrap(String protocol) {
+        return switch (protocol) {
+            case Security.PLAINTEXT -> bootstrap();
+            case Security.SSL -> requireSecurity("127.0.0.1:" + sslPort);
+            case Security.SASL_SSL -> requireSecurity("127.0.0.1:" + saslSslPort);
+            default -> throw new IllegalArgumentException("no listener for " + protocol);
+        };
+    }
+
+    private String requireSecurity(String address) {
+        if (security == null) {
+            throw new IllegalStateException(name + " was started without its SSL and SASL_SSL listeners");
+        }
+        return address;
+    }
+
+    /** The listeners after PLAINTEXT, as {@code ,SSL://127.0.0.1:P,SASL_SSL://127.0.0.1:Q}, or empty. */
+    String securityListeners() {
+        return security == null ? "" : "," + Security.SSL + "://127.0.0.1:" + sslPort + ","
+                + Security.SASL_SSL + "://127.0.0.1:" + saslSslPort;
     }
 
     long pid() {

@@ -5,14 +5,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
 
 /**
  * Apache Kafka as a single-node KRaft broker and controller in one JVM, its settings left at their
  * defaults except what one node needs (replication factor 1 for the internal topics) and the
- * loopback listeners, and optionally an fsync of every appended batch. Formatted before the
- * start-up clock starts.
+ * loopback listeners, and optionally an fsync of every appended batch; for the security rows also an
+ * SSL and a SASL_SSL listener ({@link Security#serverSettings}). Formatted before the start-up
+ * clock starts.
  */
 final class KafkaBroker extends BrokerProcess {
     private final Path libDir;
@@ -39,14 +41,16 @@ final class KafkaBroker extends BrokerProcess {
 
     @Override
     void prepare() throws Exception {
-        String listeners = "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort;
+        String listeners = "PLAINTEXT://127.0.0.1:" + port + securityListeners()
+                + ",CONTROLLER://127.0.0.1:" + controllerPort;
+        String securityMap = security == null ? "" : ",SSL:SSL,SASL_SSL:SASL_SSL";
         Files.writeString(props, String.join("\n",
                 "process.roles=broker,controller",
                 "node.id=1",
                 "controller.quorum.bootstrap.servers=127.0.0.1:" + controllerPort,
                 "controller.listener.names=CONTROLLER",
                 "inter.broker.listener.name=PLAINTEXT",
-                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT" + securityMap,
                 "listeners=" + listeners,
                 "advertised.listeners=" + listeners,
                 "log.dirs=" + workDir.resolve("data"),
@@ -56,6 +60,7 @@ final class KafkaBroker extends BrokerProcess {
                 "share.coordinator.state.topic.replication.factor=1",
                 "share.coordinator.state.topic.min.isr=1",
                 fsync ? "log.flush.interval.messages=1\nlog.flush.interval.ms=0" : "",
+                security == null ? "" : propertiesLines(security.serverSettings()),
                 ""));
         // Like the binary distribution: INFO to a file (here the process output file).
         Files.writeString(log4j, String.join("\n",
@@ -80,6 +85,13 @@ final class KafkaBroker extends BrokerProcess {
         if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
             throw new IllegalStateException("kafka storage format failed, see " + workDir.resolve("format.out"));
         }
+    }
+
+    /** {@code key=value} lines, with the characters a properties file treats specially escaped. */
+    static String propertiesLines(Map<String, String> settings) {
+        StringBuilder sb = new StringBuilder();
+        settings.forEach((k, v) -> sb.append(k).append('=').append(v.replace("\\", "\\\\")).append('\n'));
+        return sb.toString().stripTrailing();
     }
 
     @Override

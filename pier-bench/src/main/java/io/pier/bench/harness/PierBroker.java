@@ -61,6 +61,12 @@ final class PierBroker extends BrokerProcess {
                 "--set", "pier.log.durability=" + durability,
                 // Metrics stay on, as by default, on a port of their own so two harness runs never collide.
                 "--set", "pier.metrics.port=" + metricsPort));
+        if (security != null) {
+            // --port above sets the first listener's port, PLAINTEXT's; the settings are Kafka's names.
+            cmd.addAll(List.of("--set", "listeners=PLAINTEXT://127.0.0.1:" + port + securityListeners(),
+                    "--set", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL"));
+            security.serverSettings().forEach((k, v) -> cmd.addAll(List.of("--set", k + "=" + v)));
+        }
         return cmd;
     }
 }

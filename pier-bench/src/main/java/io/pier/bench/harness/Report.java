@@ -17,6 +17,9 @@ final class Report {
     private final String warmup;
     private final String kcat;
 
+    /** Records per produce and share run of the security rows ({@code --security-records}); 0: the rows' own counts. */
+    int securityRecords;
+
     /** A Pier / Kafka ratio column. */
     private record Pair(String pier, String kafka, String header) {}
 
@@ -194,6 +197,8 @@ final class Report {
             sb.append('\n');
         }
 
+        sb.append(securitySection());
+
         sb.append("## Largest gaps\n\n");
         for (Pair pair : pairs) {
             String pier = pair.pier();
@@ -263,6 +268,112 @@ final class Report {
                 + "Needs only a JDK 17+: the script builds Pier with `-Pbench` and fetches Apache Kafka 4.4.0 "
                 + "from Maven Central into a cache folder.\n");
         return sb.toString();
+    }
+
+    /**
+     * "TLS and SASL_SSL cost": per broker, each security workload's rate over SSL and over
+     * SASL_SSL divided by its rate over PLAINTEXT on the same broker in the same round (the
+     * median of those per-round ratios), and the same for broker CPU per record; then, per Pier /
+     * Kafka pair, the ratio of the two brokers' ratios. Empty when no security row ran.
+     */
+    String securitySection() {
+        List<String> brokers = brokers();
+        List<Pair> pairs = pairs();
+        StringBuilder rows = new StringBuilder();
+        StringBuilder cpuRows = new StringBuilder();
+        for (String workload : SideBySide.SECURITY_WORKLOADS) {
+            String plain = SideBySide.securityKey(workload, Security.PLAINTEXT);
+            for (String protocol : List.of(Security.SSL, Security.SASL_SSL)) {
+                String secured = SideBySide.securityKey(workload, protocol);
+                if (r.metric(secured) == null || r.metric(plain) == null) {
+                    continue;
+                }
+                rows.append(costRow("`" + secured + "` / `" + plain + "`", secured, plain, brokers, pairs, true, "rec/s"));
+                if (r.metric(secured + "-cpu") != null && r.metric(plain + "-cpu") != null) {
+                    cpuRows.append(costRow("`" + secured + "-cpu` / `" + plain + "-cpu`", secured + "-cpu",
+                            plain + "-cpu", brokers, pairs, false, "µs"));
+                }
+            }
+        }
+        if (rows.isEmpty()) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder("## TLS and SASL_SSL cost\n\n");
+        sb.append(String.format(Locale.ROOT, "The security rows run the 100 B produce workload (%,d records) and the "
+                + "4-consumer, 1-partition explicit share workload (%,d records, one topic filled over PLAINTEXT, a new "
+                + "share group per run)", securityRecords > 0 ? securityRecords : p.produceSmall(),
+                securityRecords > 0 ? securityRecords : p.shareRecords()));
+        sb.append(" over three listeners of the same broker, one after the other in each round (the order "
+                + "rotates with the round): PLAINTEXT, SSL (TLS; a self-signed RSA 2048 server certificate in a "
+                + "PKCS12 store, no client certificate, the JDK's default protocols and ciphers on both sides) and "
+                + "SASL_SSL (SASL/PLAIN over the same TLS). Same client code, only `security.protocol` and its "
+                + "`ssl.truststore.*`, `sasl.mechanism`, `sasl.jaas.config` added. Before them, unmeasured, on every broker and "
+                + "round: a produce of a quarter of the produce row's count over each listener that runs, and one "
+                + "share read of half the share source over the first secured listener (the first runs on a fresh "
+                + "broker pay for its JIT warm-up, TLS path included). Each cell: the secured rate "
+                + "over the PLAINTEXT rate, the median of the per-round ratios (per round in brackets), then the "
+                + "medians of both rates. **Ratio of ratios** (Pier's ratio over Kafka's): at least 1 means Pier "
+                + "keeps at least as large a share of its plaintext throughput under TLS as Kafka does, i.e. its "
+                + "TLS cost is no larger.\n\n");
+        sb.append(costHeader(brokers, pairs, "ratio of ratios ↑"));
+        sb.append(rows).append('\n');
+        if (!cpuRows.isEmpty()) {
+            sb.append("Broker CPU per record, secured over PLAINTEXT (the same per-round ratios; at most 1 in the "
+                    + "last columns means Pier's extra CPU per record for TLS is, relatively, no larger than "
+                    + "Kafka's):\n\n");
+            sb.append(costHeader(brokers, pairs, "ratio of ratios ↓"));
+            sb.append(cpuRows).append('\n');
+        }
+        return sb.toString();
+    }
+
+    private static String costHeader(List<String> brokers, List<Pair> pairs, String what) {
+        StringBuilder sb = new StringBuilder("| Rows |");
+        brokers.forEach(x -> sb.append(' ').append(header(x)).append(" |"));
+        pairs.forEach(x -> sb.append(' ').append(x.header()).append(", ").append(what).append(" |"));
+        sb.append("\n|---|").append("---:|".repeat(brokers.size() + pairs.size())).append('\n');
+        return sb.toString();
+    }
+
+    private String costRow(String label, String secured, String plain, List<String> brokers, List<Pair> pairs,
+            boolean bold, String unit) {
+        StringBuilder sb = new StringBuilder("| ").append(label).append(" |");
+        for (String b : brokers) {
+            List<Double> perRound = perRoundRatios(secured, plain, b);
+            double m = median(perRound);
+            sb.append(' ').append(Double.isNaN(m) ? "–" : String.format(Locale.ROOT, "%.2f (%s; %s vs %s %s)", m,
+                    perRound.stream().map(x -> String.format(Locale.ROOT, "%.2f", x)).collect(Collectors.joining(", ")),
+                    fmt(r.median(secured, b)), fmt(r.median(plain, b)), unit)).append(" |");
+        }
+        for (Pair x : pairs) {
+            String v = ratio(median(perRoundRatios(secured, plain, x.pier())),
+                    median(perRoundRatios(secured, plain, x.kafka())));
+            sb.append(' ').append(bold && !v.equals("–") ? "**" + v + "**" : v).append(" |");
+        }
+        return sb.append('\n').toString();
+    }
+
+    /** Per round, the secured row's figure over the PLAINTEXT row's, for rounds that have both. */
+    private List<Double> perRoundRatios(String secured, String plain, String broker) {
+        List<Double> a = r.values(secured, broker);
+        List<Double> b = r.values(plain, broker);
+        List<Double> out = new ArrayList<>();
+        for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
+            if (!Double.isNaN(a.get(i)) && !Double.isNaN(b.get(i)) && b.get(i) != 0) {
+                out.add(a.get(i) / b.get(i));
+            }
+        }
+        return out;
+    }
+
+    private static double median(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> v = new ArrayList<>(values);
+        v.sort(null);
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
     }
 
     /** The cell of a broker that could not run the workload (why is in the run log). */

@@ -13,7 +13,9 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -85,7 +87,11 @@ public final class SideBySide {
     private final List<Path> jfrFiles = new ArrayList<>();
     private volatile BrokerProcess current;
     private Kcat kcat;
+    /** The certificate and SASL user of the security rows; null when none of them runs. */
+    private Security security;
     String only = "";
+    /** Records per produce and per share run of the security rows; 0: the produce and share rows' counts. */
+    int securityRecords;
     List<String> brokers = ALL_BROKERS;
     boolean warmup = true;
 
@@ -108,6 +114,7 @@ public final class SideBySide {
         Integer rounds = null;
         Integer records = null;
         Integer groupRecords = null;
+        int securityRecords = 0;
         String pierCp = null;
         Path kafkaLib = null;
         Path work = Path.of("pier-bench/target/bench-run");
@@ -123,6 +130,7 @@ public final class SideBySide {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--group-records" -> groupRecords = Integer.parseInt(args[++i]);
+                case "--security-records" -> securityRecords = Integer.parseInt(args[++i]);
                 case "--pier-cp" -> pierCp = args[++i];
                 case "--kafka-lib" -> kafkaLib = Path.of(args[++i]);
                 case "--work" -> work = Path.of(args[++i]);
@@ -161,14 +169,17 @@ public final class SideBySide {
         long t0 = System.nanoTime();
         SideBySide bench = new SideBySide(p, pierCp, kafkaLib, work, flags, jfr);
         bench.only = only;
+        bench.securityRecords = securityRecords;
         bench.brokers = brokers;
         bench.warmup = warmup;
         bench.run();
         String jmhSection = jmh ? runJmh(quick) : "";
         String jfrSection = bench.jfrSection();
         long minutes = Duration.ofNanos(System.nanoTime() - t0).toSeconds();
-        String md = new Report(bench.results, p, flags, command, minutes, jmhSection, jfrSection,
-                bench.warmupNote, bench.kcatNote).markdown();
+        Report report = new Report(bench.results, p, flags, command, minutes, jmhSection, jfrSection,
+                bench.warmupNote, bench.kcatNote);
+        report.securityRecords = securityRecords;
+        String md = report.markdown();
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.writeString(out, md);
         System.out.println(md);
@@ -184,6 +195,11 @@ public final class SideBySide {
         }, "stop-broker"));
         deleteTree(work);
         Files.createDirectories(work);
+        if (wantsSecurity()) {
+            security = Security.create(work.resolve("certs"));
+            log("security rows: SSL and SASL_SSL (PLAIN) listeners on every broker, with a self-signed certificate in "
+                    + security.keyStore);
+        }
         kcat = Kcat.find(params.cap);
         if (kcat == null) {
             kcatNote = "kcat not found on the PATH: the librdkafka rows were skipped (Debian: `apt-get install kcat`).";
@@ -207,6 +223,14 @@ public final class SideBySide {
     }
 
     private BrokerProcess create(String broker, Path dir) throws IOException {
+        BrokerProcess bp = createPlain(broker, dir);
+        if (security != null) {
+            bp.enableSecurity(security);
+        }
+        return bp;
+    }
+
+    private BrokerProcess createPlain(String broker, Path dir) throws IOException {
         return switch (broker) {
             case DURABLE -> new PierBroker(broker, jvmFlags, dir, pierClasspath, "durable");
             case NONE -> new PierBroker(broker, jvmFlags, dir, pierClasspath, "none");
@@ -337,6 +361,153 @@ public final class SideBySide {
                 latencyRow(pass, w, b, rate, linger);
             }
         }
+        securityRows(pass, w, broker, b);
+    }
+
+    /** The workloads of the security rows: each runs over every listener of {@link #SECURITY_PROTOCOLS}. */
+    static final List<String> SECURITY_WORKLOADS = List.of("produce", "share");
+    /** The listeners of the security rows, PLAINTEXT (the baseline) first. */
+    static final List<String> SECURITY_PROTOCOLS = List.of(Security.PLAINTEXT, Security.SSL, Security.SASL_SSL);
+    /** The unmeasured produce over each listener before the security rows: this fraction of the produce row's count. */
+    static final int SECURITY_WARM_FRACTION = 4;
+    /** {@code --only} with this selects every security row. */
+    static final String SECURITY_SELECTOR = "security";
+
+    /** {@code produce-tls}, {@code share-sasl-ssl}, {@code produce-plaintext} (the baseline), ... */
+    static String securityKey(String workload, String protocol) {
+        return workload + "-" + switch (protocol) {
+            case Security.PLAINTEXT -> "plaintext";
+            case Security.SSL -> "tls";
+            case Security.SASL_SSL -> "sasl-ssl";
+            default -> throw new IllegalArgumentException(protocol);
+        };
+    }
+
+    /**
+     * Whether a row runs and is recorded: its key contains {@code --only}'s substring, or it is a
+     * security row that {@link #securitySelected} selects.
+     */
+    private boolean selected(String key) {
+        return key.contains(only) || securitySelected(key);
+    }
+
+    /**
+     * Security rows match {@code --only} as substrings too ({@code tls}: the SSL rows, {@code sasl}:
+     * the SASL_SSL rows, {@code share-tls}: one row), and {@code security} selects them all; a
+     * PLAINTEXT baseline row runs whenever a secured row of its workload does, so that every ratio
+     * has its baseline from the same broker and round.
+     */
+    private boolean securitySelected(String key) {
+        for (String workload : SECURITY_WORKLOADS) {
+            for (String protocol : SECURITY_PROTOCOLS) {
+                if (!securityKey(workload, protocol).equals(key)) {
+                    continue;
+                }
+                if (only.equals(SECURITY_SELECTOR) || key.contains(only)) {
+                    return true;
+                }
+                return protocol.equals(Security.PLAINTEXT) && SECURITY_PROTOCOLS.stream()
+                        .filter(x -> !x.equals(Security.PLAINTEXT))
+                        .anyMatch(x -> securityKey(workload, x).contains(only));
+            }
+        }
+        return false;
+    }
+
+    /** Whether any security row runs, so that the brokers get their SSL and SASL_SSL listeners. */
+    private boolean wantsSecurity() {
+        return SECURITY_WORKLOADS.stream().anyMatch(
+                wl -> SECURITY_PROTOCOLS.stream().anyMatch(p -> selected(securityKey(wl, p))));
+    }
+
+    /** Rows per security workload: same workload, each listener; their keys, for the report. */
+    static List<String> securityKeys(String workload) {
+        return SECURITY_PROTOCOLS.stream().map(p -> securityKey(workload, p)).toList();
+    }
+
+    /**
+     * The security rows ({@code --only tls}, {@code --only sasl}, {@code --only security}): the
+     * 100 B produce row and the 4-consumer, 1-partition explicit share row, each run over the
+     * PLAINTEXT, SSL and SASL_SSL (PLAIN) listeners of the same broker one after the other, the
+     * order rotating with the round, with the same client code and only the client's security
+     * settings changed. The share runs read one 1-partition topic filled over PLAINTEXT first
+     * (each run is a new share group). Their TLS cost is the secured row over the PLAINTEXT row,
+     * on each broker; the report compares it between brokers.
+     */
+    private void securityRows(Pass pass, Workloads plain, BrokerProcess broker, String b) throws Exception {
+        if (security == null) {
+            return;
+        }
+        Params p = pass.p();
+        int produceCount = securityRecords > 0 && !pass.warmup() ? securityRecords : p.produceSmall;
+        int shareCount = securityRecords > 0 && !pass.warmup() ? securityRecords : p.shareRecords;
+        List<String> order = new ArrayList<>(SECURITY_PROTOCOLS);
+        Collections.rotate(order, -(pass.round() % order.size()));
+        Map<String, Workloads> clients = new LinkedHashMap<>();
+        try {
+            for (String protocol : order) {
+                if (SECURITY_WORKLOADS.stream().anyMatch(wl -> selected(securityKey(wl, protocol)))) {
+                    clients.put(protocol, protocol.equals(Security.PLAINTEXT) ? plain
+                            : new Workloads(broker.bootstrap(protocol), p.cap, broker::cpuNanos,
+                                    security.clientSettings(protocol)));
+                }
+            }
+            // Unmeasured first, over each listener that runs: with --only tls these are the broker's first
+            // requests, and whichever row ran first would pay for its JIT warm-up (the TLS path included).
+            if (!pass.warmup()) {
+                for (Map.Entry<String, Workloads> e : clients.entrySet()) {
+                    String topic = "sec-warm-" + e.getKey().toLowerCase(Locale.ROOT).replace('_', '-');
+                    e.getValue().createTopic(topic, 1);
+                    var unused = e.getValue().produce(topic, 1, produceCount / SECURITY_WARM_FRACTION, 100);
+                }
+            }
+            for (String protocol : clients.keySet()) {
+                Workloads w = clients.get(protocol);
+                String key = securityKey("produce", protocol);
+                String topic = "sec-" + key;
+                measure(pass, broker, b, key, "Produce 100 B records, acks=all, idempotent, over "
+                        + protocolLabel(protocol), () -> w.createTopic(topic, 1),
+                        () -> w.produce(topic, 1, produceCount, 100));
+            }
+            if (SECURITY_PROTOCOLS.stream().noneMatch(x -> selected(securityKey("share", x)))) {
+                return;
+            }
+            String source = "sec-src-1p";
+            plain.createTopic(source, 1);
+            long filled = plain.produce(source, 1, shareCount, 100).records();
+            if (!pass.warmup()) {
+                // One unmeasured read first, over the first secured listener that runs: the first share run on
+                // a fresh broker was the slowest, whichever listener it used.
+                String warm = clients.keySet().stream().filter(x -> !x.equals(Security.PLAINTEXT)).findFirst()
+                        .orElse(Security.PLAINTEXT);
+                try {
+                    var unused = clients.get(warm).share(source, 4, true, (int) filled / 2, 0);
+                } catch (Exception e) {
+                    log("  unmeasured warm read of " + source + " over " + warm + " failed on " + b + ": " + rootCause(e));
+                }
+            }
+            for (String protocol : clients.keySet()) {
+                Workloads w = clients.get(protocol);
+                measure(pass, broker, b, securityKey("share", protocol), "Share consume, 4 consumers, 1 partition, "
+                        + "explicit ACCEPT per record, over " + protocolLabel(protocol), null,
+                        () -> w.share(source, 4, true, (int) filled, 0).throughput());
+            }
+        } finally {
+            for (Workloads w : clients.values()) {
+                if (w != plain) {
+                    w.close();
+                }
+            }
+        }
+    }
+
+    static String protocolLabel(String protocol) {
+        return switch (protocol) {
+            case Security.PLAINTEXT -> "PLAINTEXT (the baseline of the TLS rows)";
+            case Security.SSL -> "SSL (TLS, server certificate only)";
+            case Security.SASL_SSL -> "SASL_SSL (SASL/PLAIN over TLS)";
+            default -> protocol;
+        };
     }
 
     /** Records per transaction of the transactional produce rows. */
@@ -587,7 +758,7 @@ public final class SideBySide {
      */
     private Workloads.Throughput measure(Pass pass, BrokerProcess broker, String b, String key, String label,
             Setup setup, Measured m, boolean always) {
-        if (!key.contains(only) && !always) {
+        if (!selected(key) && !always) {
             return null;
         }
         Workloads.Throughput t;
@@ -610,21 +781,21 @@ public final class SideBySide {
                         key, cpu / 1_000_000, MIN_CPU_TICKS));
             }
         } catch (Workloads.Unsupported e) {
-            if (key.contains(only) && !pass.warmup()) {
+            if (selected(key) && !pass.warmup()) {
                 pass.results().addUnsupported(key, label, "rec/s", true, b, e.getMessage());
                 pass.results().addUnsupported(key + "-cpu", "↳ broker CPU per record", "µs", false, b, "");
             }
             log("  " + (pass.warmup() ? "(warm-up) " : "") + key + " not supported on " + b + ": " + e.getMessage());
             return null;
         } catch (Exception e) {
-            if (key.contains(only) && !pass.warmup()) {
+            if (selected(key) && !pass.warmup()) {
                 pass.results().addUnavailable(key, label, "rec/s", true, b);
                 pass.results().addUnavailable(key + "-cpu", "↳ broker CPU per record", "µs", false, b);
             }
             log("  " + (pass.warmup() ? "(warm-up) " : "") + key + " n/a on " + b + ", the run failed: " + rootCause(e));
             return null;
         }
-        if (!key.contains(only)) {
+        if (!selected(key)) {
             return t; // ran only to fill a topic another selected row reads
         }
         if (!pass.warmup()) {

@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -88,18 +89,34 @@ final class Workloads implements AutoCloseable {
     }
 
     private final String bootstrap;
+    /** Added to every client's settings: the security protocol and its TLS and SASL settings, or nothing. */
+    private final Map<String, String> clientSettings;
     private final long capNanos;
     private final Admin admin;
     private final LongSupplier brokerCpuNanos;
-    private int groupSeq;
+    /**
+     * Numbers the group names and transactional ids, shared by every instance: the security rows
+     * run several against one broker, and a share group reused by name would find its records
+     * already accepted.
+     */
+    private static final AtomicInteger GROUP_SEQ = new AtomicInteger();
 
     /** {@code brokerCpuNanos}: the broker's CPU time so far, read where a run's rate window opens and closes. */
     Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos) {
+        this(bootstrap, cap, brokerCpuNanos, Map.of());
+    }
+
+    /**
+     * {@code clientSettings}: added to the settings of every client these workloads create (the
+     * admin client included), e.g. {@code security.protocol=SSL} and its trust store, for a broker
+     * listener other than PLAINTEXT at {@code bootstrap}.
+     */
+    Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos, Map<String, String> clientSettings) {
         this.bootstrap = bootstrap;
+        this.clientSettings = Map.copyOf(clientSettings);
         this.brokerCpuNanos = brokerCpuNanos;
         this.capNanos = cap.toNanos();
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
+        Properties p = clientProperties();
         p.put("client.id", "bench-admin");
         this.admin = Admin.create(p);
     }
@@ -129,6 +146,14 @@ final class Workloads implements AutoCloseable {
         throw new IllegalStateException("topic " + topic + " has no leaders after 30 s");
     }
 
+    /** {@code bootstrap.servers} and the {@link #clientSettings}: where every client's settings start. */
+    private Properties clientProperties() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.putAll(clientSettings);
+        return p;
+    }
+
     private String newShareGroup(String label) throws Exception {
         return newShareGroup(label, null);
     }
@@ -140,7 +165,7 @@ final class Workloads implements AutoCloseable {
      * config with INVALID_CONFIG throws {@link Unsupported}.
      */
     private String newShareGroup(String label, String isolation) throws Exception {
-        String group = "bench-" + label + "-" + (++groupSeq);
+        String group = "bench-" + label + "-" + GROUP_SEQ.incrementAndGet();
         List<AlterConfigOp> ops = new ArrayList<>();
         ops.add(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET));
         if (isolation != null) {
@@ -165,8 +190,7 @@ final class Workloads implements AutoCloseable {
 
     /** acks=all, idempotent, client defaults otherwise; {@code lingerMs} null keeps the client's default. */
     private KafkaProducer<byte[], byte[]> producer(Integer lingerMs) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
+        Properties p = clientProperties();
         p.put("acks", "all");
         p.put("enable.idempotence", "true");
         if (lingerMs != null) {
@@ -222,11 +246,10 @@ final class Workloads implements AutoCloseable {
     TxnRun produceTransactional(String topic, int partitions, int count, int size, int perTransaction) {
         byte[] value = new byte[size];
         Arrays.fill(value, (byte) 'x');
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
+        Properties p = clientProperties();
         p.put("acks", "all");
         p.put("enable.idempotence", "true");
-        p.put("transactional.id", "bench-txn-" + topic + "-" + (++groupSeq));
+        p.put("transactional.id", "bench-txn-" + topic + "-" + GROUP_SEQ.incrementAndGet());
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
@@ -334,7 +357,7 @@ final class Workloads implements AutoCloseable {
      * record, so outside the window; the first-record row comes from the one-consumer run.
      */
     ConsumeRun group(String topic, int partitions, String protocol, int consumers, int target) throws Exception {
-        String group = "bench-group-" + protocol + "-" + consumers + "c-" + (++groupSeq);
+        String group = "bench-group-" + protocol + "-" + consumers + "c-" + GROUP_SEQ.incrementAndGet();
         // Per partition, the offset after the last record read: the distinct records read are their sum.
         AtomicLongArray readUpTo = new AtomicLongArray(partitions);
         LongAdder read = new LongAdder();
@@ -451,8 +474,7 @@ final class Workloads implements AutoCloseable {
 
     /** The settings of consumer {@code c} of {@code group}, named after both, plus {@code keyValues}. */
     private Properties member(String group, int c, String... keyValues) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
+        Properties p = clientProperties();
         p.put("group.id", group);
         p.put("client.id", group + "-c" + c);
         for (int i = 0; i + 1 < keyValues.length; i += 2) {
@@ -564,8 +586,7 @@ final class Workloads implements AutoCloseable {
     }
 
     private Throughput plainFetchPass(String topic, int partitions, int target, long deadline) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
+        Properties p = clientProperties();
         p.put("client.id", "bench-fetch");
         p.put("enable.auto.commit", "false");
         p.put("auto.offset.reset", "earliest");
@@ -610,8 +631,7 @@ final class Workloads implements AutoCloseable {
         AtomicBoolean gotAny = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         long hardDeadline = System.nanoTime() + capNanos + TimeUnit.SECONDS.toNanos(seconds);
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
+        Properties p = clientProperties();
         p.put("group.id", group);
         p.put("client.id", group + "-c");
         p.put("share.acknowledgement.mode", "explicit");
