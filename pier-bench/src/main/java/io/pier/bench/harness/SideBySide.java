@@ -711,9 +711,14 @@ public final class SideBySide {
                 pass.results().add(key + "-p50", what + "p50", "ms", false, b, lat.p50());
                 pass.results().add(key + "-p99", what + "p99", "ms", false, b, lat.p99());
                 pass.results().add(key + "-p999", what + "p99.9", "ms", false, b, lat.p999());
+                String delivered = String.format(Locale.ROOT, "Produce to delivery (returned by poll) at %,d rec/s, %s, ",
+                        rate, linger == null ? "client defaults" : "linger.ms=" + linger);
+                pass.results().add(key + "-delivered-p50", delivered + "p50", "ms", false, b, lat.deliveredP50());
+                pass.results().add(key + "-delivered-p99", delivered + "p99", "ms", false, b, lat.deliveredP99());
             }
-            log(String.format(Locale.ROOT, "  %s%-22s p50 %.1f p99 %.1f p99.9 %.1f ms (%d samples)",
-                    pass.warmup() ? "(warm-up) " : "", key, lat.p50(), lat.p99(), lat.p999(), lat.samples()));
+            log(String.format(Locale.ROOT, "  %s%-22s p50 %.1f p99 %.1f p99.9 %.1f ms (%d samples); delivered p50 %.1f p99 %.1f ms",
+                    pass.warmup() ? "(warm-up) " : "", key, lat.p50(), lat.p99(), lat.p999(), lat.samples(),
+                    lat.deliveredP50(), lat.deliveredP99()));
         } catch (Exception e) {
             log("  " + key + " FAILED: " + e);
         }

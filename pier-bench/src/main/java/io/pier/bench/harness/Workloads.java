@@ -73,8 +73,11 @@ final class Workloads implements AutoCloseable {
     /** Result of a transactional produce run: its throughput, how many transactions, their mean commitTransaction time. */
     record TxnRun(Throughput throughput, int transactions, double commitMeanMs) {}
 
-    /** Produce-to-ACCEPT latency percentiles in milliseconds. */
-    record Latency(double p50, double p99, double p999, int samples) {}
+    /**
+     * Produce-to-ACCEPT latency percentiles in milliseconds, and produce-to-delivery ones (the
+     * record returned by {@code poll()}), which show how much of the first is the ACCEPT's leg.
+     */
+    record Latency(double p50, double p99, double p999, int samples, double deliveredP50, double deliveredP99) {}
 
     /**
      * The broker refused a setting the workload needs (a group config it does not support yet):
@@ -628,6 +631,8 @@ final class Workloads implements AutoCloseable {
         int total = rate * seconds;
         long[] samples = new long[total];
         AtomicLong sampleCount = new AtomicLong();
+        long[] delivered = new long[total];
+        AtomicLong deliveredCount = new AtomicLong();
         AtomicBoolean gotAny = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         long hardDeadline = System.nanoTime() + capNanos + TimeUnit.SECONDS.toNanos(seconds);
@@ -656,11 +661,17 @@ final class Workloads implements AutoCloseable {
                 consumer.subscribe(List.of(topic));
                 while (!stop.get() && System.nanoTime() < hardDeadline) {
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                    long polledAt = System.nanoTime();
                     for (ConsumerRecord<byte[], byte[]> r : records) {
                         gotAny.set(true);
                         ByteBuffer v = ByteBuffer.wrap(r.value());
                         if (v.get() == 1) {
-                            sentAt.put(r.offset(), v.getLong());
+                            long sent = v.getLong();
+                            sentAt.put(r.offset(), sent);
+                            long i = deliveredCount.getAndIncrement();
+                            if (i < delivered.length) {
+                                delivered[(int) i] = polledAt - sent;
+                            }
                         }
                         consumer.acknowledge(r, AcknowledgeType.ACCEPT);
                     }
@@ -706,7 +717,9 @@ final class Workloads implements AutoCloseable {
         }
         long[] s = Arrays.copyOf(samples, n);
         Arrays.sort(s);
-        return new Latency(pct(s, 0.50), pct(s, 0.99), pct(s, 0.999), n);
+        long[] d = Arrays.copyOf(delivered, (int) Math.min(deliveredCount.get(), delivered.length));
+        Arrays.sort(d);
+        return new Latency(pct(s, 0.50), pct(s, 0.99), pct(s, 0.999), n, pct(d, 0.50), pct(d, 0.99));
     }
 
     private static byte[] payload(int flag, long sendNanos) {
