@@ -14,7 +14,7 @@
 #                         self-signed certificate made in the work folder, and add a "TLS and SASL_SSL cost" section
 #   --brokers LIST        comma-separated subset of pier-durable,pier-none,kafka,kafka-fsync
 #                         (kafka: defaults, no fsync; kafka-fsync: log.flush.interval.messages=1)
-#   --records N           records per share run (and in the share source topics)
+#   --records N           records per share run (and in the share source topics; default 1,000,000)
 #   --group-records N     records in the consumer-group rows' own 10-partition topic (default 1,000,000)
 #   --security-records N  records per produce and per share run of the tls/sasl rows (default: the produce
 #                         row's count, 200,000, and --records)
