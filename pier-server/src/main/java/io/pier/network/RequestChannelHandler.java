@@ -134,6 +134,22 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         ctx.fireChannelInactive();
     }
 
+    /**
+     * A client that does not read its responses fills the socket, then Netty's outbound buffer:
+     * past its high-water mark (Netty's default, 64 KiB) this connection's requests are not read
+     * either, so what waits for that client stays bounded by {@link #MAX_IN_FLIGHT} responses
+     * plus that buffer; below the low mark reading resumes.
+     */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable()) {
+            resumeReadingIfDue();
+        } else {
+            ctx.channel().config().setAutoRead(false);
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent) {
@@ -329,7 +345,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             }
             throttledUntilNanos = 0;
         }
-        if (pending.size() < MAX_IN_FLIGHT / 2 && !ctx.channel().config().isAutoRead()) {
+        if (pending.size() < MAX_IN_FLIGHT / 2 && ctx.channel().isWritable() && !ctx.channel().config().isAutoRead()) {
             ctx.channel().config().setAutoRead(true);
         }
     }

@@ -154,6 +154,25 @@ class RequestHandlingTest {
     }
 
     @Test
+    void shouldStopReadingAClientWhoseResponsesPileUpUntilTheyDrain() {
+        // The client reads nothing: the socket is full and Netty's outbound buffer past its high mark.
+        channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false);
+        channel.runPendingTasks(); // Netty tells the pipeline of the change in a task of its own
+        assertThat(channel.isWritable()).isFalse();
+        assertThat(channel.config().isAutoRead()).as("no more requests read from it").isFalse();
+
+        // A request already read is still answered, and answering it does not resume reading.
+        ApiVersionsResponse versions = (ApiVersionsResponse) next(send(new ApiVersionsRequest(
+                new ApiVersionsRequestData().setClientSoftwareName("t").setClientSoftwareVersion("1"), (short) 3)));
+        assertThat(versions.data().errorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(channel.config().isAutoRead()).isFalse();
+
+        channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+        channel.runPendingTasks();
+        assertThat(channel.config().isAutoRead()).as("read again once the buffer drained").isTrue();
+    }
+
+    @Test
     void shouldParkAFetchUntilMaxWaitPassesAndKeepLaterResponsesBehindIt() {
         createTopic("parked");
 
