@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.testkit.PierExtension;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,18 +43,12 @@ class NonReadingClientIT {
         byte[] frame = metadataFrame();
         AtomicInteger written = new AtomicInteger();
         String hostPort = PIER.bootstrapServers();
-        int colon = hostPort.lastIndexOf(':');
-        try (Socket socket = new Socket()) {
-            // Small buffers on this side, so what is buffered is mostly the broker's doing.
-            socket.setReceiveBufferSize(4096);
-            socket.setSendBufferSize(4096);
-            socket.connect(new InetSocketAddress(hostPort.substring(0, colon),
-                    Integer.parseInt(hostPort.substring(colon + 1))), 3_000);
-            OutputStream out = socket.getOutputStream();
+        // Small buffers on this side, so what is buffered is mostly the broker's doing.
+        try (RawKafkaClient client = RawKafkaClient.connect(hostPort, RawKafkaClient.DEFAULT_TIMEOUT, 4096)) {
             Thread writer = new Thread(() -> {
                 try {
                     for (int i = 0; i < REQUESTS; i++) {
-                        out.write(frame);
+                        client.sendRaw(frame);
                         written.incrementAndGet();
                     }
                 } catch (IOException e) {

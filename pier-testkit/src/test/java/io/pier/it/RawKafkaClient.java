@@ -58,9 +58,21 @@ final class RawKafkaClient implements AutoCloseable {
     }
 
     static RawKafkaClient connect(String hostPort, Duration readTimeout) throws IOException {
+        return connect(hostPort, readTimeout, 0);
+    }
+
+    /**
+     * As {@link #connect(String, Duration)}, with socket send and receive buffers of
+     * {@code bufferBytes} (0: the system's).
+     */
+    static RawKafkaClient connect(String hostPort, Duration readTimeout, int bufferBytes) throws IOException {
         int colon = hostPort.lastIndexOf(':');
         Socket socket = new Socket();
         try {
+            if (bufferBytes > 0) {
+                socket.setReceiveBufferSize(bufferBytes);
+                socket.setSendBufferSize(bufferBytes);
+            }
             socket.connect(new InetSocketAddress(hostPort.substring(0, colon),
                     Integer.parseInt(hostPort.substring(colon + 1))), (int) DEFAULT_TIMEOUT.toMillis());
             socket.setSoTimeout((int) readTimeout.toMillis());
