@@ -22,10 +22,13 @@ import org.apache.kafka.common.errors.InvalidConfigurationException;
  * @param logAppendTime stamp batches with the broker's time (LogAppendTime) instead of CreateTime
  * @param durability when appended data counts as committed
  * @param cleanupPolicy cleanup.policy: whether retention deletes, whether records need keys
+ * @param preallocateBytes 0, or how far ahead of the data the active segment's file is filled with
+ *     zeros (see {@link LogSegment}): an fdatasync after writing into bytes the file already has
+ *     needs no journal commit. For the broker's own small-record state logs, not for topics
  */
 public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes,
         int maxMessageBytes, int indexIntervalBytes, boolean logAppendTime, Durability durability,
-        CleanupPolicy cleanupPolicy) {
+        CleanupPolicy cleanupPolicy, int preallocateBytes) {
 
     // Topic-level names, as Kafka spells them.
     static final String SEGMENT_BYTES = "segment.bytes";
@@ -51,12 +54,20 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         require(retentionBytes >= -1, RETENTION_BYTES, retentionBytes);
         require(maxMessageBytes >= 0, MAX_MESSAGE_BYTES, maxMessageBytes);
         require(indexIntervalBytes >= 0, INDEX_INTERVAL_BYTES, indexIntervalBytes);
+        require(preallocateBytes >= 0, "preallocate bytes", preallocateBytes);
         if (durability == null || cleanupPolicy == null) {
             throw new IllegalArgumentException("durability and cleanup.policy must be set");
         }
     }
 
-    /** With cleanup.policy=delete, Kafka's default. */
+    /** Without preallocation. */
+    public LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes, int maxMessageBytes,
+            int indexIntervalBytes, boolean logAppendTime, Durability durability, CleanupPolicy cleanupPolicy) {
+        this(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexIntervalBytes, logAppendTime,
+                durability, cleanupPolicy, 0);
+    }
+
+    /** With cleanup.policy=delete, Kafka's default, and no preallocation. */
     public LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes, int maxMessageBytes,
             int indexIntervalBytes, boolean logAppendTime, Durability durability) {
         this(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexIntervalBytes, logAppendTime,
@@ -187,7 +198,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
                     "invalid value " + e.value + " for topic config " + e.name + ": " + e.getMessage());
         }
         return new LogConfig(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexInterval,
-                logAppendTime, brokerDefaults.durability, cleanupPolicy);
+                logAppendTime, brokerDefaults.durability, cleanupPolicy, brokerDefaults.preallocateBytes);
     }
 
     private static final Set<String> TOPIC_NAMES = Set.of(SEGMENT_BYTES, SEGMENT_MS, RETENTION_MS, RETENTION_BYTES,

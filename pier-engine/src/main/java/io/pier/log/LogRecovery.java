@@ -103,8 +103,15 @@ final class LogRecovery {
                 throw new IOException(seg.file() + " is " + seg.size() + " bytes but " + point.position()
                         + " bytes were recorded as fsynced");
             }
-            int validEnd = scan(seg, syncedLimit);
-            if (validEnd < seg.size()) {
+            Scan scan = scan(seg, syncedLimit);
+            int validEnd = scan.validEnd();
+            if (validEnd < seg.size() && scan.zeroTail()) {
+                // Preallocated zeros a crash left behind (see LogSegment): the data ends here, and
+                // any later segment is checked as usual, starting where this one ends.
+                log.info("Cutting {} bytes of preallocated zeros off {}", seg.size() - validEnd, seg.file());
+                seg.truncateTo(validEnd);
+                changedFiles = true;
+            } else if (validEnd < seg.size()) {
                 log.warn("Truncating {} from {} to {} bytes: torn or corrupt tail", seg.file(), seg.size(), validEnd);
                 seg.truncateTo(validEnd);
                 changedFiles = true;
@@ -144,10 +151,19 @@ final class LogRecovery {
     }
 
     /**
-     * Replays every whole, valid batch of {@code seg} and returns where the valid data ends.
-     * Damage below {@code syncedLimit} is fatal.
+     * Where a segment's valid data ends, and whether only zeros follow it: the preallocated end of
+     * a file whose owner died before cutting it ({@link LogSegment#preallocate}).
      */
-    private int scan(LogSegment seg, long syncedLimit) throws IOException {
+    private record Scan(int validEnd, boolean zeroTail) {}
+
+    /**
+     * Replays every whole, valid batch of {@code seg} and returns where the valid data ends.
+     * Damage below {@code syncedLimit} is fatal. Zeros after the data are not damage once the
+     * data reaches the synced limit, or when the whole segment counts as synced (a segment below
+     * the recovery point's): batches lost under zeros there would leave an offset gap before the
+     * next segment, which the caller refuses inside the synced region.
+     */
+    private Scan scan(LogSegment seg, long syncedLimit) throws IOException {
         int validEnd = 0;
         long expectedNext = seg.baseOffset();
         String problem = null;
@@ -175,11 +191,15 @@ final class LogRecovery {
         if (problem == null && validEnd < seg.size()) {
             problem = "incomplete batch, " + (seg.size() - validEnd) + " trailing bytes";
         }
-        if (problem != null && validEnd < syncedLimit) {
+        if (problem == null) {
+            return new Scan(validEnd, false);
+        }
+        boolean zeroTail = (validEnd >= syncedLimit || syncedLimit == Long.MAX_VALUE) && seg.onlyZerosFrom(validEnd);
+        if (!zeroTail && validEnd < syncedLimit) {
             throw new IOException("corrupt log " + seg.file() + " at position " + validEnd + " inside the fsynced"
                     + " region: " + problem);
         }
-        return validEnd;
+        return new Scan(validEnd, zeroTail);
     }
 
     private void replayProducerState(FileChannelRecordBatch b, long last) {

@@ -20,8 +20,19 @@ import org.apache.kafka.common.record.internal.RecordBatch;
  * <p>Invariants: batches are contiguous in offsets starting at {@link #baseOffset()}; the file
  * holds only whole, valid batches (recovery cuts anything else off before a segment is used);
  * every offset in the segment is below {@code baseOffset + 2^31} so relative offsets fit an int.
+ *
+ * <p><b>Preallocation.</b> A log whose config asks for it keeps the active file longer than its
+ * data, filled with real zeros ({@link #preallocate}): an fdatasync after writing into bytes the
+ * file already has needs no ext4 journal commit (no size or block change), which is most of a
+ * small state record's fsync. A sparse {@code setLength} or {@code fallocate} would not do: the
+ * first write into a hole or an unwritten extent changes block metadata all the same. The zeros
+ * go when the segment stops being active or its log is closed ({@link #trimFile}); after a crash,
+ * recovery treats a tail of zeros as the end of the data ({@link LogRecovery}).
  */
 final class LogSegment {
+    /** Zeros written into a preallocated region, 64 KiB per write. */
+    private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
+
     static final String LOG_SUFFIX = ".log";
     static final String INDEX_SUFFIX = ".index";
     static final String TIME_INDEX_SUFFIX = ".timeindex";
@@ -41,10 +52,13 @@ final class LogSegment {
      * on another thread, see {@link LogFlush}).
      */
     private int forcedSize;
+    /** The file's length as this segment made it: {@link #size()} plus any preallocated zeros. */
+    private long fileLength;
 
-    private LogSegment(long baseOffset, FileRecords records, boolean rebuilding, Path dir) {
+    private LogSegment(long baseOffset, FileRecords records, boolean rebuilding, Path dir) throws IOException {
         this.baseOffset = baseOffset;
         this.records = records;
+        this.fileLength = records.channel().size();
         this.nextOffset = baseOffset;
         this.offsetIndex = new OffsetIndex(baseOffset, new IndexFile(dir.resolve(fileName(baseOffset, INDEX_SUFFIX))),
                 !rebuilding);
@@ -120,6 +134,41 @@ final class LogSegment {
     }
 
     /**
+     * Makes the file at least {@code bytes} longer than the data by writing zeros after its end,
+     * {@code chunk} bytes at a time but not past {@code limit} (unless the next batch alone needs
+     * it), so that the next appends overwrite bytes the file already has. Unforced: the zeros and
+     * the new length go to disk with the next flush, one journal commit per chunk.
+     */
+    void preallocate(int bytes, int chunk, long limit) throws IOException {
+        long needed = (long) size() + bytes;
+        if (needed <= fileLength) {
+            return;
+        }
+        long target = Math.max(needed, Math.min(fileLength + chunk, limit));
+        FileChannel ch = records.channel();
+        long at = fileLength;
+        while (at < target) {
+            ByteBuffer zeros = ZEROS.duplicate();
+            zeros.limit((int) Math.min(zeros.capacity(), target - at));
+            at += ch.write(zeros, at);
+        }
+        fileLength = target;
+    }
+
+    /** Cuts preallocated zeros off the file, so that it ends where its data does. */
+    void trimFile() throws IOException {
+        if (fileLength > size()) {
+            records.trim();
+            fileLength = size();
+        }
+    }
+
+    /** The file's length, data and preallocated zeros; for tests. */
+    long fileLength() {
+        return fileLength;
+    }
+
+    /**
      * Appends one batch whose offsets are already assigned. {@code records} holds exactly that
      * batch.
      */
@@ -156,8 +205,12 @@ final class LogSegment {
         timeIndex.persist();
     }
 
-    /** Called when a newer segment takes over appends: seals the time index and frees its descriptors. */
+    /**
+     * Called when a newer segment takes over appends: cuts preallocated zeros, seals the time
+     * index and frees the index files' descriptors.
+     */
     void onBecomeInactive() throws IOException {
+        trimFile();
         if (maxTimestampPosition >= 0) {
             timeIndex.maybeAppend(maxTimestamp, nextOffset - 1);
         }
@@ -201,6 +254,7 @@ final class LogSegment {
      */
     void truncateTo(int position) throws IOException {
         records.truncateTo(position);
+        fileLength = Math.min(fileLength, position);
         forcedSize = Math.min(forcedSize, position);
     }
 
@@ -248,6 +302,24 @@ final class LogSegment {
         dst.position(end);
     }
 
+    /** True when every byte of the file from {@code position} to its end is zero. */
+    boolean onlyZerosFrom(int position) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+        long at = position;
+        long end = records.channel().size();
+        while (at < end) {
+            buf.clear().limit((int) Math.min(buf.capacity(), end - at));
+            readInto(buf, (int) at, buf.limit());
+            for (int i = 0; i < buf.limit(); i++) {
+                if (buf.get(i) != 0) {
+                    return false;
+                }
+            }
+            at += buf.limit();
+        }
+        return true;
+    }
+
     int offsetIndexEntries() {
         return offsetIndex.entries();
     }
@@ -256,6 +328,7 @@ final class LogSegment {
         return timeIndex.entries();
     }
 
+    /** Closes the files; preallocated zeros stay unless {@link #trimFile} ran first. */
     void close() throws IOException {
         try {
             offsetIndex.closeFile();

@@ -201,12 +201,7 @@ public final class PartitionLog implements AutoCloseable {
             batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, now);
             appendTime = now;
         }
-        try {
-            active.append(records, last, batch.maxTimestamp(), now, config.indexIntervalBytes());
-        } catch (IOException e) {
-            failure = e;
-            throw e;
-        }
+        appendToActive(records, last, batch.maxTimestamp(), now);
         if (batch.hasProducerId()) {
             producers.record(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
                     base, last, batch.isTransactional());
@@ -242,12 +237,7 @@ public final class PartitionLog implements AutoCloseable {
         MemoryRecords records = MemoryRecords.withEndTransactionMarker(offset, now, 0, producerId, producerEpoch,
                 marker);
         maybeRoll(records.sizeInBytes(), offset, now);
-        try {
-            active.append(records, offset, now, now, config.indexIntervalBytes());
-        } catch (IOException e) {
-            failure = e;
-            throw e;
-        }
+        appendToActive(records, offset, now, now);
         long first = producers.endTransaction(producerId, producerEpoch, coordinatorEpoch, offset);
         producers.recordTimestamp(producerId, now);
         if (!commit && first >= 0) {
@@ -263,6 +253,20 @@ public final class PartitionLog implements AutoCloseable {
      */
     public List<ActiveProducer> activeProducers() {
         return producers.activeProducers();
+    }
+
+    /** Writes one batch at the end of the active segment, into preallocated zeros if the config asks. */
+    private void appendToActive(MemoryRecords records, long lastOffset, long maxTimestamp, long nowWallMs)
+            throws IOException {
+        try {
+            if (config.preallocateBytes() > 0) {
+                active.preallocate(records.sizeInBytes(), config.preallocateBytes(), config.segmentBytes());
+            }
+            active.append(records, lastOffset, maxTimestamp, nowWallMs, config.indexIntervalBytes());
+        } catch (IOException e) {
+            failure = e;
+            throw e;
+        }
     }
 
     private void maybeRoll(int batchSize, long lastOffset, long nowWallMs) throws IOException {
@@ -667,6 +671,7 @@ public final class PartitionLog implements AutoCloseable {
         IOException error = null;
         if (failure == null) {
             try {
+                active.trimFile(); // before the force, so the file's end is durable with its data
                 forceDirtySegments();
                 if (inFlight == null) { // else the flush in flight may be writing it
                     writeRecoveryPoint();

@@ -1,6 +1,7 @@
 package io.pier.state;
 
 import io.pier.common.Clock;
+import io.pier.log.CleanupPolicy;
 import io.pier.log.CrashPoint;
 import io.pier.log.Durability;
 import io.pier.log.FileIO;
@@ -20,7 +21,8 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
 /**
  * The share-state records on a local folder ({@code <data>/share-state/}), as uncompressed Kafka
  * v2 record batches in a {@link PartitionLog} opened in {@link Durability#DURABLE} mode: every
- * batch is CRC-checked on open, {@link #flush} is one fdatasync, and a torn tail after the last
+ * batch is CRC-checked on open, {@link #flush} is one fdatasync (into a preallocated file, so
+ * without a journal commit), and a torn tail after the last
  * recovery point is cut while damage before it refuses the open, naming the segment file and
  * position. Segment layout and recovery are the partition log's; the record layout is
  * {@link ShareStateRecords}' (see {@code docs/share-state-format.md}).
@@ -39,6 +41,11 @@ public final class LocalShareStateLog implements ShareStateLog {
     private static final int MAX_BATCH_BYTES = 512 * 1024;
     private static final int MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
     private static final int INDEX_INTERVAL_BYTES = 4096;
+    /**
+     * Zeros kept ahead of the data (see LogSegment): a state record's fdatasync then writes data
+     * and a cache flush but no journal commit, except once per this many bytes.
+     */
+    private static final int PREALLOCATE_BYTES = 1024 * 1024;
     private static final int READ_BYTES = 1024 * 1024;
     /** Per-record overhead counted towards {@link #MAX_BATCH_BYTES}, roughly the v2 record header. */
     private static final int RECORD_OVERHEAD_BYTES = 16;
@@ -62,7 +69,7 @@ public final class LocalShareStateLog implements ShareStateLog {
      */
     public static LocalShareStateLog open(Path dir, long segmentBytes, Clock clock, FileIO io) throws IOException {
         LogConfig config = new LogConfig(segmentBytes, Long.MAX_VALUE, -1, -1, MAX_MESSAGE_BYTES,
-                INDEX_INTERVAL_BYTES, false, Durability.DURABLE);
+                INDEX_INTERVAL_BYTES, false, Durability.DURABLE, CleanupPolicy.DELETE, PREALLOCATE_BYTES);
         return new LocalShareStateLog(PartitionLog.open(dir, config, clock, io), clock, io);
     }
 
