@@ -65,7 +65,8 @@ final class Broker implements AutoCloseable {
         return acl.enabled() ? AclAuthorizer.open(acl, new AclStore(dataDir.resolve("meta"))) : null;
     }
 
-    Broker(BrokerConfig config, Clock clock, Runnable onFatalExit, ParallelStep<Listener> listener) throws Exception {
+    Broker(BrokerConfig config, Clock clock, FileIO io, Runnable onFatalExit, ParallelStep<Listener> listener)
+            throws Exception {
         this.config = config;
         this.onFatalExit = onFatalExit;
         long startMs = clock.monoMs();
@@ -91,7 +92,7 @@ final class Broker implements AutoCloseable {
                     (agent, cause) -> onFatal(agent + " failed", cause));
             shareStateRunner = agents.slot();
             shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
-                    DurableSharePersister.Options.fromProperties(config.raw()), clock, FileIO.REAL,
+                    DurableSharePersister.Options.fromProperties(config.raw()), clock, io,
                     shareStateRunner.wakeup(), this::onFatal);
             shareStateRunner.start(shareState);
             started.push(shareStateRunner);
@@ -99,7 +100,7 @@ final class Broker implements AutoCloseable {
                     config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
             PierMetrics metrics = config.metricsEnabled() ? new PierMetrics(config.shards()) : null;
             services = new BrokerServices(new BrokerServices.Settings(dataDir, config.shards(), config.raw(),
-                    config.retentionCheckIntervalMs(), shareConfig, durableCounts, config.metricsSnapshotIntervalMs()),
+                    config.retentionCheckIntervalMs(), shareConfig, durableCounts, config.metricsSnapshotIntervalMs(), io),
                     clock, agents, shareState, metrics, this::onFatal);
             started.push(services);
             awaitOpen(services);

@@ -1,6 +1,7 @@
 package io.pier.server;
 
 import io.pier.common.Clock;
+import io.pier.log.FileIO;
 import io.pier.service.NodeInfo;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -100,6 +101,7 @@ public final class Pier implements AutoCloseable {
         private Integer port;
         private Clock clock = Clock.SYSTEM;
         private Runnable onFatal = () -> { };
+        private FileIO io = FileIO.REAL;
 
         private Builder() {
             props.put(BrokerConfig.LISTENERS, "PLAINTEXT://127.0.0.1:0");
@@ -130,6 +132,15 @@ public final class Pier implements AutoCloseable {
 
         public Builder clock(Clock clock) {
             this.clock = clock;
+            return this;
+        }
+
+        /**
+         * How the broker opens the segment files of its partition logs and state logs: real files
+         * unless a test gives a fault-injecting layer (a full disk, failing writes).
+         */
+        public Builder fileIO(FileIO io) {
+            this.io = io;
             return this;
         }
 
@@ -164,7 +175,7 @@ public final class Pier implements AutoCloseable {
                 BrokerConfig config = new BrokerConfig(all);
                 // Started before the Broker class initialises, and with it the logging, so the two overlap.
                 ParallelStep<Listener> listener = Listener.startBuilding(config);
-                return new Pier(new Broker(config, clock, onFatal, listener), temp, dir);
+                return new Pier(new Broker(config, clock, io, onFatal, listener), temp, dir);
             } catch (Exception e) {
                 if (temp != null) {
                     deleteQuietly(temp);

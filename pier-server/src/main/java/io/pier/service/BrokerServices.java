@@ -40,9 +40,22 @@ public final class BrokerServices implements AutoCloseable {
     static final String OFFSETS_DIR = "consumer-offsets";
     static final String TRANSACTIONS_DIR = "transaction-state";
 
-    /** What the services need from the broker's configuration. */
+    /**
+     * What the services need from the broker's configuration.
+     *
+     * @param io how the partition logs and the offset and transaction stores open their segment
+     *     files: {@link FileIO#REAL}, or a fault-injecting layer in tests
+     */
     public record Settings(Path dataDir, int shardCount, Map<String, String> raw, long retentionCheckIntervalMs,
-            ShareGroupBrokerConfig shareConfig, boolean durableDeliveryCounts, long metricsSnapshotIntervalMs) {}
+            ShareGroupBrokerConfig shareConfig, boolean durableDeliveryCounts, long metricsSnapshotIntervalMs,
+            FileIO io) {
+        /** On real files. */
+        public Settings(Path dataDir, int shardCount, Map<String, String> raw, long retentionCheckIntervalMs,
+                ShareGroupBrokerConfig shareConfig, boolean durableDeliveryCounts, long metricsSnapshotIntervalMs) {
+            this(dataDir, shardCount, raw, retentionCheckIntervalMs, shareConfig, durableDeliveryCounts,
+                    metricsSnapshotIntervalMs, FileIO.REAL);
+        }
+    }
 
     private final Shard[] shards;
     private final PartitionRegistry partitions;
@@ -75,14 +88,14 @@ public final class BrokerServices implements AutoCloseable {
         // the shards that submit to it.
         AgentSlot offsetSlot = host.slot();
         offsetStore = DurableOffsetStore.open(dataDir.resolve(OFFSETS_DIR),
-                DurableOffsetStore.Options.fromProperties(settings.raw()), clock, FileIO.REAL, offsetSlot.wakeup(),
+                DurableOffsetStore.Options.fromProperties(settings.raw()), clock, settings.io(), offsetSlot.wakeup(),
                 fatal::onFatal);
         offsetSlot.start(offsetStore);
         slots.push(offsetSlot);
         // Transaction state: the same, in a log of its own.
         AgentSlot txnSlot = host.slot();
         transactionStore = DurableTransactionStore.open(dataDir.resolve(TRANSACTIONS_DIR),
-                DurableTransactionStore.Options.DEFAULTS, clock, FileIO.REAL, txnSlot.wakeup(), fatal::onFatal);
+                DurableTransactionStore.Options.DEFAULTS, clock, settings.io(), txnSlot.wakeup(), fatal::onFatal);
         txnSlot.start(transactionStore);
         slots.push(txnSlot);
         shards = new Shard[settings.shardCount()];
@@ -95,7 +108,7 @@ public final class BrokerServices implements AutoCloseable {
             flushers[i] = new Flusher(i, flusherSlots[i].wakeup());
             shards[i] = new Shard(i, shardSlots[i].wakeup(), fatal, flushers[i]);
         }
-        partitions = new PartitionRegistry(dataDir, shards, clock);
+        partitions = new PartitionRegistry(dataDir, shards, clock, settings.io());
         AgentSlot metadataSlot = host.slot();
         topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw(),
                 metadataSlot.wakeup());

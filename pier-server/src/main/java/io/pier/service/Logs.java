@@ -7,6 +7,8 @@ import io.pier.log.LogReadResult;
 import io.pier.log.OffsetAndTimestamp;
 import io.pier.log.PartitionLog;
 import io.pier.log.SegmentRecords;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.IsolationLevel;
@@ -100,6 +102,10 @@ public final class Logs implements ProducerStates {
             appended = write.write();
         } catch (ApiException e) {
             result.complete(Appended.failed(Errors.forException(e), e.getMessage()));
+            return;
+        } catch (IOException | UncheckedIOException e) {
+            result.complete(Appended.failed(Errors.KAFKA_STORAGE_ERROR, e.getMessage()));
+            partition.shard().onStorageError("append to " + partition.topicPartition() + " failed", e);
             return;
         } catch (Exception e) {
             LOG.error("Append to {} failed", partition.topicPartition(), e);
@@ -276,6 +282,9 @@ public final class Logs implements ProducerStates {
                 return new Deleted(Errors.NONE, low);
             } catch (ApiException e) {
                 return new Deleted(Errors.forException(e), UNKNOWN);
+            } catch (IOException e) {
+                partition.shard().onStorageError("DeleteRecords on " + tp + " failed", e);
+                return new Deleted(Errors.KAFKA_STORAGE_ERROR, UNKNOWN);
             }
         });
     }

@@ -2,6 +2,7 @@ package io.pier.service;
 
 import io.pier.common.AtomicFiles;
 import io.pier.common.Clock;
+import io.pier.log.FileIO;
 import io.pier.log.LogConfig;
 import io.pier.log.PartitionLog;
 import java.io.IOException;
@@ -36,12 +37,14 @@ public final class PartitionRegistry {
     private final Path logsDir;
     private final Shard[] shards;
     private final Clock clock;
+    private final FileIO io;
     private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
 
-    PartitionRegistry(Path dataDir, Shard[] shards, Clock clock) throws IOException {
+    PartitionRegistry(Path dataDir, Shard[] shards, Clock clock, FileIO io) throws IOException {
         this.logsDir = dataDir.resolve("logs");
         this.shards = shards;
         this.clock = clock;
+        this.io = io;
         Files.createDirectories(logsDir);
     }
 
@@ -98,7 +101,7 @@ public final class PartitionRegistry {
     CompletableFuture<Partition> open(TopicPartition tp, Uuid topicId, LogConfig config) {
         Shard shard = shardFor(tp);
         return shard.call(() -> {
-            PartitionLog log = PartitionLog.open(logsDir.resolve(folderName(tp)), config, clock);
+            PartitionLog log = PartitionLog.open(logsDir.resolve(folderName(tp)), config, clock, io);
             Partition p = new Partition(tp, topicId, shard, log);
             partitions.put(tp, p);
             return p;

@@ -1,12 +1,9 @@
 package io.pier.service;
 
 import java.io.IOException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** Applies retention and age-based segment rolls on each shard every {@code log.retention.check.interval.ms}. */
 final class RetentionStep {
-    private static final Logger LOG = LoggerFactory.getLogger(RetentionStep.class);
 
     private RetentionStep() {}
 
@@ -18,7 +15,7 @@ final class RetentionStep {
                     p.fireDataListeners();
                 }
             } catch (IOException e) {
-                LOG.error("Retention of {} failed", p.topicPartition(), e);
+                shard.onStorageError("retention of " + p.topicPartition() + " failed", e);
             }
         }));
     }

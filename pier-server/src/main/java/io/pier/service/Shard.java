@@ -51,6 +51,7 @@ public final class Shard implements Agent {
     private final Deadlines timers = new Deadlines();
     private final List<DutyStep> steps = new ArrayList<>();
     private final GroupCommit groupCommit;
+    private final FatalErrorHandler fatal;
     private final List<Runnable> closeHooks = new ArrayList<>();
     private long nowMs;
 
@@ -86,6 +87,17 @@ public final class Shard implements Agent {
         this.id = id;
         this.commands = new CommandQueue(QUEUE_CAPACITY, wakeup);
         this.groupCommit = new GroupCommit(flusher, this::execute, fatal);
+        this.fatal = fatal;
+    }
+
+    /**
+     * A write to the data folder failed (a full disk, an I/O error): like a failed fsync, the broker
+     * stops acknowledging and shuts down, as Kafka does when its only log directory fails, rather
+     * than go on with some partitions or stores refusing writes. What was acknowledged is on disk;
+     * a restart once the disk is usable again cuts any half-written tail.
+     */
+    public void onStorageError(String what, Throwable cause) {
+        fatal.onFatal(what, cause);
     }
 
     public int id() {

@@ -1,0 +1,145 @@
+package io.pier.it.faults;
+
+import io.pier.log.FileIO;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A {@link FileIO} over real files whose disk can be made full: from {@link #fill()} on, every
+ * write to a segment file, and every new segment file, fails as {@code ENOSPC} does, before a byte
+ * is written. Reads, forces and truncations go on working, as on a real full disk.
+ */
+final class FullDisk implements FileIO {
+    private volatile boolean full;
+    private final AtomicInteger refusedWrites = new AtomicInteger();
+
+    void fill() {
+        full = true;
+    }
+
+    int refusedWrites() {
+        return refusedWrites.get();
+    }
+
+    @Override
+    public FileChannel open(Path path, boolean create) throws IOException {
+        if (create) {
+            refuseIfFull();
+        }
+        return new Channel(FileIO.REAL.open(path, create));
+    }
+
+    private void refuseIfFull() throws IOException {
+        if (full) {
+            refusedWrites.incrementAndGet();
+            throw new IOException("No space left on device");
+        }
+    }
+
+    /** A real channel whose writes fail once the disk is full. */
+    private final class Channel extends FileChannel {
+        private final FileChannel real;
+
+        Channel(FileChannel real) {
+            this.real = real;
+        }
+
+        @Override
+        public int read(ByteBuffer dst) throws IOException {
+            return real.read(dst);
+        }
+
+        @Override
+        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+            return real.read(dsts, offset, length);
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            return real.read(dst, position);
+        }
+
+        @Override
+        public int write(ByteBuffer src) throws IOException {
+            refuseIfFull();
+            return real.write(src);
+        }
+
+        @Override
+        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+            refuseIfFull();
+            return real.write(srcs, offset, length);
+        }
+
+        @Override
+        public int write(ByteBuffer src, long position) throws IOException {
+            refuseIfFull();
+            return real.write(src, position);
+        }
+
+        @Override
+        public long position() throws IOException {
+            return real.position();
+        }
+
+        @Override
+        public FileChannel position(long newPosition) throws IOException {
+            real.position(newPosition);
+            return this;
+        }
+
+        @Override
+        public long size() throws IOException {
+            return real.size();
+        }
+
+        @Override
+        public FileChannel truncate(long size) throws IOException {
+            real.truncate(size);
+            return this;
+        }
+
+        @Override
+        public void force(boolean metaData) throws IOException {
+            real.force(metaData);
+        }
+
+        @Override
+        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+            return real.transferTo(position, count, target);
+        }
+
+        @Override
+        public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
+            refuseIfFull();
+            return real.transferFrom(src, position, count);
+        }
+
+        @Override
+        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
+            return real.map(mode, position, size);
+        }
+
+        @Override
+        public FileLock lock(long position, long size, boolean shared) throws IOException {
+            return real.lock(position, size, shared);
+        }
+
+        @Override
+        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
+            return real.tryLock(position, size, shared);
+        }
+
+        @Override
+        protected void implCloseChannel() throws IOException {
+            real.close();
+        }
+    }
+}

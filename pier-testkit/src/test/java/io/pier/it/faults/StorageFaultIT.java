@@ -1,0 +1,208 @@
+package io.pier.it.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pier.server.Pier;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Storage faults follow one policy (issue "Reliability campaign", item 4): when a write to the data
+ * folder fails (here the disk fills up), the broker stops acknowledging and shuts down, saying why,
+ * as Kafka does when its only log directory fails; nothing it acknowledged is lost, nothing half
+ * written is served, and a restart once space is back recovers and goes on.
+ */
+@Timeout(120)
+class StorageFaultIT {
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dataDir;
+
+    @Test
+    void shouldStopOnAFullDiskDuringProduceAndKeepEveryAcknowledgedRecord() throws Exception {
+        FullDisk disk = new FullDisk();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).onFatal(stopped::countDown).start();
+        int port = pier.port();
+        try {
+            createTopic(pier.bootstrapServers(), "full-disk");
+            try (KafkaProducer<String, String> producer = producer(pier.bootstrapServers())) {
+                for (int i = 0; i < 50; i++) {
+                    producer.send(new ProducerRecord<>("full-disk", 0, null, "r" + i)).get();
+                }
+                disk.fill();
+                // Given no acknowledgement: the broker answers KAFKA_STORAGE_ERROR and goes down.
+                assertThatThrownBy(() -> producer.send(new ProducerRecord<>("full-disk", 0, null, "refused")).get())
+                        .isInstanceOf(ExecutionException.class);
+            }
+            assertThat(stopped.await(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("broker stopped").isTrue();
+            assertThat(disk.refusedWrites()).isPositive();
+        } finally {
+            pier.close();
+        }
+
+        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start()) {
+            assertThat(readAll(again.bootstrapServers(), "full-disk")).containsExactlyElementsOf(values("r", 50));
+            try (KafkaProducer<String, String> producer = producer(again.bootstrapServers())) {
+                assertThat(producer.send(new ProducerRecord<>("full-disk", 0, null, "after")).get().offset())
+                        .as("appends go on where the acknowledged data ends").isEqualTo(50);
+            }
+        }
+    }
+
+    @Test
+    void shouldStopOnAFullDiskDuringShareStateWritesAndKeepEveryConfirmedAcknowledgement() throws Exception {
+        FullDisk disk = new FullDisk();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).onFatal(stopped::countDown).start();
+        int port = pier.port();
+        Set<Long> accepted = new HashSet<>();
+        try {
+            createTopic(pier.bootstrapServers(), "full-disk-share");
+            try (KafkaProducer<String, String> producer = producer(pier.bootstrapServers())) {
+                for (int i = 0; i < 40; i++) {
+                    producer.send(new ProducerRecord<>("full-disk-share", 0, null, "s" + i)).get();
+                }
+            }
+            setEarliest(pier.bootstrapServers(), "full-disk-group");
+            try (KafkaShareConsumer<String, String> consumer = shareConsumer(pier.bootstrapServers(), "full-disk-group")) {
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (accepted.size() < 10 && System.nanoTime() < deadline) {
+                    accepted.addAll(pollAcceptAndCommit(consumer));
+                }
+                assertThat(accepted).as("ACCEPTs confirmed before the disk filled").isNotEmpty();
+                disk.fill();
+                // The next state write (an acquisition or an acknowledgement) fails: the broker goes down.
+                deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
+                while (stopped.getCount() > 0 && System.nanoTime() < deadline) {
+                    try {
+                        accepted.addAll(pollAcceptAndCommit(consumer));
+                    } catch (KafkaException e) {
+                        // the broker is going away
+                    }
+                }
+            }
+            assertThat(stopped.getCount()).as("broker stopped").isZero();
+        } finally {
+            pier.close();
+        }
+
+        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start();
+                KafkaShareConsumer<String, String> consumer = shareConsumer(again.bootstrapServers(), "full-disk-group")) {
+            Set<Long> redelivered = new HashSet<>();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (accepted.size() + redelivered.size() < 40 && System.nanoTime() < deadline) {
+                List<Long> got = pollAcceptAndCommit(consumer);
+                assertThat(got).as("records whose ACCEPT was confirmed").doesNotContainAnyElementsOf(accepted);
+                redelivered.addAll(got);
+            }
+            assertThat(redelivered).as("every record not confirmed comes back").hasSize(40 - accepted.size());
+        }
+    }
+
+    /** Polls once, ACCEPTs what came, commits; the offsets whose ACCEPT was confirmed. */
+    private static List<Long> pollAcceptAndCommit(KafkaShareConsumer<String, String> consumer) {
+        List<Long> offsets = new ArrayList<>();
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+            consumer.acknowledge(r);
+            offsets.add(r.offset());
+        }
+        if (offsets.isEmpty()) {
+            return offsets;
+        }
+        boolean ok = consumer.commitSync(Duration.ofSeconds(5)).values().stream().allMatch(e -> e.isEmpty());
+        return ok ? offsets : List.of();
+    }
+
+    private static void createTopic(String bootstrap, String topic) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+        }
+    }
+
+    private static void setEarliest(String bootstrap, String group) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), List.of(
+                    new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
+                    .all().get();
+        }
+    }
+
+    private static KafkaProducer<String, String> producer(String bootstrap) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("acks", "all");
+        p.put("linger.ms", "0");
+        p.put("request.timeout.ms", "3000");
+        p.put("delivery.timeout.ms", "6000");
+        p.put("max.block.ms", "6000");
+        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+
+    /** A share consumer of {@code group}, subscribed to the share test's topic. */
+    private static KafkaShareConsumer<String, String> shareConsumer(String bootstrap, String group) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", group);
+        p.put("share.acknowledgement.mode", "explicit");
+        p.put("max.poll.records", "5");
+        p.put("request.timeout.ms", "3000");
+        KafkaShareConsumer<String, String> consumer =
+                new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+        consumer.subscribe(Set.of("full-disk-share"));
+        return consumer;
+    }
+
+    private static List<String> readAll(String bootstrap, String topic) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = c.endOffsets(List.of(tp)).get(tp);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (c.position(tp) < end && System.nanoTime() < deadline) {
+                c.poll(Duration.ofMillis(200)).forEach(r -> values.add(r.value()));
+            }
+        }
+        return values;
+    }
+
+    private static List<String> values(String prefix, int count) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            out.add(prefix + i);
+        }
+        return out;
+    }
+}
