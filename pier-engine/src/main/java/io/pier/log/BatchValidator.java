@@ -1,11 +1,14 @@
 package io.pier.log;
 
+import java.nio.ByteBuffer;
 import java.util.Iterator;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
+import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
@@ -75,6 +78,11 @@ final class BatchValidator {
         if (batch.hasProducerId() && (batch.producerEpoch() < 0 || batch.baseSequence() < 0)) {
             throw new InvalidRecordException("idempotent batch of producer " + batch.producerId()
                     + " lacks an epoch or sequence");
+        }
+        if (batch.compressionType() == CompressionType.SNAPPY) {
+            ByteBuffer payload = records.buffer().duplicate();
+            payload.position(payload.position() + DefaultRecordBatch.RECORD_BATCH_OVERHEAD); // the records follow the 61-byte header
+            SnappyFrames.check(payload);
         }
         checkRecords(batch, maxMessageBytes, keysRequired, buffers);
         return batch;
