@@ -47,10 +47,11 @@ for name in "${ORDER[@]}"; do
     -Djazzer.hooks=true "-Djazzer.internal.arg.0=-max_total_time=$SECONDS_PER_TARGET" >"$log" 2>&1
   rc=$?
   output="$module/target/surefire-reports/$class-output.txt"
-  # libFuzzer's last words: "Done N runs in S second(s)"; on a finding, its last status line.
-  runs="$(grep -ho 'Done [0-9]* runs in [0-9]* second' "$output" 2>/dev/null | tail -1)"
-  [ -z "$runs" ] && runs="$(grep -ho '^#[0-9]*' "$output" 2>/dev/null | tail -1)"
-  cov="$(grep -ho 'cov: [0-9]* ft: [0-9]*' "$output" 2>/dev/null | tail -1)"
+  # libFuzzer writes its status lines to the test JVM's stderr, which Maven shows: the last
+  # words are "Done N runs in S second(s)"; after a finding, take its last status line.
+  runs="$(grep -ho 'Done [0-9]* runs in [0-9]* second' "$log" 2>/dev/null | tail -1)"
+  [ -z "$runs" ] && runs="$(grep -ho '^#[0-9]*' "$log" 2>/dev/null | tail -1 | sed 's/#\(.*\)/\1 runs before stopping/')"
+  cov="$(grep -ho 'cov: [0-9]* ft: [0-9]*' "$log" 2>/dev/null | tail -1)"
   for crash in "$module"/crash-* "$module"/timeout-* "$module"/oom-*; do
     [ -e "$crash" ] && mv "$crash" "$inputs/"
   done
@@ -58,7 +59,7 @@ for name in "${ORDER[@]}"; do
   if [ "$rc" -ne 0 ]; then
     status=1
     echo "   FAILED (exit $rc): see $log and $output"
-    grep -h -A3 '== Java Exception' "$output" 2>/dev/null | head -8
+    grep -h -A3 '== Java Exception' "$log" "$output" 2>/dev/null | head -8
   fi
   line="$name: ${SECONDS_PER_TARGET}s, ${runs:-no stats} (${cov:-no coverage figure}), new kept inputs: $found"
   echo "   $line"
