@@ -6,6 +6,9 @@
 # src/test/resources/<package>/<Class>Inputs/<method>/ (copied there if Jazzer left it in the
 # module folder), so the plain build replays it from then on.
 #   bench/fuzz.sh [seconds per target (60)] [target...]     targets: see TARGETS, default all
+# Each Jazzer run lasts its @FuzzTest's maxDuration, 60 s (Jazzer 0.24 hands libFuzzer that limit
+# after any given on the command line, so it cannot be lowered from here); more seconds mean more
+# runs of 60 s in a row, each starting from the corpus the last one left.
 # Builds offline (./mvnw -o): fetch the dependencies once first.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,30 +42,40 @@ for name in "${ORDER[@]}"; do
   class="${test%%#*}"
   method="${test#*#}"
   inputs="$module/src/test/resources/${class//.//}Inputs/$method"
-  mkdir -p "$inputs"
-  log="$module/target/fuzz-$name.log"
-  mkdir -p "$module/target"
-  echo "== $name ($test), ${SECONDS_PER_TARGET}s"
-  JAZZER_FUZZ=1 ./mvnw -o -B test -pl "$module" -am -Dtest="$test" -Dsurefire.failIfNoSpecifiedTests=false \
-    -Djazzer.hooks=true "-Djazzer.internal.arg.0=-max_total_time=$SECONDS_PER_TARGET" >"$log" 2>&1
-  rc=$?
-  output="$module/target/surefire-reports/$class-output.txt"
-  # libFuzzer writes its status lines to the test JVM's stderr, which Maven shows: the last
-  # words are "Done N runs in S second(s)"; after a finding, take its last status line.
-  runs="$(grep -ho 'Done [0-9]* runs in [0-9]* second' "$log" 2>/dev/null | tail -1)"
-  [ -z "$runs" ] && runs="$(grep -ho '^#[0-9]*' "$log" 2>/dev/null | tail -1 | sed 's/#\(.*\)/\1 runs before stopping/')"
-  cov="$(grep -ho 'cov: [0-9]* ft: [0-9]*' "$log" 2>/dev/null | tail -1)"
-  for crash in "$module"/crash-* "$module"/timeout-* "$module"/oom-*; do
-    [ -e "$crash" ] && mv "$crash" "$inputs/"
+  mkdir -p "$inputs" "$module/target"
+  before="$(ls "$inputs" | wc -l)"
+  rounds=$(( (SECONDS_PER_TARGET + 59) / 60 ))
+  total_runs=0
+  total_seconds=0
+  result="ok"
+  for round in $(seq 1 "$rounds"); do
+    log="$module/target/fuzz-$name-$round.log"
+    echo "== $name ($test), run $round of $rounds"
+    JAZZER_FUZZ=1 ./mvnw -o -B test -pl "$module" -am -Dtest="$test" -Dsurefire.failIfNoSpecifiedTests=false \
+      -Djazzer.hooks=true >"$log" 2>&1
+    rc=$?
+    # libFuzzer writes its status lines to the test JVM's stderr, which Maven shows. Its last
+    # words are "Done N runs in S second(s)"; after a finding, the last status line "#N ...".
+    runs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -1 | awk '{print $2 " " $5}')"
+    [ -z "$runs" ] && runs="$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#') ?"
+    [ "$runs" = " ?" ] && runs="0 ?"
+    total_runs=$(( total_runs + ${runs%% *} ))
+    [ "${runs##* }" != "?" ] && total_seconds=$(( total_seconds + ${runs##* } ))
+    cov="$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)"
+    for crash in "$module"/crash-* "$module"/timeout-* "$module"/oom-* "$module"/slow-unit-*; do
+      [ -e "$crash" ] && mv "$crash" "$inputs/"
+    done
+    echo "   ${runs%% *} executions in ${runs##* } s (${cov:-no coverage figure})"
+    if [ "$rc" -ne 0 ]; then
+      status=1
+      result="FINDING or failure (exit $rc), see $log"
+      echo "   $result"
+      grep -h -A3 '== Java Exception' "$log" | head -8
+      break
+    fi
   done
-  found="$(git status --porcelain -- "$inputs" | grep -c . || true)"
-  if [ "$rc" -ne 0 ]; then
-    status=1
-    echo "   FAILED (exit $rc): see $log and $output"
-    grep -h -A3 '== Java Exception' "$log" "$output" 2>/dev/null | head -8
-  fi
-  line="$name: ${SECONDS_PER_TARGET}s, ${runs:-no stats} (${cov:-no coverage figure}), new kept inputs: $found"
-  echo "   $line"
+  found=$(( $(ls "$inputs" | wc -l) - before ))
+  line="$name: $total_runs executions in ${total_seconds} s, ${cov:-no coverage figure}, new kept inputs: $found, $result"
   summary+=("$line")
 done
 echo
