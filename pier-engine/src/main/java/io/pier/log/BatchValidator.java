@@ -79,7 +79,13 @@ final class BatchValidator {
             throw new InvalidRecordException("idempotent batch of producer " + batch.producerId()
                     + " lacks an epoch or sequence");
         }
-        if (batch.compressionType() == CompressionType.SNAPPY) {
+        CompressionType compression;
+        try {
+            compression = batch.compressionType();
+        } catch (IllegalArgumentException e) { // attribute bits 0-2 hold 5, 6 or 7
+            throw new CorruptRecordException("record batch " + e.getMessage());
+        }
+        if (compression == CompressionType.SNAPPY) {
             ByteBuffer payload = records.buffer().duplicate();
             payload.position(payload.position() + DefaultRecordBatch.RECORD_BATCH_OVERHEAD); // the records follow the 61-byte header
             SnappyFrames.check(payload);
