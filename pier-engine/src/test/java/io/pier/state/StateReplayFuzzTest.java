@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.pier.common.ManualClock;
 import io.pier.common.Wakeup;
+import io.pier.log.Durability;
 import io.pier.log.FileIO;
+import io.pier.log.LogConfig;
+import io.pier.log.PartitionLog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -17,16 +20,19 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The replay of the broker's state stores on fuzzer-chosen records: the committed-offset store
  * ({@link DurableOffsetStore}), the share-state persister ({@link DurableSharePersister}) and
- * the transaction store ({@link DurableTransactionStore}). The records are written through the
- * stores' own log ({@link LocalShareStateLog}), so they are well framed and CRC-valid and the
- * replay's decoders see the fuzzed keys and values; the segment may then be cut anywhere (a torn
- * tail).
+ * the transaction store ({@link DurableTransactionStore}). The records are written into the
+ * partition log under the stores' {@link LocalShareStateLog}, so they are well framed and
+ * CRC-valid and the replay's decoders see the fuzzed keys and values; the segment may then be
+ * cut anywhere (a torn tail).
  *
  * <p>Input: a byte choosing the store (0-2) and, in bit 7, a cut; if cut, a 2-byte length to cut
  * the segment file to; then records of a key length (byte), the key, a value length (int16, -1
@@ -68,9 +74,16 @@ class StateReplayFuzzTest {
         Path dir = root.resolve("s-" + run++);
         ManualClock clock = new ManualClock(1_700_000_000_000L);
         if (!entries.isEmpty()) {
-            LocalShareStateLog log = LocalShareStateLog.open(dir, SEGMENT_BYTES, clock, FileIO.REAL);
+            // Through the log under the store, not LocalShareStateLog.append, which takes only the
+            // keys the stores encode: a replay must also cope with any key a damaged file holds.
+            PartitionLog log = PartitionLog.open(dir, new LogConfig(SEGMENT_BYTES, Long.MAX_VALUE, -1, -1, 8 << 20,
+                    4096, false, Durability.DURABLE), clock);
             try {
-                log.append(entries);
+                SimpleRecord[] records = new SimpleRecord[entries.size()];
+                for (int i = 0; i < records.length; i++) {
+                    records[i] = new SimpleRecord(clock.wallMs(), entries.get(i).key(), entries.get(i).value());
+                }
+                log.append(MemoryRecords.withRecords(Compression.NONE, records));
                 log.flush();
             } finally {
                 log.close();
