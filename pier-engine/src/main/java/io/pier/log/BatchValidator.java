@@ -1,15 +1,20 @@
 package io.pier.log;
 
+import java.nio.ByteBuffer;
 import java.util.Iterator;
 import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
 import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
+import org.apache.kafka.common.utils.internals.CloseableIterator;
 
 /**
  * Checks a produced batch before it reaches the log. Each failure is the Kafka exception the
@@ -18,8 +23,21 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 final class BatchValidator {
     private BatchValidator() {}
 
-    /** Returns the single batch of {@code records} once it is known to be well formed. */
-    static MutableRecordBatch validate(MemoryRecords records, int maxMessageBytes) {
+    /**
+     * What a compressed batch may inflate to, as a multiple of max.message.bytes: well above what
+     * producers reach (text seldom compresses better than 10:1), far below a decompression bomb
+     * (zeros compress 1,000 to 30,000 times over, depending on the codec).
+     */
+    static final int MAX_INFLATION = 64;
+
+    /**
+     * Returns the single batch of {@code records} once it is known to be well formed; with
+     * {@code keysRequired} (a compacted topic) every record must have a key.
+     *
+     * @param buffers decompression buffers, reused by the log's thread from batch to batch
+     */
+    static MutableRecordBatch validate(MemoryRecords records, int maxMessageBytes, boolean keysRequired,
+            BufferSupplier buffers) {
         if (records.sizeInBytes() == 0) {
             throw new InvalidRecordException("produce request holds no record batch");
         }
@@ -61,27 +79,19 @@ final class BatchValidator {
             throw new InvalidRecordException("idempotent batch of producer " + batch.producerId()
                     + " lacks an epoch or sequence");
         }
-        checkCount(batch);
-        return batch;
-    }
-
-    /**
-     * A compacted topic keeps the latest record per key, so, as in Kafka, every record produced
-     * to one must have a key. Compressed batches are decompressed to look.
-     */
-    static void requireKeys(MutableRecordBatch batch) {
+        CompressionType compression;
         try {
-            for (Record r : batch) {
-                if (!r.hasKey()) {
-                    throw new InvalidRecordException("Compacted topic cannot accept message without key (offset delta "
-                            + (r.offset() - batch.baseOffset()) + ")");
-                }
-            }
-        } catch (InvalidRecordException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new CorruptRecordException("malformed record in batch: " + e.getMessage());
+            compression = batch.compressionType();
+        } catch (IllegalArgumentException e) { // attribute bits 0-2 hold 5, 6 or 7
+            throw new CorruptRecordException("record batch " + e.getMessage());
         }
+        if (compression == CompressionType.SNAPPY) {
+            ByteBuffer payload = records.buffer().duplicate();
+            payload.position(payload.position() + DefaultRecordBatch.RECORD_BATCH_OVERHEAD); // the records follow the 61-byte header
+            SnappyFrames.check(payload);
+        }
+        checkRecords(batch, maxMessageBytes, keysRequired, buffers);
+        return batch;
     }
 
     private static boolean hasAnotherBatch(Iterator<MutableRecordBatch> it) {
@@ -93,35 +103,49 @@ final class BatchValidator {
     }
 
     /**
-     * The header's record count must match its offset span. Uncompressed records are also walked
-     * (no decompression needed) so their offset deltas are checked; compressed payloads are
-     * covered by the CRC and left alone.
+     * The header's record count must match its offset span, and the records must be exactly that
+     * many, at consecutive offsets. Compressed batches are inflated to look, as Kafka's
+     * LogValidator does, but streamed with keys and values skipped, so memory stays bounded by
+     * the decompression buffers whatever the payload claims; a batch that inflates to more than
+     * {@link #MAX_INFLATION} times max.message.bytes is refused as a decompression bomb, which
+     * bounds the time too. On a compacted topic every record needs a key.
      */
-    private static void checkCount(MutableRecordBatch batch) {
+    private static void checkRecords(MutableRecordBatch batch, int maxMessageBytes, boolean keysRequired,
+            BufferSupplier buffers) {
         long span = batch.lastOffset() - batch.baseOffset() + 1;
         Integer count = batch.countOrNull();
         if (count == null || count <= 0 || count != span) {
             throw new InvalidRecordException("record count " + count + " does not match last offset delta "
                     + (span - 1));
         }
-        if (batch.compressionType() == CompressionType.NONE) {
-            long expected = batch.baseOffset();
-            try {
-                for (Record r : batch) {
-                    if (r.offset() != expected) {
-                        throw new InvalidRecordException("record offsets in the batch are not consecutive");
-                    }
-                    expected++;
+        long maxInflatedBytes = (long) MAX_INFLATION * Math.max(maxMessageBytes, batch.sizeInBytes());
+        long inflatedBytes = 0;
+        long expected = batch.baseOffset();
+        try (CloseableIterator<Record> records = batch.skipKeyValueIterator(buffers)) {
+            while (records.hasNext()) {
+                Record r = records.next();
+                if (r.offset() != expected) {
+                    throw new InvalidRecordException("record offsets in the batch are not consecutive");
                 }
-            } catch (InvalidRecordException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                throw new CorruptRecordException("malformed record in batch: " + e.getMessage());
+                if (keysRequired && !r.hasKey()) {
+                    throw new InvalidRecordException("Compacted topic cannot accept message without key (offset delta "
+                            + (r.offset() - batch.baseOffset()) + ")");
+                }
+                inflatedBytes += r.sizeInBytes();
+                if (inflatedBytes > maxInflatedBytes) {
+                    throw new RecordTooLargeException("compressed record batch of " + batch.sizeInBytes()
+                            + " bytes inflates to more than " + maxInflatedBytes + " bytes");
+                }
+                expected++;
             }
-            if (expected != batch.lastOffset() + 1) {
-                throw new InvalidRecordException("batch holds " + (expected - batch.baseOffset())
-                        + " records but its header says " + count);
-            }
+        } catch (ApiException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new CorruptRecordException("malformed record in batch: " + e.getMessage());
+        }
+        if (expected != batch.lastOffset() + 1) {
+            throw new InvalidRecordException("batch holds " + (expected - batch.baseOffset())
+                    + " records but its header says " + count);
         }
     }
 }

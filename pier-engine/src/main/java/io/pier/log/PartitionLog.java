@@ -17,6 +17,7 @@ import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
 
 /**
  * One partition's log: a directory of segments holding Kafka v2 record batches exactly as
@@ -75,6 +76,8 @@ public final class PartitionLog implements AutoCloseable {
     private final AbortedTransactions aborted;
     private final LogReader reader;
     private final LogRetention retention;
+    /** Reused by {@link BatchValidator} for the compressed batches appended on this log's thread. */
+    private final BufferSupplier decompressionBuffers = BufferSupplier.create();
     private LogConfig config;
     private LogSegment active;
     private long logStartOffset;
@@ -179,10 +182,8 @@ public final class PartitionLog implements AutoCloseable {
      */
     public AppendResult append(MemoryRecords records) throws IOException {
         ensureWritable();
-        MutableRecordBatch batch = BatchValidator.validate(records, config.maxMessageBytes());
-        if (config.cleanupPolicy().compact()) {
-            BatchValidator.requireKeys(batch);
-        }
+        MutableRecordBatch batch = BatchValidator.validate(records, config.maxMessageBytes(),
+                config.cleanupPolicy().compact(), decompressionBuffers);
         if (batch.hasProducerId()) {
             ProducerStateTable.BatchMetadata dup = producers.check(batch.producerId(), batch.producerEpoch(),
                     batch.baseSequence(), batch.lastSequence());

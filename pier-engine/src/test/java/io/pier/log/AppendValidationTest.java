@@ -120,7 +120,22 @@ class AppendValidationTest {
     }
 
     @Test
-    void shouldAcceptGzipBatchWithoutDecompressingIt() throws IOException {
+    void shouldRejectCompressedBatchWhoseHeaderAnnouncesMoreRecordsThanItHolds() {
+        // Given a gzip batch of two records whose header claims Integer.MAX_VALUE, CRC re-stamped
+        MemoryRecords recs = TestBatches.withTimestamps(TestBatches.GZIP, 1, 2);
+        ByteBuffer buf = recs.buffer();
+        buf.putInt(DefaultRecordBatch.RECORDS_COUNT_OFFSET, Integer.MAX_VALUE);
+        buf.putInt(DefaultRecordBatch.LAST_OFFSET_DELTA_OFFSET, Integer.MAX_VALUE - 1);
+        MutableRecordBatch batch = recs.batches().iterator().next();
+        batch.setMaxTimestamp(TimestampType.CREATE_TIME, 3);
+        assertThat(batch.isValid()).isTrue();
+
+        // Then it is refused rather than taking 2^31 offsets
+        assertRejected(recs, InvalidRecordException.class, Errors.INVALID_RECORD);
+    }
+
+    @Test
+    void shouldAcceptGzipBatch() throws IOException {
         AppendResult r = log.append(TestBatches.withTimestamps(TestBatches.GZIP, 1, 2, 3));
         assertThat(r.lastOffset()).isEqualTo(2);
     }

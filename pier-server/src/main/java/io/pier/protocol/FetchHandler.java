@@ -60,6 +60,7 @@ public final class FetchHandler implements ApiHandler {
             FetchResponseData data = new FetchResponseData().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code());
             return CompletableFuture.completedFuture(FetchResponse.of(data));
         }
+        IsolationLevels.of(body.data().isolationLevel()); // read per partition below, refused here once
         boolean byId = request.version() >= 13;
         List<FetchTopic> requested = body.data().topics();
         List<Target> targets = new ArrayList<>();

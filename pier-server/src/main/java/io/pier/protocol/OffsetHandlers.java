@@ -41,7 +41,7 @@ public final class OffsetHandlers {
 
     public CompletableFuture<AbstractResponse> listOffsets(ApiRequest request) {
         ListOffsetsRequest body = request.bodyAs(ListOffsetsRequest.class);
-        IsolationLevel isolation = IsolationLevel.forId(body.data().isolationLevel());
+        IsolationLevel isolation = IsolationLevels.of(body.data().isolationLevel());
         List<CompletableFuture<ListOffsetsTopicResponse>> topics = new ArrayList<>();
         for (ListOffsetsTopic t : body.data().topics()) {
             List<CompletableFuture<ListOffsetsPartitionResponse>> results = new ArrayList<>();

@@ -156,6 +156,21 @@ public final class TopicService implements Agent {
         topicListeners.add(listener);
     }
 
+    /**
+     * A topic's partitions are committed to the metadata before their logs open, one directory
+     * each, so a request for two billion of them would fill the disk and the heap, and leave a
+     * broker that runs out of memory again on every start. The limit is far above what one broker
+     * serves well (each partition is a directory with its own files).
+     */
+    static final int MAX_PARTITIONS_PER_TOPIC = 10_000;
+
+    private static void requireAtMostMaxPartitions(int count) {
+        if (count > MAX_PARTITIONS_PER_TOPIC) {
+            throw new InvalidPartitionsException("Number of partitions " + count + " is above Pier's limit of "
+                    + MAX_PARTITIONS_PER_TOPIC + " per topic.");
+        }
+    }
+
     public CompletableFuture<TopicMetadata> create(String name, int partitionCount, Map<String, String> configs,
             boolean validateOnly) {
         return submit(() -> {
@@ -166,6 +181,7 @@ public final class TopicService implements Agent {
             if (partitionCount < 1) {
                 throw new InvalidPartitionsException("Number of partitions must be larger than 0.");
             }
+            requireAtMostMaxPartitions(partitionCount);
             LogConfig.withTopicOverrides(view.brokerLogDefaults(), configs);
             TopicMetadata topic = new TopicMetadata(name, Uuid.randomUuid(), partitionCount, configs);
             if (validateOnly) {
@@ -211,6 +227,7 @@ public final class TopicService implements Agent {
                 throw new InvalidPartitionsException("Topic currently has " + topic.partitionCount()
                         + " partitions, which is higher than or equal to the requested " + newCount + ".");
             }
+            requireAtMostMaxPartitions(newCount);
             if (validateOnly) {
                 return CompletableFuture.completedFuture(topic);
             }

@@ -201,4 +201,18 @@ class RequestHandlingTest {
         assertThat(partition.errorCode()).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
         assertThat(partition.highWatermark()).isEqualTo(-1);
     }
+
+    @Test
+    void shouldRefuseATopicOfTwoBillionPartitionsBeforeCommittingIt() {
+        // Given a CreateTopics asking for 1,965,948,157 partitions (found by RequestFuzzTest)
+        CreateTopicsRequestData create = new CreateTopicsRequestData().setTimeoutMs(1_000);
+        create.topics().add(new CreateTopicsRequestData.CreatableTopic().setName("huge")
+                .setNumPartitions(1_965_948_157).setReplicationFactor((short) 1));
+
+        // Then it is refused, and no such topic exists
+        CreateTopicsResponse created = (CreateTopicsResponse) next(send(new CreateTopicsRequest.Builder(create)
+                .build((short) 7)));
+        assertThat(created.data().topics().find("huge").errorCode()).isEqualTo(Errors.INVALID_PARTITIONS.code());
+        createTopic("huge");
+    }
 }

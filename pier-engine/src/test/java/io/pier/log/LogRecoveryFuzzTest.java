@@ -1,0 +1,127 @@
+package io.pier.log;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.pier.common.ManualClock;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * A partition log's recovery ({@link LogRecovery} through {@link PartitionLog#open}) on a
+ * directory whose segment holds fuzzer-chosen bytes, after up to three good batches, with or
+ * without a recovery checkpoint that claims some or all of it was fsynced.
+ *
+ * <p>Input: a flag byte (bits 0-1: good batches first; bit 2: a checkpoint at the file's end;
+ * bit 3: a checkpoint at the position given by the next 4 bytes; bit 4: the bytes are a batch
+ * whose CRC is recomputed), then the bytes appended to the segment. Kept inputs, in {@code
+ * LogRecoveryFuzzTestInputs/openSegment/}: a torn tail, a flipped byte inside a checkpointed
+ * region, a checkpoint past the end, a CRC-valid batch with a bad length.
+ */
+class LogRecoveryFuzzTest {
+    private static final long T0 = 1_700_000_000_000L;
+    private static final String SEGMENT = "00000000000000000000.log";
+    private static Path root;
+    private static int run;
+
+    @BeforeAll
+    static void makeRoot() throws IOException {
+        root = Files.createTempDirectory("pier-recovery-fuzz");
+    }
+
+    @AfterAll
+    static void removeRoot() throws IOException {
+        deleteTree(root);
+    }
+
+    /**
+     * Invariant: the log opens (the damaged tail cut, never growing the file) or open throws an
+     * IOException naming the log's directory or file, never another exception and never a hang;
+     * a log that opened takes a new batch at its end offset, and reopens to the same end.
+     */
+    @FuzzTest(maxDuration = "60s")
+    void openSegment(byte[] input) throws IOException {
+        if (input.length == 0) {
+            return;
+        }
+        int flags = input[0] & 0xff;
+        Path dir = root.resolve("p-" + run++);
+        LogConfig config = TestBatches.config(Durability.DURABLE);
+        ManualClock clock = new ManualClock(T0);
+        PartitionLog log = PartitionLog.open(dir, config, clock);
+        for (int i = 0; i < (flags & 3); i++) {
+            log.append(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(T0, ("v" + i).getBytes(UTF_8))));
+        }
+        log.flush();
+        log.closeAbruptly();
+        int tailFrom = 1;
+        int claimed = -1;
+        if ((flags & 8) != 0 && input.length >= 5) {
+            claimed = ByteBuffer.wrap(input, 1, 4).getInt();
+            tailFrom = 5;
+        }
+        byte[] tail = java.util.Arrays.copyOfRange(input, tailFrom, input.length);
+        if ((flags & 16) != 0) {
+            RecordBatchFuzzTest.fixCrc(ByteBuffer.wrap(tail));
+        }
+        Path segment = dir.resolve(SEGMENT);
+        Files.write(segment, tail, StandardOpenOption.APPEND);
+        long size = Files.size(segment);
+        if ((flags & 4) != 0 || claimed != -1) {
+            String line = "v1 0 " + (claimed != -1 ? claimed : size) + "\n";
+            Files.write(dir.resolve(RecoveryPoint.FILE_NAME), line.getBytes(UTF_8));
+        }
+
+        PartitionLog reopened;
+        long expectedEnd;
+        try {
+            reopened = PartitionLog.open(dir, config, clock);
+        } catch (IOException e) {
+            assertThat(e.getMessage()).as("the refusal names the place").contains(dir.getFileName().toString());
+            deleteTree(dir);
+            return;
+        }
+        try {
+            assertThat(Files.size(segment)).as("recovery only cuts").isLessThanOrEqualTo(size);
+            long end = reopened.logEndOffset();
+            AppendResult r = reopened.append(MemoryRecords.withRecords(Compression.NONE,
+                    new SimpleRecord(T0, "after".getBytes(UTF_8))));
+            assertThat(r.baseOffset()).as("appends go at the end").isEqualTo(end);
+            reopened.flush();
+            expectedEnd = reopened.logEndOffset();
+        } finally {
+            reopened.close();
+        }
+        try (PartitionLog again = PartitionLog.open(dir, config, clock)) {
+            assertThat(again.logEndOffset()).as("end offset across a clean reopen").isEqualTo(expectedEnd);
+        }
+        deleteTree(dir);
+    }
+
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.delete(p);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.pier.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.util.Arrays;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * Random bytes on a connection: the frame decoder, the request-header parser and whatever the
+ * header routes to, on the real pipeline (see {@link FuzzedBroker}).
+ *
+ * <p>Input: one byte giving the chunk size the rest arrives in (0: all at once, else 1..255
+ * bytes per read), then the byte stream. Kept inputs, in {@code FrameFuzzTestInputs/frames/}:
+ * well-formed ApiVersions, Metadata and Produce frames, pipelined frames, and the framing attacks
+ * of reliability.md §7 (sizes negative, INT_MAX or over the limit, a truncated frame, a client_id
+ * length of -2, an unknown API key).
+ */
+class FrameFuzzTest {
+    /** An input may make the broker allocate this much plus {@link #BYTES_PER_INPUT_BYTE} per byte of it. */
+    private static final long BASE_ALLOCATION = 16L << 20;
+    private static final long BYTES_PER_INPUT_BYTE = 64;
+    private static FuzzedBroker broker;
+    private static int inputs;
+
+    @BeforeAll
+    static void start() throws Exception {
+        broker = new FuzzedBroker();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        broker.close();
+    }
+
+    /**
+     * Invariant: each read leaves the connection answered, closed, or waiting for the rest of a
+     * frame; nothing is thrown out of the pipeline; the broker allocates a small multiple of the
+     * bytes it received, never what an unread frame's size prefix claims (CVE-2022-34917); every
+     * response frame is as long as its size prefix; no handler fails with other than a Kafka error;
+     * and the broker keeps serving other connections.
+     */
+    @FuzzTest(maxDuration = "60s")
+    void frames(byte[] input) {
+        if (input.length == 0) {
+            return;
+        }
+        AllocationMeter.Reading reading = AllocationMeter.start();
+        feed(input);
+        if (reading.classesLoaded()) {
+            reading = AllocationMeter.start(); // the first input down a new path: measure it again
+            feed(input);
+        }
+        assertThat(reading.bytes()).as("bytes allocated for %d bytes received", input.length)
+                .isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * input.length);
+        broker.assertNoHandlerFailed("frames " + Arrays.toString(Arrays.copyOf(input, Math.min(input.length, 32))));
+        if (++inputs % 64 == 1) {
+            broker.assertServes();
+        }
+    }
+
+    private static void feed(byte[] input) {
+        int chunk = input[0] & 0xff;
+        EmbeddedChannel channel = broker.connect();
+        try {
+            // EmbeddedChannel rethrows here what reached the end of the pipeline unhandled.
+            for (int from = 1; from < input.length && channel.isOpen(); ) {
+                int to = chunk == 0 ? input.length : Math.min(input.length, from + chunk);
+                channel.writeInbound(Unpooled.wrappedBuffer(input, from, to - from));
+                broker.settle(channel);
+                FuzzedBroker.responses(channel);
+                from = to;
+            }
+            channel.checkException();
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+}

@@ -1,0 +1,227 @@
+package io.pier.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.pier.protocol.ApiHandler;
+import io.pier.protocol.ApiRouter;
+import io.pier.server.Apis;
+import io.pier.server.BrokerConfig;
+import io.pier.service.BrokerServices;
+import io.pier.service.Futures;
+import io.pier.service.HandDrivenServices;
+import io.pier.service.NodeInfo;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+
+/**
+ * A whole broker for fuzz targets, driven by hand as in {@link RequestHandlingTest}: the real
+ * frame decoder, request handler and API handlers on an EmbeddedChannel, over broker services
+ * with no thread. One per test class (opening one costs far more than an input); each input gets
+ * a fresh connection.
+ *
+ * <p>Every handler is wrapped so that an exception other than a Kafka {@link ApiException},
+ * thrown or completing its future, is remembered: the client would only see
+ * UNKNOWN_SERVER_ERROR, and the input that caused it is a finding.
+ */
+final class FuzzedBroker implements AutoCloseable {
+    static final int MAX_FRAME_BYTES = 1 << 20;
+    static final String TOPIC = "fuzz";
+
+    final Path dir;
+    final HandDrivenServices broker;
+    final ApiRouter router = new ApiRouter();
+    /** The APIs served, each with its version range: {key, min, max}. */
+    final List<short[]> served = new ArrayList<>();
+    /** The id of {@link #TOPIC}, known once it is created. */
+    Uuid topicId;
+    private final List<Throwable> handlerFailures = new ArrayList<>();
+    private int correlationId;
+
+    FuzzedBroker() throws Exception {
+        dir = Files.createTempDirectory("pier-fuzz-broker");
+        broker = new HandDrivenServices(dir, 2);
+        BrokerServices services = broker.services;
+        ApiRouter real = new ApiRouter();
+        Apis.register(real, services, new BrokerConfig(broker.config),
+                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), broker.clock);
+        for (ApiKeys key : ApiKeys.values()) {
+            short min = -1;
+            short max = -1;
+            for (short v = key.oldestVersion(); v <= key.latestVersion(true); v++) {
+                if (real.supports(key, v)) {
+                    min = min < 0 ? v : min;
+                    max = v;
+                }
+            }
+            if (min >= 0) {
+                served.add(new short[] {key.id, min, max});
+                router.register(key, min, max, watched(real));
+            }
+        }
+        createTopic();
+    }
+
+    private ApiHandler watched(ApiRouter real) {
+        return request -> {
+            CompletableFuture<AbstractResponse> response;
+            try {
+                response = real.route(request);
+            } catch (RuntimeException e) {
+                remember(e);
+                throw e;
+            }
+            return response.whenComplete((r, t) -> {
+                if (t != null) {
+                    remember(Futures.unwrap(t));
+                }
+            });
+        };
+    }
+
+    private void remember(Throwable t) {
+        if (!(t instanceof ApiException)) {
+            handlerFailures.add(t);
+        }
+    }
+
+    /** Fails with the first handler exception that was not a Kafka error since the last call. */
+    void assertNoHandlerFailed(String what) {
+        if (!handlerFailures.isEmpty()) {
+            Throwable first = handlerFailures.get(0);
+            handlerFailures.clear();
+            throw new AssertionError(what + ": a handler failed with " + first, first);
+        }
+    }
+
+    EmbeddedChannel connect() {
+        return new EmbeddedChannel(new FrameDecoder(MAX_FRAME_BYTES), new RequestChannelHandler(router)) {
+            @Override
+            protected SocketAddress remoteAddress0() {
+                return new InetSocketAddress("127.0.0.1", 40_000);
+            }
+        };
+    }
+
+    /** Lets the agents and the channel's tasks run until nothing moves. */
+    void settle(EmbeddedChannel channel) {
+        for (int i = 0; i < 10; i++) {
+            broker.agents.runUntilIdle();
+            channel.runPendingTasks();
+        }
+    }
+
+    /** The response frames written so far, each checked to be exactly as long as its size prefix says. */
+    static List<ByteBuffer> responses(EmbeddedChannel channel) {
+        List<ByteBuffer> out = new ArrayList<>();
+        for (Object o = channel.readOutbound(); o != null; o = channel.readOutbound()) {
+            try {
+                if (o instanceof ByteBuf buf) {
+                    int size = buf.readInt();
+                    assertThat(buf.readableBytes()).as("response frame size").isEqualTo(size);
+                    ByteBuffer bytes = ByteBuffer.allocate(size);
+                    buf.readBytes(bytes);
+                    out.add(bytes.flip());
+                }
+            } finally {
+                ReferenceCountUtil.release(o);
+            }
+        }
+        return out;
+    }
+
+    static ByteBuf frame(RequestHeader header, AbstractRequest request) {
+        ByteBuffer payload = request.serializeWithHeader(header);
+        return Unpooled.buffer(4 + payload.remaining()).writeInt(payload.remaining()).writeBytes(payload);
+    }
+
+    RequestHeader header(ApiKeys key, short version) {
+        return new RequestHeader(key, version, "fuzz", ++correlationId);
+    }
+
+    /** A fresh connection still gets ApiVersions and Metadata answered. */
+    void assertServes() {
+        EmbeddedChannel channel = connect();
+        try {
+            RequestHeader versionsHeader = header(ApiKeys.API_VERSIONS, (short) 3);
+            channel.writeInbound(frame(versionsHeader, new ApiVersionsRequest(new ApiVersionsRequestData()
+                    .setClientSoftwareName("fuzz").setClientSoftwareVersion("1"), (short) 3)));
+            RequestHeader metadataHeader = header(ApiKeys.METADATA, (short) 12);
+            channel.writeInbound(frame(metadataHeader, new MetadataRequest(new MetadataRequestData()
+                    .setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setName(TOPIC))),
+                    (short) 12)));
+            settle(channel);
+            List<ByteBuffer> out = responses(channel);
+            assertThat(out).as("ApiVersions and Metadata answered").hasSize(2);
+            ApiVersionsResponse versions = (ApiVersionsResponse) AbstractResponse.parseResponse(out.get(0),
+                    versionsHeader);
+            assertThat(versions.data().errorCode()).isEqualTo(Errors.NONE.code());
+            MetadataResponse metadata = (MetadataResponse) AbstractResponse.parseResponse(out.get(1), metadataHeader);
+            assertThat(metadata.data().topics().find(TOPIC).errorCode()).isEqualTo(Errors.NONE.code());
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    private void createTopic() {
+        EmbeddedChannel channel = connect();
+        try {
+            CreateTopicsRequestData create = new CreateTopicsRequestData().setTimeoutMs(1_000);
+            create.topics().add(new CreateTopicsRequestData.CreatableTopic().setName(TOPIC).setNumPartitions(2)
+                    .setReplicationFactor((short) 1));
+            channel.writeInbound(frame(header(ApiKeys.CREATE_TOPICS, (short) 7),
+                    new CreateTopicsRequest.Builder(create).build((short) 7)));
+            settle(channel);
+            List<ByteBuffer> out = responses(channel);
+            assertThat(out).hasSize(1);
+            CreateTopicsResponse created = (CreateTopicsResponse) AbstractResponse.parseResponse(out.get(0),
+                    new RequestHeader(ApiKeys.CREATE_TOPICS, (short) 7, "fuzz", correlationId));
+            topicId = created.data().topics().find(TOPIC).topicId();
+        } finally {
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        broker.close();
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.delete(p);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        }
+    }
+}
