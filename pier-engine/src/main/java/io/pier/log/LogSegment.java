@@ -163,11 +163,6 @@ final class LogSegment {
         }
     }
 
-    /** The file's length, data and preallocated zeros; for tests. */
-    long fileLength() {
-        return fileLength;
-    }
-
     /**
      * Appends one batch whose offsets are already assigned. {@code records} holds exactly that
      * batch.
