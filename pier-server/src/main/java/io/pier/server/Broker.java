@@ -45,6 +45,7 @@ final class Broker implements AutoCloseable {
 
     private final BrokerConfig config;
     private final Runnable onFatalExit;
+    private final AtomicBoolean failed = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final FileChannel lockChannel;
     private final FileLock dataLock;
@@ -194,7 +195,16 @@ final class Broker implements AutoCloseable {
         return node;
     }
 
+    /**
+     * Stops the broker after a storage failure, once: several agents usually fail together (a dead
+     * disk fails every log), and {@code onFatalExit} must run after the close has finished, not
+     * when a second failure finds the close already begun.
+     */
     private void onFatal(String what, Throwable cause) {
+        if (!failed.compareAndSet(false, true)) {
+            LOG.error("FATAL as well: {}", what, cause);
+            return;
+        }
         LOG.error("FATAL: {}; the broker stops acknowledging and shuts down. Restart recovers from disk.", what, cause);
         Thread stopper = new Thread(() -> {
             close();

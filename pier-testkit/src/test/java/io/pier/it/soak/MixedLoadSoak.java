@@ -1,0 +1,266 @@
+package io.pier.it.soak;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Mixed load through crash after crash, and the oracle over it (issue "Reliability campaign",
+ * items 2 and 3). The load:
+ * <ul>
+ *   <li>an idempotent producer;
+ *   <li>two share consumers of one group that ACCEPT, RELEASE and REJECT at random and sometimes
+ *       let their locks expire;
+ *   <li>a consumer-group member committing after every poll on the same records;
+ *   <li>a transactional producer committing and aborting on a topic of its own.
+ * </ul>
+ * Each cycle waits for fresh progress in all four, then crashes the {@link SoakBroker} at a random
+ * moment and starts it again on the same data.
+ *
+ * <p>After every restart: no invariant broken so far, and every confirmed commit's offset still
+ * committed. At the end:
+ * <ul>
+ *   <li>every acknowledged record present once, with its value (I1, idempotence);
+ *   <li>every acknowledged record delivered to the share group (I1);
+ *   <li>no record redelivered after a confirmed ACCEPT or REJECT (I5);
+ *   <li>delivery counts within the limit (I6) and never repeated (I7);
+ *   <li>every transaction whole or absent under read_committed, committed ones present and
+ *       aborted ones not.
+ * </ul>
+ */
+final class MixedLoadSoak {
+    /** Broker settings the load expects; a {@link SoakBroker} starts with these. */
+    static final List<String> BROKER_SETTINGS = List.of(
+            "group.initial.rebalance.delay.ms=0",
+            "group.share.min.record.lock.duration.ms=1000",
+            // small state segments, so crashes also land on state-log rolls and compactions
+            "pier.share.state.segment.bytes=65536", "pier.offsets.segment.bytes=65536",
+            "share.coordinator.snapshot.update.records.per.snapshot=50");
+
+    private static final String TOPIC = "soak";
+    private static final int PARTITIONS = 2;
+    private static final String TXN_TOPIC = "soak-txn";
+    private static final String TRANSACTIONAL_ID = "soak-txn-producer";
+    private static final String SHARE_GROUP = "soak-share";
+    private static final String GROUP = "soak-group";
+    private static final int DELIVERY_LIMIT = 5;
+    private static final long LOCK_MS = 1500;
+    private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(60);
+
+    private final Violations violations = new Violations();
+
+    /** Runs {@code cycles} crash cycles against {@code broker} (not yet started) and checks the end state. */
+    void run(String name, SoakBroker broker, int cycles, long seed) throws Exception {
+        System.out.printf("%s seed %d, %d cycles%n", name, seed, cycles);
+        Random random = new Random(seed);
+        String bootstrap = broker.bootstrapServers();
+        ShareConsumeLoad.Oracle shareOracle = new ShareConsumeLoad.Oracle(DELIVERY_LIMIT, violations);
+        IdempotentProduceLoad produce = new IdempotentProduceLoad(bootstrap, TOPIC, PARTITIONS);
+        List<ShareConsumeLoad> shares = List.of(
+                new ShareConsumeLoad(bootstrap, SHARE_GROUP, TOPIC, LOCK_MS, shareOracle, seed + 1),
+                new ShareConsumeLoad(bootstrap, SHARE_GROUP, TOPIC, LOCK_MS, shareOracle, seed + 2));
+        GroupCommitLoad group = new GroupCommitLoad(bootstrap, GROUP, TOPIC);
+        TransactionLoad txns = new TransactionLoad(bootstrap, TXN_TOPIC, TRANSACTIONAL_ID, seed + 3);
+        List<Thread> threads = new ArrayList<>();
+        try {
+            broker.start(0);
+            try (Admin admin = admin(bootstrap)) {
+                setUp(admin);
+            }
+            threads.add(start(produce, "soak-producer"));
+            for (int i = 0; i < shares.size(); i++) {
+                threads.add(start(shares.get(i), "soak-share-" + i));
+            }
+            threads.add(start(group, "soak-group"));
+            threads.add(start(txns, "soak-txn"));
+
+            for (int cycle = 1; cycle <= cycles; cycle++) {
+                awaitProgress(broker, cycle, "acknowledged produce", produce::ackedCount, 50 + random.nextInt(300));
+                awaitProgress(broker, cycle, "confirmed share acknowledgements", shareOracle::confirmedFinal,
+                        10 + random.nextInt(100));
+                awaitProgress(broker, cycle, "confirmed group commits", group::commits, 1 + random.nextInt(5));
+                awaitProgress(broker, cycle, "committed transactions", txns::committed, 1 + random.nextInt(3));
+                Thread.sleep(random.nextInt(300)); // the crash lands anywhere in the load's cycle
+                broker.crash(random);
+                broker.start(cycle);
+                try (Admin admin = admin(bootstrap)) {
+                    group.check(admin, violations);
+                }
+                assertThat(violations.list()).as("violations after cycle %d", cycle).isEmpty();
+            }
+
+            produce.stop();
+            threads.get(0).join(60_000);
+            Map<TopicPartition, Map<Long, String>> acked = produce.acked();
+            await("every acknowledged record delivered to the share group").atMost(PROGRESS_TIMEOUT)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> undelivered(acked, shareOracle).isEmpty());
+            group.stop();
+            txns.stop();
+            shares.forEach(ShareConsumeLoad::stop);
+            for (Thread t : threads) {
+                t.join(60_000);
+                assertThat(t.isAlive()).as("%s stopped", t.getName()).isFalse();
+            }
+
+            checkLog(bootstrap, acked);
+            fence(bootstrap);
+            txns.check(readCommitted(bootstrap), violations);
+            try (Admin admin = admin(bootstrap)) {
+                group.check(admin, violations);
+            }
+            System.out.printf("%s: %d cycles, %d records acknowledged, %d share deliveries, %d confirmed"
+                    + " ACCEPT/REJECT, %d late acknowledgements refused, %d group commits, %d transactions"
+                    + " committed%n", name, cycles, produce.ackedCount(), shareOracle.deliveries(),
+                    shareOracle.confirmedFinal(), shareOracle.lateAcksRefused(), group.commits(), txns.committed());
+            assertThat(violations.list()).isEmpty();
+        } finally {
+            produce.stop();
+            group.stop();
+            txns.stop();
+            shares.forEach(ShareConsumeLoad::stop);
+            for (Thread t : threads) {
+                t.join(60_000);
+            }
+            broker.close();
+        }
+    }
+
+    private static void setUp(Admin admin) throws Exception {
+        admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1), new NewTopic(TXN_TOPIC, 2, (short) 1)))
+                .all().get();
+        ConfigResource share = new ConfigResource(ConfigResource.Type.GROUP, SHARE_GROUP);
+        admin.incrementalAlterConfigs(Map.of(share, List.of(
+                set("share.auto.offset.reset", "earliest"),
+                set("share.delivery.count.limit", String.valueOf(DELIVERY_LIMIT)),
+                set("share.record.lock.duration.ms", String.valueOf(LOCK_MS))))).all().get();
+    }
+
+    private static AlterConfigOp set(String name, String value) {
+        return new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET);
+    }
+
+    private static Thread start(Runnable load, String name) {
+        Thread t = new Thread(load, name);
+        t.start();
+        return t;
+    }
+
+    private static Admin admin(String bootstrap) {
+        return Admin.create(Map.of("bootstrap.servers", bootstrap, "request.timeout.ms", "10000",
+                "default.api.timeout.ms", "30000"));
+    }
+
+    /** Waits until {@code figure} has grown by {@code by}, failing with the broker's output if it died. */
+    private static void awaitProgress(SoakBroker broker, int cycle, String what, LongSupplier figure, long by) {
+        long target = figure.getAsLong() + by;
+        await(what + " before crash " + cycle).atMost(PROGRESS_TIMEOUT).pollInterval(Duration.ofMillis(10))
+                .until(() -> {
+                    broker.assertAlive();
+                    return figure.getAsLong() >= target;
+                });
+    }
+
+    private static List<String> undelivered(Map<TopicPartition, Map<Long, String>> acked,
+            ShareConsumeLoad.Oracle oracle) {
+        List<String> missing = new ArrayList<>();
+        acked.forEach((tp, records) -> records.keySet().forEach(offset -> {
+            if (!oracle.wasDelivered(tp, offset)) {
+                missing.add(tp + "@" + offset);
+            }
+        }));
+        return missing;
+    }
+
+    /** I1 and idempotence: every acknowledged record in its place with its value; no value twice. */
+    private void checkLog(String bootstrap, Map<TopicPartition, Map<Long, String>> acked) {
+        Map<String, Integer> copies = new HashMap<>();
+        Map<TopicPartition, Map<Long, String>> log = new HashMap<>();
+        List<TopicPartition> tps = new ArrayList<>();
+        for (int p = 0; p < PARTITIONS; p++) {
+            tps.add(new TopicPartition(TOPIC, p));
+        }
+        readToEnd(bootstrap, tps, "read_uncommitted", r -> {
+            log.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new HashMap<>())
+                    .put(r.offset(), r.value());
+            copies.merge(r.value(), 1, Integer::sum);
+        });
+        acked.forEach((tp, records) -> records.forEach((offset, value) -> {
+            String found = log.getOrDefault(tp, Map.of()).get(offset);
+            if (!value.equals(found)) {
+                violations.add("I1", tp + "@" + offset + " acknowledged as " + value + ", log holds " + found);
+            }
+        }));
+        copies.forEach((value, n) -> {
+            if (n > 1) {
+                violations.add("idempotence", value + " written " + n + " times");
+            }
+        });
+    }
+
+    /** A new producer of the transactional id: the open transaction, if any, is aborted. */
+    private static void fence(String bootstrap) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("transactional.id", TRANSACTIONAL_ID);
+        p.put("max.block.ms", "30000");
+        try (KafkaProducer<String, String> fencer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+            fencer.initTransactions();
+        }
+    }
+
+    /** Transaction number to the records of it a read_committed reader sees. */
+    private static Map<Integer, Integer> readCommitted(String bootstrap) {
+        Map<Integer, Integer> seen = new HashMap<>();
+        readToEnd(bootstrap, List.of(new TopicPartition(TXN_TOPIC, 0), new TopicPartition(TXN_TOPIC, 1)),
+                "read_committed", r -> seen.merge(Integer.parseInt(r.key().substring(1)), 1, Integer::sum));
+        return seen;
+    }
+
+    private static void readToEnd(String bootstrap, List<TopicPartition> tps, String isolation,
+            Consumer<ConsumerRecord<String, String>> each) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("isolation.level", isolation);
+        p.put("max.poll.records", "5000");
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = c.endOffsets(tps);
+            Set<TopicPartition> done = new HashSet<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (done.size() < tps.size() && System.nanoTime() < deadline) {
+                c.poll(Duration.ofMillis(200)).forEach(each);
+                for (TopicPartition tp : tps) {
+                    if (c.position(tp) >= end.get(tp)) {
+                        done.add(tp);
+                    }
+                }
+            }
+            assertThat(done).as("%s read to the end of %s", isolation, tps).hasSize(tps.size());
+        }
+    }
+}
