@@ -6,6 +6,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.pier.log.AllocationMeter;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.kafka.common.protocol.ApiKeys;
