@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Test;
 class LayeringTest {
     private static final JavaClasses PIER = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(location -> !location.contains("-tests.jar")) // the engine's test helpers
             .importPackages("io.pier");
     private static final JavaClasses VIOLATIONS = new ClassFileImporter()
             .importClasses(LayeringViolations.class, ShardOwnedViolations.class, EngineLayeringViolation.class,
