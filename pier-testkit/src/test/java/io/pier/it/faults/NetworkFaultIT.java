@@ -25,7 +25,6 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -113,7 +112,7 @@ class NetworkFaultIT {
         assertThat(producer.isAlive()).as("producer done").isFalse();
         // An ACCEPT whose answer a reset took away may have been applied, so that record never comes
         // back: done when every record was delivered and the group's start offset is at the end.
-        long end = readAll(topic).size();
+        long end = PartitionReader.readAll(direct, topic).size();
         await("every acknowledged record delivered and the share group at the log end").atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> delivered.containsAll(acked.keySet()) && shareStartOffset(group, topic) == end);
@@ -124,7 +123,7 @@ class NetworkFaultIT {
                 + " confirmed%n", proxy.resets(), acked.size(), delivered.size(), accepted.size());
         assertThat(proxy.resets()).as("connections reset").isGreaterThan(10);
         assertThat(violations).isEmpty();
-        Map<Long, String> log = readAll(topic);
+        Map<Long, String> log = PartitionReader.readAll(direct, topic);
         assertThat(log).as("every acknowledged record in the log, with its value").containsAllEntriesOf(acked);
         assertThat(new java.util.HashSet<>(log.values())).as("no record written twice").hasSize(log.size());
     }
@@ -250,23 +249,6 @@ class NetworkFaultIT {
                 new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
         consumer.subscribe(Set.of(topic));
         return consumer;
-    }
-
-    private Map<Long, String> readAll(String topic) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", direct);
-        Map<Long, String> values = new HashMap<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp)).get(tp);
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (c.position(tp) < end && System.nanoTime() < deadline) {
-                c.poll(Duration.ofMillis(200)).forEach(r -> values.put(r.offset(), r.value()));
-            }
-        }
-        return values;
     }
 
     /** The share group's start offset on the topic's partition 0, as Admin lists it (-1: none yet). */

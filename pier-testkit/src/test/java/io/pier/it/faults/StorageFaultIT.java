@@ -20,12 +20,10 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -70,7 +68,8 @@ class StorageFaultIT {
         }
 
         try (Pier again = Pier.builder().dataDir(dataDir).port(port).start()) {
-            assertThat(readAll(again.bootstrapServers(), "full-disk")).containsExactlyElementsOf(values("r", 50));
+            assertThat(PartitionReader.readAll(again.bootstrapServers(), "full-disk").values())
+                    .containsExactlyElementsOf(values("r", 50));
             try (KafkaProducer<String, String> producer = producer(again.bootstrapServers())) {
                 assertThat(producer.send(new ProducerRecord<>("full-disk", 0, null, "after")).get().offset())
                         .as("appends go on where the acknowledged data ends").isEqualTo(50);
@@ -179,23 +178,6 @@ class StorageFaultIT {
                 new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
         consumer.subscribe(Set.of("full-disk-share"));
         return consumer;
-    }
-
-    private static List<String> readAll(String bootstrap, String topic) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        List<String> values = new ArrayList<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp)).get(tp);
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (c.position(tp) < end && System.nanoTime() < deadline) {
-                c.poll(Duration.ofMillis(200)).forEach(r -> values.add(r.value()));
-            }
-        }
-        return values;
     }
 
     private static List<String> values(String prefix, int count) {
