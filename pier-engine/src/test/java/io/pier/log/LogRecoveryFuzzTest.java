@@ -6,13 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.pier.common.ManualClock;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
@@ -43,7 +40,7 @@ class LogRecoveryFuzzTest {
 
     @AfterAll
     static void removeRoot() throws IOException {
-        deleteTree(root);
+        TestFiles.deleteTree(root);
     }
 
     /**
@@ -90,7 +87,7 @@ class LogRecoveryFuzzTest {
             reopened = PartitionLog.open(dir, config, clock);
         } catch (IOException e) {
             assertThat(e.getMessage()).as("the refusal names the place").contains(dir.getFileName().toString());
-            deleteTree(dir);
+            TestFiles.deleteTree(dir);
             return;
         }
         try {
@@ -107,21 +104,7 @@ class LogRecoveryFuzzTest {
         try (PartitionLog again = PartitionLog.open(dir, config, clock)) {
             assertThat(again.logEndOffset()).as("end offset across a clean reopen").isEqualTo(expectedEnd);
         }
-        deleteTree(dir);
+        TestFiles.deleteTree(dir);
     }
 
-    static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.delete(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        }
-    }
 }

@@ -5,12 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.pier.common.ManualClock;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.DefaultRecordBatch;
@@ -60,7 +57,7 @@ class RecordBatchFuzzTest {
     static void closeLogs() throws IOException {
         plain.close();
         compacted.close();
-        deleteTree(root);
+        TestFiles.deleteTree(root);
     }
 
     /**
@@ -153,23 +150,9 @@ class RecordBatchFuzzTest {
                 d.segmentMs(), d.retentionMs(), d.retentionBytes(), MAX_MESSAGE_BYTES, d.indexIntervalBytes(), false,
                 Durability.NONE, new CleanupPolicy(false, true)), CLOCK);
         if (generation > 1) {
-            deleteTree(root.resolve("plain-" + (generation - 1)));
-            deleteTree(root.resolve("compacted-" + (generation - 1)));
+            TestFiles.deleteTree(root.resolve("plain-" + (generation - 1)));
+            TestFiles.deleteTree(root.resolve("compacted-" + (generation - 1)));
         }
     }
 
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.delete(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        }
-    }
 }

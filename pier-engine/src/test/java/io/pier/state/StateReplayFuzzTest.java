@@ -9,17 +9,15 @@ import io.pier.log.Durability;
 import io.pier.log.FileIO;
 import io.pier.log.LogConfig;
 import io.pier.log.PartitionLog;
+import io.pier.log.TestFiles;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
@@ -53,7 +51,7 @@ class StateReplayFuzzTest {
 
     @AfterAll
     static void removeRoot() throws IOException {
-        deleteTree(root);
+        TestFiles.deleteTree(root);
     }
 
     /**
@@ -110,7 +108,7 @@ class StateReplayFuzzTest {
             };
         } catch (IOException e) {
             assertThat(e.getMessage()).as("the refusal names the place").contains(dir.getFileName().toString());
-            deleteTree(dir);
+            TestFiles.deleteTree(dir);
             return;
         }
         try {
@@ -119,7 +117,7 @@ class StateReplayFuzzTest {
             throw new AssertionError("closing the store", e);
         }
         assertThat(fatal).as("fatal errors").isEmpty();
-        deleteTree(dir);
+        TestFiles.deleteTree(dir);
     }
 
     private static byte[] bytes(ByteBuffer in, int n) {
@@ -132,18 +130,4 @@ class StateReplayFuzzTest {
         return in.hasRemaining() ? in.get() & 0xff : 0;
     }
 
-    static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.delete(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        }
-    }
 }

@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
+import io.pier.log.TestFiles;
 import io.pier.protocol.ApiHandler;
 import io.pier.protocol.ApiRouter;
 import io.pier.server.Apis;
@@ -15,17 +16,14 @@ import io.pier.service.Futures;
 import io.pier.service.HandDrivenServices;
 import io.pier.service.NodeInfo;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.stream.Stream;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
@@ -214,14 +212,6 @@ final class FuzzedBroker implements AutoCloseable {
     @Override
     public void close() throws IOException {
         broker.close();
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.delete(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        }
+        TestFiles.deleteTree(dir);
     }
 }
