@@ -19,8 +19,11 @@
 #   --security-records N  records per produce and per share run of the tls/sasl rows (default: the produce
 #                         row's count, 200,000, and --records)
 #   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
+#   --no-broker-warmup    skip each broker's unmeasured warm-up pass (every selected workload once, 200,000 records per share run) before
+#                         its measured one; without it each row also pays for the broker's JIT compilation
 #   --jfr                 record the Pier JVMs of the last round with JFR, add the hottest frames to the page
 #   --no-jmh, --heap 1g, --out FILE, --help
+# PIER_BENCH_PIER_JVM_OPTS adds JVM options to the Pier brokers only (e.g. a profiler agent).
 # The librdkafka rows need kcat on the PATH (Debian: apt-get install kcat); without it they are skipped.
 # Builds Pier with -Pbench and fetches the Kafka broker jars from Maven Central (once) into
 # ${PIER_BENCH_CACHE:-~/.cache/pier-bench}. Client JVM options: BENCH_JAVA_OPTS (default -Xmx1g).

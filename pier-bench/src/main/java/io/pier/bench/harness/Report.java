@@ -14,6 +14,8 @@ final class Report {
     private final long seconds;
     private final String jmh;
     private final String jfr;
+    /** What each broker's unmeasured warm-up pass did; empty when skipped. */
+    String brokerWarmupNote = "";
     private final String warmup;
     private final String kcat;
 
@@ -100,6 +102,10 @@ final class Report {
         sb.append("- Client JVM warm-up: ").append(warmup.isEmpty()
                 ? "none (`--no-warmup`): the first broker of round 1 ran on a cold client JVM and measures low"
                 : warmup).append(".\n");
+        sb.append("- Broker warm-up: ").append(brokerWarmupNote.isEmpty()
+                ? "none (`--no-broker-warmup`): each row also paid for the JIT compilation of the broker paths it was "
+                        + "the first to take"
+                : brokerWarmupNote).append(".\n");
         sb.append(String.format(Locale.ROOT, "- Workloads, with stock kafka-clients 4.4.0 from one client JVM: "
                         + "produce %,d × 100 B and %,d × 1 KB records to one partition (acks=all, idempotent, "
                         + "client defaults otherwise); share consumption of %,d pre-produced 100 B records per run, "

@@ -54,6 +54,15 @@ public final class SideBySide {
             return new Params(1, 40_000, 10_000, 10_000, 100_000, List.of(1_000, 5_000), 3, Duration.ofSeconds(30), true);
         }
 
+        /**
+         * The unmeasured pass each broker runs before its measured one: every selected workload once,
+         * long enough for the broker's JIT compiler to reach its hot paths (a share run of 1,000,000
+         * records lasted 2 s on Pier, and its compiler threads took half the broker's CPU in it).
+         */
+        static Params brokerWarmupRun() {
+            return new Params(1, 50_000, 10_000, 200_000, 200_000, List.of(1_000), 2, Duration.ofSeconds(60), true);
+        }
+
         /** The unmeasured warm-up pass of the client JVM: every workload once, small. */
         static Params warmupRun() {
             return new Params(1, 20_000, 5_000, 2_000, 20_000, List.of(1_000), 1, Duration.ofSeconds(30), true);
@@ -97,6 +106,10 @@ public final class SideBySide {
     int securityRecords;
     List<String> brokers = ALL_BROKERS;
     boolean warmup = true;
+    /** Whether each broker runs {@link Params#brokerWarmupRun} before its measured pass. */
+    boolean brokerWarmup = true;
+    /** What the brokers' warm-up passes did, for the page; empty when they were skipped. */
+    String brokerWarmupNote = "";
 
     SideBySide(Params params, String pierClasspath, Path kafkaLib, Path work, List<String> jvmFlags, boolean jfr) {
         this.params = params;
@@ -112,6 +125,7 @@ public final class SideBySide {
         boolean jmh = true;
         boolean jfr = false;
         boolean warmup = true;
+        boolean brokerWarmup = true;
         String only = "";
         List<String> brokers = ALL_BROKERS;
         Integer rounds = null;
@@ -130,6 +144,7 @@ public final class SideBySide {
                 case "--no-jmh" -> jmh = false;
                 case "--jfr" -> jfr = true;
                 case "--no-warmup" -> warmup = false;
+                case "--no-broker-warmup" -> brokerWarmup = false;
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--group-records" -> groupRecords = Integer.parseInt(args[++i]);
@@ -175,12 +190,14 @@ public final class SideBySide {
         bench.securityRecords = securityRecords;
         bench.brokers = brokers;
         bench.warmup = warmup;
+        bench.brokerWarmup = brokerWarmup;
         bench.run();
         String jmhSection = jmh ? runJmh(quick) : "";
         String jfrSection = bench.jfrSection();
         long minutes = Duration.ofNanos(System.nanoTime() - t0).toSeconds();
         Report report = new Report(bench.results, p, flags, command, minutes, jmhSection, jfrSection,
                 bench.warmupNote, bench.kcatNote);
+        report.brokerWarmupNote = bench.brokerWarmupNote;
         report.securityRecords = securityRecords;
         String md = report.markdown();
         Files.createDirectories(out.toAbsolutePath().getParent());
@@ -235,12 +252,26 @@ public final class SideBySide {
 
     private BrokerProcess createPlain(String broker, Path dir) throws IOException {
         return switch (broker) {
-            case DURABLE -> new PierBroker(broker, jvmFlags, dir, pierClasspath, "durable");
-            case NONE -> new PierBroker(broker, jvmFlags, dir, pierClasspath, "none");
+            case DURABLE -> new PierBroker(broker, pierFlags(), dir, pierClasspath, "durable");
+            case NONE -> new PierBroker(broker, pierFlags(), dir, pierClasspath, "none");
             case KAFKA -> new KafkaBroker(broker, jvmFlags, dir, kafkaLib, false);
             case KAFKA_FSYNC -> new KafkaBroker(broker, jvmFlags, dir, kafkaLib, true);
             default -> throw new IllegalArgumentException("unknown broker " + broker);
         };
+    }
+
+    /**
+     * The Pier JVMs' flags: the common ones, then {@code PIER_BENCH_PIER_JVM_OPTS} (space-separated),
+     * for a profiler agent on Pier alone, say, without touching what Kafka runs with.
+     */
+    private List<String> pierFlags() {
+        String extra = System.getenv().getOrDefault("PIER_BENCH_PIER_JVM_OPTS", "").trim();
+        if (extra.isEmpty()) {
+            return jvmFlags;
+        }
+        List<String> all = new ArrayList<>(jvmFlags);
+        all.addAll(List.of(extra.split("\\s+")));
+        return all;
     }
 
     /**
@@ -291,6 +322,9 @@ public final class SideBySide {
             log("  start-up " + startup + " ms");
             Thread.sleep(params.quick ? 1000 : 2000);
             results.add("rss-idle", "Resident memory, idle after start-up", "MiB", false, b, broker.rssMiB());
+            if (brokerWarmup) {
+                warmUpBroker(broker, b, round);
+            }
             try (RssSampler rss = new RssSampler(broker.pid());
                     Workloads w = new Workloads(broker.bootstrap(), params.cap, broker::cpuNanos)) {
                 workloads(new Pass(params, results, false, round), w, broker, b);
@@ -298,6 +332,32 @@ public final class SideBySide {
             }
         }
     }
+
+    /**
+     * The broker's own warm-up, after its idle figures and before its measured pass: every selected
+     * workload once, unmeasured, on topics of its own ({@link #WARMUP_TOPIC_PREFIX}). Without it
+     * each row paid for compiling the broker paths it was the first to take: on Pier, whose share
+     * runs last about 2 s, the JIT compiler threads took about half the broker's CPU over the share
+     * rows, so "broker CPU per record" measured mostly the compiler. Kafka gets the same pass.
+     */
+    private void warmUpBroker(BrokerProcess broker, String b, int round) throws Exception {
+        Params w = Params.brokerWarmupRun();
+        long t0 = System.nanoTime();
+        try (Workloads wl = new Workloads(broker.bootstrap(), w.cap, broker::cpuNanos, Map.of(), WARMUP_TOPIC_PREFIX)) {
+            workloads(new Pass(w, new Results(), true, round), wl, broker, b);
+        }
+        long seconds = Duration.ofNanos(System.nanoTime() - t0).toSeconds();
+        log("  broker warm-up (unmeasured) done in " + seconds + " s");
+        brokerWarmupNote = String.format(Locale.ROOT, "each broker, after its idle figures and before its measured "
+                        + "workloads, ran every selected workload once, unmeasured, on topics of its own (produce "
+                        + "%,d × 100 B and %,d × 1 KB, %,d records per share run, %,d per consumer-group run, %d s of "
+                        + "latency), so that its JIT compiler has reached the paths the rows measure (`--no-broker-warmup` "
+                        + "skips it: a row then also pays for compiling what it is the first to run)",
+                w.produceSmall, w.produceLarge, w.shareRecords, w.groupRecords, w.latencySeconds);
+    }
+
+    /** Put before the names of the topics of a broker's warm-up pass. */
+    static final String WARMUP_TOPIC_PREFIX = "warm-";
 
     private void workloads(Pass pass, Workloads w, BrokerProcess broker, String b) throws Exception {
         Params p = pass.p();
@@ -452,7 +512,7 @@ public final class SideBySide {
                 if (SECURITY_WORKLOADS.stream().anyMatch(wl -> selected(securityKey(wl, protocol)))) {
                     clients.put(protocol, protocol.equals(Security.PLAINTEXT) ? plain
                             : new Workloads(broker.bootstrap(protocol), p.cap, broker::cpuNanos,
-                                    security.clientSettings(protocol)));
+                                    security.clientSettings(protocol), plain.topicPrefix()));
                 }
             }
             // Unmeasured first, over each listener that runs: with --only tls these are the broker's first

@@ -97,6 +97,8 @@ final class Workloads implements AutoCloseable {
     private final long capNanos;
     private final Admin admin;
     private final LongSupplier brokerCpuNanos;
+    /** Put before every topic name this instance hands to a client, so an unmeasured pass leaves the measured topics alone. */
+    private final String topicPrefix;
     /**
      * Numbers the group names and transactional ids, shared by every instance: the security rows
      * run several against one broker, and a share group reused by name would find its records
@@ -115,6 +117,16 @@ final class Workloads implements AutoCloseable {
      * listener other than PLAINTEXT at {@code bootstrap}.
      */
     Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos, Map<String, String> clientSettings) {
+        this(bootstrap, cap, brokerCpuNanos, clientSettings, "");
+    }
+
+    /**
+     * {@code topicPrefix}: put before every topic name given to these workloads, where it reaches
+     * a client (the broker's warm-up pass reads and writes topics of its own this way).
+     */
+    Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos, Map<String, String> clientSettings,
+            String topicPrefix) {
+        this.topicPrefix = topicPrefix;
         this.bootstrap = bootstrap;
         this.clientSettings = Map.copyOf(clientSettings);
         this.brokerCpuNanos = brokerCpuNanos;
@@ -124,18 +136,28 @@ final class Workloads implements AutoCloseable {
         this.admin = Admin.create(p);
     }
 
+    /** This instance's topic prefix, for other workloads against the same broker in the same pass. */
+    String topicPrefix() {
+        return topicPrefix;
+    }
+
+    /** The name a client is given for {@code topic}. */
+    private String t(String topic) {
+        return topicPrefix + topic;
+    }
+
     /**
      * Creates a topic and waits until every partition has a leader in the broker's metadata, so the
      * first produce does not race the broker applying it (Kafka answers NOT_LEADER_OR_FOLLOWER
      * meanwhile, and the idempotent producer's retries can then loop on OUT_OF_ORDER_SEQUENCE).
      */
     void createTopic(String topic, int partitions) throws Exception {
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        admin.createTopics(List.of(new NewTopic(t(topic), partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
             try {
-                TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
-                        .get(10, TimeUnit.SECONDS).get(topic);
+                TopicDescription d = admin.describeTopics(List.of(t(topic))).allTopicNames()
+                        .get(10, TimeUnit.SECONDS).get(t(topic));
                 if (d.partitions().size() == partitions
                         && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
                     Thread.sleep(200);
@@ -215,7 +237,7 @@ final class Workloads implements AutoCloseable {
         long t0 = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int i = 0; i < count; i++) {
-                var unused = producer.send(new ProducerRecord<>(topic, i % partitions, null, value), (md, e) -> { // the callback counts failures
+                var unused = producer.send(new ProducerRecord<>(t(topic), i % partitions, null, value), (md, e) -> { // the callback counts failures
                     if (e == null) {
                         acked.increment();
                     } else {
@@ -266,7 +288,7 @@ final class Workloads implements AutoCloseable {
                 producer.beginTransaction();
                 for (int i = 0; i < n; i++) {
                     // A failed send fails commitTransaction, which throws: no callback needed.
-                    var unused = producer.send(new ProducerRecord<>(topic, (committed + i) % partitions, null, value));
+                    var unused = producer.send(new ProducerRecord<>(t(topic), (committed + i) % partitions, null, value));
                 }
                 long c0 = System.nanoTime();
                 producer.commitTransaction();
@@ -314,7 +336,7 @@ final class Workloads implements AutoCloseable {
             Properties p = member(group, c, "share.acknowledgement.mode", explicit ? "explicit" : "implicit");
             try (KafkaShareConsumer<byte[], byte[]> consumer =
                     new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-                consumer.subscribe(List.of(topic));
+                consumer.subscribe(List.of(t(topic)));
                 window.pollWhileOpen(() -> consumer.poll(Duration.ofMillis(100)), records -> {
                     int ok = 0;
                     for (ConsumerRecord<byte[], byte[]> r : records) {
@@ -377,7 +399,7 @@ final class Workloads implements AutoCloseable {
                     "enable.auto.commit", "false");
             try (KafkaConsumer<byte[], byte[]> consumer =
                     new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-                consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+                consumer.subscribe(List.of(t(topic)), new ConsumerRebalanceListener() {
                     @Override
                     public void onPartitionsRevoked(Collection<TopicPartition> revoked) {}
 
@@ -597,7 +619,7 @@ final class Workloads implements AutoCloseable {
                 new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> tps = new ArrayList<>();
             for (int i = 0; i < partitions; i++) {
-                tps.add(new TopicPartition(topic, i));
+                tps.add(new TopicPartition(t(topic), i));
             }
             consumer.assign(tps);
             consumer.seekToBeginning(tps);
@@ -658,7 +680,7 @@ final class Workloads implements AutoCloseable {
                         }
                     }
                 });
-                consumer.subscribe(List.of(topic));
+                consumer.subscribe(List.of(t(topic)));
                 while (!stop.get() && System.nanoTime() < hardDeadline) {
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
                     long polledAt = System.nanoTime();
@@ -686,7 +708,7 @@ final class Workloads implements AutoCloseable {
         try (KafkaProducer<byte[], byte[]> producer = producer(lingerMs)) {
             long warmDeadline = System.nanoTime() + capNanos;
             while (!gotAny.get() && System.nanoTime() < warmDeadline) {
-                var unused = producer.send(new ProducerRecord<>(topic, 0, null, payload(0, 0))); // repeated until one arrives
+                var unused = producer.send(new ProducerRecord<>(t(topic), 0, null, payload(0, 0))); // repeated until one arrives
                 Thread.sleep(50);
             }
             Thread.sleep(500);
@@ -701,7 +723,7 @@ final class Workloads implements AutoCloseable {
                     LockSupport.parkNanos(wait);
                 }
                 // A failed send shows up as a missing latency sample (sampleCount below total).
-                var unused = producer.send(new ProducerRecord<>(topic, 0, null, payload(i < total ? 1 : 0, System.nanoTime())));
+                var unused = producer.send(new ProducerRecord<>(t(topic), 0, null, payload(i < total ? 1 : 0, System.nanoTime())));
             }
             producer.flush();
         }
