@@ -12,30 +12,19 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidRecordStateException;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,11 +36,19 @@ import org.junit.jupiter.api.Timeout;
  * test's own checks and a consumer that the faults do not reach. Connections reset in the middle
  * of Produce, ShareFetch and ShareAcknowledge lose nothing and redeliver nothing accepted; a
  * partition that outlasts a record lock lets another consumer take the records, and the first
- * consumer's late acknowledgements are refused with INVALID_RECORD_STATE.
+ * consumer's late acknowledgements are refused with INVALID_RECORD_STATE. Added latency with
+ * jitter loses and redelivers nothing accepted either, and when it outlasts the lock, the late
+ * ACCEPTs are refused and those records delivered again.
  */
 @Timeout(180)
 class NetworkFaultIT {
     private static final long LOCK_MS = 2_000;
+    /** The broker's lower bound for a record lock, which this broker lowers to 1 s for the tests. */
+    private static final long SHORT_LOCK_MS = 1_000;
+    /** Clients give up on a request after 3 s: a reset or a partition shows soon. */
+    private static final int FAST_TIMEOUT_MS = 3_000;
+    /** Under added latency a round trip takes up to 2 s plus a 0.5 s fetch wait: no request may time out for it. */
+    private static final int PATIENT_TIMEOUT_MS = 15_000;
 
     private Pier pier;
     private FaultyProxy proxy;
@@ -88,44 +85,62 @@ class NetworkFaultIT {
 
     @Test
     void shouldLoseAndRedeliverNothingAcceptedWhenConnectionsResetMidRequest() throws Exception {
-        String topic = "resets";
-        String group = "resets-group";
-        setUp(topic, group, Map.of());
-        Map<Long, String> acked = new ConcurrentHashMap<>();
-        Set<Long> accepted = ConcurrentHashMap.newKeySet();
-        Set<Long> delivered = ConcurrentHashMap.newKeySet();
-        List<String> violations = new CopyOnWriteArrayList<>();
-        int records = 3_000;
+        setUp("resets", "resets-group", Map.of());
+        try (ProxiedShareLoad load =
+                new ProxiedShareLoad(proxied, direct, "resets", "resets-group", 3_000, FAST_TIMEOUT_MS)) {
+            load.start();
+            // Resets every 100-400 ms while the load runs: some land inside a request, some inside a response.
+            Random random = new Random();
+            long chaosEnd = System.nanoTime() + Duration.ofSeconds(6).toNanos();
+            while (System.nanoTime() < chaosEnd) {
+                Thread.sleep(100 + random.nextInt(300));
+                proxy.resetAll();
+            }
+            load.awaitSettled(Duration.ofSeconds(90));
 
-        Thread producer = new Thread(() -> produce(topic, records, acked), "reset-producer");
-        Thread consumer = new Thread(() -> consume(group, topic, delivered, accepted, violations), "reset-consumer");
-        producer.start();
-        consumer.start();
-        // Resets every 100-400 ms while the load runs: some land inside a request, some inside a response.
-        Random random = new Random();
-        long chaosEnd = System.nanoTime() + Duration.ofSeconds(6).toNanos();
-        while (System.nanoTime() < chaosEnd) {
-            Thread.sleep(100 + random.nextInt(300));
-            proxy.resetAll();
+            System.out.printf("NetworkFaultIT resets: %d connections reset; %s%n", proxy.resets(), load.summary());
+            assertThat(proxy.resets()).as("connections reset").isGreaterThan(10);
+            load.assertInvariants();
         }
-        producer.join(90_000);
-        assertThat(producer.isAlive()).as("producer done").isFalse();
-        // An ACCEPT whose answer a reset took away may have been applied, so that record never comes
-        // back: done when every record was delivered and the group's start offset is at the end.
-        long end = PartitionReader.readAll(direct, topic).size();
-        await("every acknowledged record delivered and the share group at the log end").atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(200))
-                .until(() -> delivered.containsAll(acked.keySet()) && shareStartOffset(group, topic) == end);
-        consumer.interrupt();
-        consumer.join(30_000);
+    }
 
-        System.out.printf("NetworkFaultIT: %d connections reset; %d records acknowledged, %d delivered, %d ACCEPTs"
-                + " confirmed%n", proxy.resets(), acked.size(), delivered.size(), accepted.size());
-        assertThat(proxy.resets()).as("connections reset").isGreaterThan(10);
-        assertThat(violations).isEmpty();
-        Map<Long, String> log = PartitionReader.readAll(direct, topic);
-        assertThat(log).as("every acknowledged record in the log, with its value").containsAllEntriesOf(acked);
-        assertThat(new java.util.HashSet<>(log.values())).as("no record written twice").hasSize(log.size());
+    @Test
+    void shouldLoseAndRedeliverNothingAcceptedUnderJitteredLatency() throws Exception {
+        // The shortest lock the broker allows, so that latency has the best chance to outlast it.
+        setUp("latency", "latency-group", Map.of("share.record.lock.duration.ms", String.valueOf(SHORT_LOCK_MS)));
+        proxy.latency(50, 200);
+        try (ProxiedShareLoad load =
+                new ProxiedShareLoad(proxied, direct, "latency", "latency-group", 2_000, PATIENT_TIMEOUT_MS)) {
+            load.start();
+            load.awaitSettled(Duration.ofSeconds(90));
+
+            System.out.printf("NetworkFaultIT latency 50-200 ms: %s%n", load.summary());
+            load.assertInvariants();
+        }
+    }
+
+    @Test
+    void shouldRefuseLateAcknowledgementsWhenLatencyOutlastsTheLock() throws Exception {
+        setUp("latency-spike", "latency-spike-group",
+                Map.of("share.record.lock.duration.ms", String.valueOf(SHORT_LOCK_MS)));
+        proxy.latency(50, 200);
+        try (ProxiedShareLoad load = new ProxiedShareLoad(proxied, direct, "latency-spike", "latency-spike-group",
+                1_500, PATIENT_TIMEOUT_MS)) {
+            load.start();
+            await("first deliveries").atMost(Duration.ofSeconds(30)).until(() -> load.delivered() >= 100);
+            // 700-1,000 ms each way: a fetched record's ACCEPT reaches the broker at least 1.4 s after
+            // the broker locked it for 1 s. The spike lasts until a commit has been refused for it.
+            proxy.latency(700, 1_000);
+            await("a late ACCEPT refused").atMost(Duration.ofSeconds(30)).until(() -> load.refusedCommits() > 0);
+            proxy.latency(50, 200);
+            load.awaitSettled(Duration.ofSeconds(90));
+
+            System.out.printf("NetworkFaultIT latency spike 700-1000 ms: %s%n", load.summary());
+            load.assertInvariants();
+            assertThat(load.refusedLate()).as("records whose late ACCEPT was refused").isNotEmpty()
+                    .allSatisfy(o -> assertThat(load.highestDeliveryCount(o)).as("delivery count of %d", o)
+                            .isGreaterThanOrEqualTo((short) 2));
+        }
     }
 
     @Test
@@ -133,7 +148,7 @@ class NetworkFaultIT {
         String topic = "partitioned";
         String group = "partitioned-group";
         setUp(topic, group, Map.of("share.record.lock.duration.ms", String.valueOf(LOCK_MS)));
-        produce(topic, 20, new ConcurrentHashMap<>());
+        ProxiedShareLoad.produce(proxied, topic, 20, new ConcurrentHashMap<>(), FAST_TIMEOUT_MS);
 
         try (KafkaShareConsumer<String, String> cut = shareConsumer(proxied, group, topic);
                 KafkaShareConsumer<String, String> other = shareConsumer(direct, group, topic)) {
@@ -167,6 +182,10 @@ class NetworkFaultIT {
         }
     }
 
+    private static KafkaShareConsumer<String, String> shareConsumer(String bootstrap, String group, String topic) {
+        return ProxiedShareLoad.shareConsumer(bootstrap, group, topic, FAST_TIMEOUT_MS);
+    }
+
     private static List<Long> offsets(List<ConsumerRecord<String, String>> records) {
         return records.stream().map(ConsumerRecord::offset).toList();
     }
@@ -178,87 +197,6 @@ class NetworkFaultIT {
             ops.add(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET));
             groupConfigs.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
             admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all().get();
-        }
-    }
-
-    /** An idempotent producer through the proxy; notes each acknowledged record's offset and value. */
-    private void produce(String topic, int count, Map<Long, String> acked) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", proxied);
-        p.put("acks", "all");
-        p.put("enable.idempotence", "true");
-        p.put("linger.ms", "2");
-        p.put("request.timeout.ms", "3000");
-        p.put("delivery.timeout.ms", "60000");
-        p.put("reconnect.backoff.max.ms", "200");
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
-            for (int i = 0; i < count; i++) {
-                String value = "v" + i;
-                var unused = producer.send(new ProducerRecord<>(topic, 0, null, value), (md, e) -> {
-                    if (e == null) {
-                        acked.put(md.offset(), value);
-                    }
-                });
-                if (i % 50 == 0) {
-                    producer.flush();
-                }
-            }
-            producer.flush();
-        }
-    }
-
-    /** ACCEPTs everything it gets through the proxy; an offset delivered after its ACCEPT was confirmed is a violation. */
-    private void consume(String group, String topic, Set<Long> delivered, Set<Long> accepted, List<String> violations) {
-        try (KafkaShareConsumer<String, String> consumer = shareConsumer(proxied, group, topic)) {
-            while (!Thread.currentThread().isInterrupted()) {
-                List<Long> sent = new ArrayList<>();
-                try {
-                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(100))) {
-                        delivered.add(r.offset());
-                        if (accepted.contains(r.offset())) {
-                            violations.add("offset " + r.offset() + " delivered again after a confirmed ACCEPT");
-                        }
-                        consumer.acknowledge(r, AcknowledgeType.ACCEPT);
-                        sent.add(r.offset());
-                    }
-                    if (sent.isEmpty()) {
-                        continue;
-                    }
-                    Map<TopicIdPartition, Optional<KafkaException>> result = consumer.commitSync(Duration.ofSeconds(5));
-                    if (!result.isEmpty() && result.values().stream().allMatch(Optional::isEmpty)) {
-                        accepted.addAll(sent);
-                    }
-                } catch (KafkaException | IllegalStateException e) {
-                    // a reset mid-request: those acknowledgements are indeterminate
-                    if (e instanceof InterruptException) {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    private static KafkaShareConsumer<String, String> shareConsumer(String bootstrap, String group, String topic) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        p.put("group.id", group);
-        p.put("share.acknowledgement.mode", "explicit");
-        p.put("request.timeout.ms", "3000");
-        p.put("reconnect.backoff.max.ms", "200");
-        KafkaShareConsumer<String, String> consumer =
-                new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
-        consumer.subscribe(Set.of(topic));
-        return consumer;
-    }
-
-    /** The share group's start offset on the topic's partition 0, as Admin lists it (-1: none yet). */
-    private long shareStartOffset(String group, String topic) throws Exception {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", direct))) {
-            Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin
-                    .listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
-                    .partitionsToOffsetInfo(group).get();
-            SharePartitionOffsetInfo o = offsets.get(new TopicPartition(topic, 0));
-            return o == null ? -1 : o.startOffset();
         }
     }
 

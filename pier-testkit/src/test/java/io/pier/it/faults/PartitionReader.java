@@ -2,13 +2,17 @@ package io.pier.it.faults;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
-/** Reads what a fault left in a partition, with a plain assigned consumer. */
+/** Reads what a fault left in a partition: its records, and a share group's start offset in it. */
 final class PartitionReader {
     private PartitionReader() {}
 
@@ -28,5 +32,16 @@ final class PartitionReader {
             }
         }
         return values;
+    }
+
+    /** The share group's start offset on partition 0 of {@code topic}, as Admin lists it (-1: none yet). */
+    static long shareStartOffset(String bootstrap, String group, String topic) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin
+                    .listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(group).get();
+            SharePartitionOffsetInfo o = offsets.get(new TopicPartition(topic, 0));
+            return o == null ? -1 : o.startOffset();
+        }
     }
 }
