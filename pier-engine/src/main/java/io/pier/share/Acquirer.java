@@ -11,7 +11,8 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>Offsets the log proved missing (between the fetch offset and the first batch read) are
  *       archived, so compacted holes do not block the start offset.
- *   <li>The budget is min(maxRecords, maxInFlightRecords - window). A full window still allows
+ *   <li>The budget is min(maxRecords, maxInFlightRecords - window), the window less the records at
+ *       its front that an acknowledgement being written settles. A full window still allows
  *       re-acquiring released records up to the end offset.
  *   <li>batch_optimized finishes the log batch in which the budget ran out and cuts the result
  *       into ranges of about {@code batchSize}, only at log batch ends; record_limit stops at the
@@ -52,7 +53,8 @@ final class Acquirer {
         archiveMissing(fetchOffset, logBatches.get(0).firstOffset() - 1, nowMs);
 
         long end = window.endExclusive();
-        long inFlight = end - window.startOffset();
+        // Records whose ACCEPT or REJECT is being written no longer count: they leave with that write.
+        long inFlight = end - window.startOffset() - window.settlingFront();
         long budget = Math.min(limits.maxRecords(), config.maxInFlightRecords() - inFlight);
         long lastToAcquire = logBatches.get(logBatches.size() - 1).lastOffset();
         if (budget <= 0) {

@@ -161,6 +161,27 @@ final class InFlightWindow {
         setLock(s, null);
     }
 
+    /**
+     * How many offsets at the front are terminal or carry a change in flight that makes them so
+     * (an ACCEPT or REJECT being written): how far the start offset moves once those writes are
+     * durable. Acquisition counts them as already gone, so that a fetch acquiring while its own
+     * acknowledgements are written is not held back by them.
+     */
+    int settlingFront() {
+        int n = 0;
+        while (n < size) {
+            int s = head + n;
+            boolean settling = pendings[s] == null
+                    ? BY_ORDINAL[states[s]].isTerminal()
+                    : targets[s] != NO_TARGET && BY_ORDINAL[targets[s]].isTerminal();
+            if (!settling) {
+                break;
+            }
+            n++;
+        }
+        return n;
+    }
+
     /** Drops terminal offsets without a change in flight from the front. */
     void advanceOverTerminal() {
         int n = 0;

@@ -217,13 +217,14 @@ public final class SharePartition {
             return true;
         }
         return logEndOffset > window.endExclusive()
-                && window.size() < config.get().maxInFlightRecords();
+                && unsettledWindow() < config.get().maxInFlightRecords();
     }
 
     /**
      * Whether {@code memberId} holds this share-partition up, and since when its fetches have found
-     * it so: the in-flight window is full and its first record is ACQUIRED by that member with no
-     * acknowledgement in flight, so nothing can be acquired here (by anyone) until that member
+     * it so: the in-flight window is full and its first record (after any that acknowledgements
+     * being written settle) is ACQUIRED by that member with no acknowledgement in flight, so
+     * nothing can be acquired here (by anyone) until that member
      * acknowledges or releases it, or its lock expires.
      *
      * <p>A long poll of that member must not wait for this partition to change: the change is the
@@ -236,10 +237,13 @@ public final class SharePartition {
      *     -1 if {@code memberId} does not hold the partition up
      */
     public long heldUpByMs(String memberId, long nowMs) {
-        if (window.size() == 0 || window.size() < config.get().maxInFlightRecords()) {
+        // The first record no acknowledgement being written settles: the one that holds the window.
+        int settling = window.settlingFront();
+        int unsettled = window.size() - settling;
+        if (unsettled == 0 || unsettled < config.get().maxInFlightRecords()) {
             return -1;
         }
-        long first = window.startOffset();
+        long first = window.startOffset() + settling;
         AcquisitionLock lock = window.lock(first);
         if (window.state(first) != RecordState.ACQUIRED || window.pending(first) != null || lock == null
                 || !memberId.equals(window.owner(first))) {
@@ -249,6 +253,11 @@ public final class SharePartition {
             lock.heldUpSinceMs = nowMs;
         }
         return Math.max(0, nowMs - lock.heldUpSinceMs);
+    }
+
+    /** The in-flight window less the records at its front that acknowledgements being written settle. */
+    private int unsettledWindow() {
+        return window.size() - window.settlingFront();
     }
 
     /** Earliest acquisition-lock deadline, or {@link Long#MAX_VALUE} if nothing is locked. */

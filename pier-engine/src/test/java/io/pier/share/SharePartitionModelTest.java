@@ -171,7 +171,7 @@ class SharePartitionModelTest {
                 modelArchiveMissing(fetchOffset, read.get(0).firstOffset() - 1);
             }
             long endBefore = end;
-            long inFlightBefore = end - spso;
+            long inFlightBefore = end - spso - settlingFront();
             List<AcquiredRange> got = sp.acquire(member, fetchOffset, read, limits, now);
             if (!got.isEmpty()) {
                 tally.acquisitions++;
@@ -474,6 +474,15 @@ class SharePartitionModelTest {
             spso = lso;
             end = Math.max(end, lso);
             advance();
+        }
+
+        /** Offsets from the SPSO that are terminal, or whose pending change makes them so: they do not count as in flight. */
+        long settlingFront() {
+            long o = spso;
+            while (o < end && (pending[(int) o] == 0 ? state[(int) o].isTerminal() : target[(int) o].isTerminal())) {
+                o++;
+            }
+            return o - spso;
         }
 
         void advance() {

@@ -152,6 +152,49 @@ class SharePartitionTest {
     }
 
     @Test
+    void shouldNotCountRecordsWhoseAcceptIsBeingWrittenAgainstTheInFlightCap() {
+        config = new ShareConfig(LOCK_MS, 5, 20, true);
+        assertThat(fetch("m1", 10, 0)).containsExactly(range(0, 9, 1));
+        assertThat(fetch("m2", 10, 0)).containsExactly(range(10, 19, 1));
+        assertThat(sp.hasAcquirableWork(log.endOffset())).isFalse();
+
+        AckResult accepting = sp.acknowledge("m1", List.of(AckBatch.of(0, 9, ACCEPT)), 1);
+
+        assertThat(sp.startOffset()).as("not durable yet").isZero();
+        assertThat(sp.hasAcquirableWork(log.endOffset())).isTrue();
+        assertThat(fetch("m3", 100, 2)).as("the ten leaving make room for ten").containsExactly(range(20, 29, 1));
+        sp.commit(accepting.pending());
+        assertThat(sp.startOffset()).isEqualTo(10);
+        assertThat(sp.inFlightRecords()).isEqualTo(20);
+    }
+
+    @Test
+    void shouldCountRecordsBeingReleasedAgainstTheInFlightCap() {
+        config = new ShareConfig(LOCK_MS, 5, 20, true);
+        fetch("m1", 10, 0);
+        fetch("m2", 10, 0);
+
+        AckResult releasing = sp.acknowledge("m1", List.of(AckBatch.of(0, 9, RELEASE)), 1);
+
+        assertThat(sp.hasAcquirableWork(log.endOffset())).as("released records stay in the window").isFalse();
+        assertThat(fetch("m3", 100, 2)).isEmpty();
+        sp.commit(releasing.pending());
+        assertThat(fetch("m3", 100, 3)).containsExactly(range(0, 9, 2));
+    }
+
+    @Test
+    void shouldSayWhoHoldsAFullWindowUpBehindRecordsBeingAccepted() {
+        config = new ShareConfig(LOCK_MS, 5, 20, true);
+        fetch("m1", 10, 0);
+        fetch("m2", 10, 0);
+        sp.acknowledge("m1", List.of(AckBatch.of(0, 9, ACCEPT)), 1);
+        assertThat(fetch("m3", 100, 2)).containsExactly(range(20, 29, 1));
+
+        assertThat(sp.heldUpByMs("m1", 3)).as("m1's records are leaving").isEqualTo(-1);
+        assertThat(sp.heldUpByMs("m2", 3)).as("m2 holds the first record that stays").isZero();
+    }
+
+    @Test
     void shouldReacquireReleasedRecordsWhenWindowIsFull() {
         config = new ShareConfig(LOCK_MS, 5, 10, true);
         fetch("m1", 10, 0);

@@ -36,40 +36,56 @@ public final class ShareAcks {
      */
     CompletableFuture<Map<PartitionRef, Errors>> apply(String groupId, String memberId,
             List<PartitionAcks> requested, short version, boolean isRenewAck, Predicate<String> mayRead) {
+        return applyInStages(groupId, memberId, requested, version, isRenewAck, mayRead).outcome();
+    }
+
+    /**
+     * The acknowledgements of one request in two stages: {@code applied} once every partition has
+     * settled its records tentatively, {@code outcome} as {@link #apply} gives it.
+     */
+    record Stages(CompletableFuture<Void> applied, CompletableFuture<Map<PartitionRef, Errors>> outcome) {}
+
+    /** {@link #apply}, with the moment every change is applied as a stage of its own. */
+    Stages applyInStages(String groupId, String memberId, List<PartitionAcks> requested, short version,
+            boolean isRenewAck, Predicate<String> mayRead) {
         List<PartitionRef> keys = new ArrayList<>();
+        List<CompletableFuture<Void>> applied = new ArrayList<>();
         List<CompletableFuture<Errors>> results = new ArrayList<>();
         for (PartitionAcks acks : requested) {
             TopicMetadata topic = topics.topic(acks.topicId());
             keys.add(new PartitionRef(acks.topicId(), acks.partition()));
-            results.add(topic != null && !mayRead.test(topic.name())
-                    ? CompletableFuture.completedFuture(Errors.TOPIC_AUTHORIZATION_FAILED)
-                    : applyOne(groupId, memberId, acks, topic, version, isRenewAck));
+            ShareService.AckStages one = topic != null && !mayRead.test(topic.name())
+                    ? ShareService.AckStages.done(Errors.TOPIC_AUTHORIZATION_FAILED)
+                    : applyOne(groupId, memberId, acks, topic, version, isRenewAck);
+            applied.add(one.applied());
+            results.add(one.outcome());
         }
-        return Futures.all(results).thenApply(errors -> {
+        CompletableFuture<Map<PartitionRef, Errors>> outcome = Futures.all(results).thenApply(errors -> {
             Map<PartitionRef, Errors> out = new LinkedHashMap<>();
             for (int i = 0; i < keys.size(); i++) {
                 out.put(keys.get(i), errors.get(i));
             }
             return out;
         });
+        return new Stages(Futures.all(applied).thenApply(v -> null), outcome);
     }
 
-    private CompletableFuture<Errors> applyOne(String groupId, String memberId, PartitionAcks acks,
+    private ShareService.AckStages applyOne(String groupId, String memberId, PartitionAcks acks,
             TopicMetadata topic, short version, boolean isRenewAck) {
         if (topic == null) {
-            return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_ID);
+            return ShareService.AckStages.done(Errors.UNKNOWN_TOPIC_ID);
         }
         if (acks.partition() < 0 || acks.partition() >= topic.partitionCount()) {
-            return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            return ShareService.AckStages.done(Errors.UNKNOWN_TOPIC_OR_PARTITION);
         }
         if (acks.batches().isEmpty()) {
-            return CompletableFuture.completedFuture(Errors.NONE);
+            return ShareService.AckStages.done(Errors.NONE);
         }
         List<AckBatch> batches = AcknowledgementBatches.validate(acks.batches(), version, isRenewAck);
         if (batches == null) {
-            return CompletableFuture.completedFuture(Errors.INVALID_REQUEST);
+            return ShareService.AckStages.done(Errors.INVALID_REQUEST);
         }
-        return shares.acknowledge(new TopicPartition(topic.name(), acks.partition()), new SharePartitionKey(groupId, topic.id(), acks.partition()),
+        return shares.acknowledgeInStages(new TopicPartition(topic.name(), acks.partition()), new SharePartitionKey(groupId, topic.id(), acks.partition()),
                 memberId, batches);
     }
 }

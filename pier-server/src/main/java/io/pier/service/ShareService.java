@@ -238,17 +238,48 @@ public final class ShareService {
      */
     public CompletableFuture<Errors> acknowledge(TopicPartition tp, SharePartitionKey key, String memberId,
             List<AckBatch> batches) {
+        return acknowledgeInStages(tp, key, memberId, batches).outcome();
+    }
+
+    /**
+     * An acknowledgement in its two stages: {@code applied} completes once the records are settled
+     * tentatively on the partition's shard (their write is then on its way), {@code outcome} as
+     * {@link #acknowledge} does. Work started after {@code applied} (a ShareFetch's acquisition)
+     * sees those records as leaving, and its own write joins theirs.
+     */
+    public record AckStages(CompletableFuture<Void> applied, CompletableFuture<Errors> outcome) {
+        public static AckStages done(Errors error) {
+            return new AckStages(CompletableFuture.completedFuture(null), CompletableFuture.completedFuture(error));
+        }
+    }
+
+    /** {@link #acknowledge}, with the moment the change is applied on the shard as a stage of its own. */
+    public AckStages acknowledgeInStages(TopicPartition tp, SharePartitionKey key, String memberId,
+            List<AckBatch> batches) {
         Partition partition = partitions.get(tp);
         if (partition == null) {
-            return CompletableFuture.completedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            return AckStages.done(Errors.UNKNOWN_TOPIC_OR_PARTITION);
         }
-        return live.with(partition, key, false, Errors.UNKNOWN_TOPIC_OR_PARTITION, (holder, sp) -> {
+        CompletableFuture<Errors> outcome = new CompletableFuture<>();
+        CompletableFuture<Void> applied = live.with(partition, key, false, Boolean.FALSE, (holder, sp) -> {
             AckResult result = sp.acknowledge(memberId, batches, partition.shard().nowMs());
             if (result.isError()) {
-                return CompletableFuture.completedFuture(result.error());
+                outcome.complete(result.error());
+            } else {
+                Futures.forward(persistThenResolve(partition, sp, result.pending()), outcome);
             }
-            return persistThenResolve(partition, sp, result.pending());
+            return CompletableFuture.completedFuture(Boolean.TRUE);
+        }).handle((ran, failure) -> {
+            if (failure != null) {
+                outcome.completeExceptionally(failure);
+            } else if (!ran) {
+                // Not live here (nothing fetched, or the broker restarted): the client drops these
+                // acks and the records come back through redelivery.
+                outcome.complete(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            }
+            return null;
         });
+        return new AckStages(applied, outcome);
     }
 
     /** Shard thread only: makes {@code change} durable, then commits it (or rolls it back) on the shard. */

@@ -196,12 +196,13 @@ class ShareFetchHandlingTest {
         assertThat(early.acquiredRecords()).isEmpty();
         assertThat(b.answer()).as("b is not what holds the window up: it keeps waiting").isNull();
 
-        a.fetch(WINDOW, 0, 99);
+        // a acknowledges without asking for more records: the room goes to the fetch waiting for it.
+        a.fetch(0, 0, 99);
+        assertThat(a.answer().acquiredRecords()).as("a's fetch carried acknowledgements: answered at once")
+                .isEmpty();
         ShareFetchResponseData.PartitionData room = b.answer();
         assertThat(room).as("a's acknowledgements made room, and b was woken").isNotNull();
         assertThat(acquired(room)).containsExactly(100L, 199L);
-        assertThat(a.answer().acquiredRecords()).as("a's fetch carried acknowledgements: answered at once")
-                .isEmpty();
         a.fetch(WINDOW, -1, -1);
         assertThat(a.answer()).as("now b holds the window up, a waits").isNull();
         clock.advance(MAX_WAIT_MS);
@@ -223,6 +224,28 @@ class ShareFetchHandlingTest {
             throw new java.io.UncheckedIOException(e);
         }
         return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void shouldGiveTheRoomAcknowledgementsMakeToTheFetchThatCarriedThemWithOneShareStateWrite() {
+        Consumer a = new Consumer("member-a", 40_001);
+        Consumer b = new Consumer("member-b", 40_002);
+        a.fetch(WINDOW, -1, -1);
+        assertThat(acquired(a.answer())).containsExactly(0L, 99L);
+        b.fetch(WINDOW, -1, -1);
+        assertThat(b.answer()).as("the window is full: b waits for room").isNull();
+        long writesBefore = broker.shareStateFlushes();
+
+        // The records a accepts leave the window with the write of its acknowledgements, so the
+        // acquisition of the same fetch does not wait for that write: both go in one.
+        a.fetch(WINDOW, 0, 99);
+
+        assertThat(acquired(a.answer())).containsExactly(100L, 199L);
+        assertThat(broker.shareStateFlushes() - writesBefore).as("acknowledgements and acquisition in one fsync")
+                .isEqualTo(1);
+        assertThat(b.answer()).as("the window is full again: b keeps waiting").isNull();
+        clock.advance(MAX_WAIT_MS);
+        assertThat(b.answer().acquiredRecords()).isEmpty();
     }
 
     @Test

@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.common.ManualClock;
 import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.log.CrashPoint;
 import io.pier.log.FileIO;
 import io.pier.metrics.PierMetrics;
 import io.pier.runtime.AgentSlot;
 import io.pier.runtime.ManualAgents;
 import io.pier.state.DurableSharePersister;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,6 +29,27 @@ public final class HandDrivenServices implements AutoCloseable {
     public final Map<String, String> config;
     private final AgentSlot stateSlot;
     private final List<String> fatal = new ArrayList<>();
+
+    private int shareStateFlushes;
+    /** Real files; counts the share-state log's flushes (each forces its files once). */
+    private final FileIO countingFlushes = new FileIO() {
+        @Override
+        public FileChannel open(Path path, boolean create) throws IOException {
+            return FileIO.REAL.open(path, create);
+        }
+
+        @Override
+        public void crashPoint(CrashPoint point) {
+            if (point == CrashPoint.AFTER_APPEND_BEFORE_FSYNC) {
+                shareStateFlushes++;
+            }
+        }
+    };
+
+    /** Flushes (fsyncs) of the share-state log so far; the agents run on the test's thread. */
+    public int shareStateFlushes() {
+        return shareStateFlushes;
+    }
 
     /** Opens the services on {@code dir} with {@code shards} shards, every log open. */
     public HandDrivenServices(Path dir, int shards) throws Exception {
@@ -45,7 +69,7 @@ public final class HandDrivenServices implements AutoCloseable {
         config = Map.copyOf(all);
         stateSlot = agents.slot();
         DurableSharePersister state = DurableSharePersister.open(dir.resolve("share-state"),
-                DurableSharePersister.Options.DEFAULTS, clock, FileIO.REAL, stateSlot.wakeup(),
+                DurableSharePersister.Options.DEFAULTS, clock, countingFlushes, stateSlot.wakeup(),
                 (what, cause) -> fatal.add(what));
         stateSlot.start(state);
         services = new BrokerServices(new BrokerServices.Settings(dir, shards, config, 300_000,
