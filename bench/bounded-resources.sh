@@ -1,44 +1,81 @@
 #!/usr/bin/env bash
-# Broker memory with many idle connections and with a client that never reads its answers
-# (issue "Reliability campaign", "Bounded resources"). Starts `./pier start` on a free port with
-# a fresh data folder, then prints its resident memory and its heap after a full GC:
+# Broker memory per bound (issue "Reliability campaign", "Bounded resources"). Starts `./pier start`
+# on a free port with a fresh data folder, then prints its resident memory and its heap after a
+# full GC:
 #   1. after start-up;
 #   2. with N idle connections open (each sent one ApiVersions and read the answer);
 #   3. with those and one client pipelining M Metadata requests of ~19 KB (1,000 unknown topics
-#      each) that never reads: how many it could write before its writes stalled.
+#      each) that never reads: how many it could write before its writes stalled;
+#   4. those clients gone, under P producers each pipelining up to 64 produce requests of 1 MiB
+#      (acks=all; the broker reads at most 32 requests ahead per connection);
+#   5. on a fresh broker, under C share consumers asking for 1 GiB per ShareFetch over a 256 MiB
+#      backlog that one producer keeps feeding (the broker acquires within each share-partition's
+#      in-flight window and sends the records from the files).
+# Under load (4, 5) the heap is measured after a full GC in the middle of the load, and the
+# resident memory is sampled every 0.5 s: its peak is printed too. The loads are real Java
+# clients (io.pier.bench.BoundedLoad, pier-testkit's test sources), each running S seconds.
 #   bench/bounded-resources.sh [idle connections (1000)] [pipelined requests (4000)]
+#                              [producers (16)] [share consumers (8)] [seconds of each load (30)]
 # Needs python3 and the JDK's jcmd on the PATH. Loopback only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 IDLE="${1:-1000}"
 REQUESTS="${2:-4000}"
+PRODUCERS="${3:-16}"
+SHARE_CONSUMERS="${4:-8}"
+LOAD_SECONDS="${5:-30}"
 WORK="$(mktemp -d)"
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 METRICS_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-"$ROOT/pier" start --port "$PORT" --data-dir "$WORK/data" --set "pier.metrics.port=$METRICS_PORT" >"$WORK/pier.log" 2>&1 &
-for _ in $(seq 1 300); do
-  grep -q "Pier is ready" "$WORK/pier.log" 2>/dev/null && break
-  sleep 0.2
-done
-grep -q "Pier is ready" "$WORK/pier.log" || { cat "$WORK/pier.log"; echo "pier did not start" >&2; exit 1; }
-BROKER="$(pgrep -f -- "--data-dir $WORK/data" | head -1)"
-PIDS+=("$BROKER")
+# The load's classes and classpath, built before the broker starts so no build runs beside it.
+(cd "$ROOT" && ./mvnw -q -B -o -pl pier-testkit -am test-compile dependency:build-classpath \
+    -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test)
+LOAD_CP="$ROOT/pier-testkit/target/test-classes:$ROOT/pier-testkit/target/classes:$(cat "$ROOT/pier-testkit/target/bench.classpath")"
 
+# Starts a broker on a fresh data folder ($1) and sets BROKER to its pid.
+start_broker() {
+  local data="$WORK/$1"
+  "$ROOT/pier" start --port "$PORT" --data-dir "$data" --set "pier.metrics.port=$METRICS_PORT" >"$WORK/$1.log" 2>&1 &
+  for _ in $(seq 1 300); do
+    grep -q "Pier is ready" "$WORK/$1.log" 2>/dev/null && break
+    sleep 0.2
+  done
+  grep -q "Pier is ready" "$WORK/$1.log" || { cat "$WORK/$1.log"; echo "pier did not start" >&2; exit 1; }
+  BROKER="$(pgrep -f -- "--data-dir $data" | head -1)"
+  PIDS+=("$BROKER")
+}
+
+stop_broker() {
+  kill "$BROKER"
+  for _ in $(seq 1 300); do kill -0 "$BROKER" 2>/dev/null || return 0; sleep 0.1; done
+  echo "the broker did not stop" >&2
+  exit 1
+}
+
+rss_mib() {
+  awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$BROKER/status"
+}
+
+# The live heap is what a class histogram counts: it runs a full GC first and counts at that
+# moment, where the heap's "used" read after a GC would also count what a load allocated since.
 report() {
-  jcmd "$BROKER" GC.run >/dev/null
   local rss heap
-  rss="$(awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$BROKER/status")"
-  heap="$(jcmd "$BROKER" GC.heap_info | awk '/garbage-first heap/ {sub("K,", "", $6); printf "%.0f", $6 / 1024}')"
+  heap="$(jcmd "$BROKER" GC.class_histogram | awk '/^Total/ {printf "%.0f", $3 / 1048576}')"
+  rss="$(rss_mib)"
   echo "$1: resident ${rss} MiB, heap used after GC ${heap} MiB"
 }
 
+start_broker data
 report "after start-up"
 
 python3 - "$PORT" "$IDLE" "$WORK/idle.ready" <<'EOF' &
@@ -56,7 +93,8 @@ for i in range(count):
 open(ready, "w").close()
 time.sleep(3600)
 EOF
-PIDS+=("$!")
+IDLE_PID="$!"
+PIDS+=("$IDLE_PID")
 for _ in $(seq 1 600); do [[ -e "$WORK/idle.ready" ]] && break; sleep 0.1; done
 report "with $IDLE idle connections"
 
@@ -92,7 +130,45 @@ with open(out, "w") as f:
     f.write("%d of %d requests (%d bytes each) written before the writes stalled\n" % (written[0], total, len(frame)))
 time.sleep(3600)
 EOF
-PIDS+=("$!")
+NONREAD_PID="$!"
+PIDS+=("$NONREAD_PID")
 for _ in $(seq 1 600); do [[ -s "$WORK/nonread.out" ]] && break; sleep 0.1; done
 echo "non-reading client: $(cat "$WORK/nonread.out")"
 report "with $IDLE idle connections and the non-reading client"
+
+kill "$IDLE_PID" "$NONREAD_PID" 2>/dev/null || true
+wait "$IDLE_PID" "$NONREAD_PID" 2>/dev/null || true
+sleep 2
+report "idle again, those clients gone"
+
+# Runs one load of BoundedLoad; reports once it runs at full rate, then the peak resident memory.
+load() {
+  local mode="$1" clients="$2" what="$3" peak=0 rss
+  java -cp "$LOAD_CP" io.pier.bench.BoundedLoad "127.0.0.1:$PORT" "$mode" "$clients" "$LOAD_SECONDS" \
+      "$WORK/$mode.ready" >"$WORK/$mode.out" 2>&1 &
+  local pid="$!"
+  PIDS+=("$pid")
+  while kill -0 "$pid" 2>/dev/null && [[ ! -e "$WORK/$mode.ready" ]]; do
+    rss="$(rss_mib)"; (( rss > peak )) && peak="$rss"
+    sleep 0.5
+  done
+  [[ -e "$WORK/$mode.ready" ]] || { cat "$WORK/$mode.out"; echo "the $mode load did not start" >&2; exit 1; }
+  sleep "$(( LOAD_SECONDS / 3 ))"
+  report "under $what"
+  while kill -0 "$pid" 2>/dev/null; do
+    rss="$(rss_mib)"; (( rss > peak )) && peak="$rss"
+    sleep 0.5
+  done
+  wait "$pid" || { cat "$WORK/$mode.out"; echo "the $mode load failed" >&2; exit 1; }
+  cat "$WORK/$mode.out"
+  echo "under $what: resident peak ${peak} MiB"
+}
+
+load produce "$PRODUCERS" "$PRODUCERS producers pipelining 1 MiB produce requests"
+report "after the produce load"
+# A fresh broker, so that the share load's resident memory is not what the produce load grew.
+stop_broker
+start_broker data-share
+report "a fresh broker, after start-up"
+load share "$SHARE_CONSUMERS" "$SHARE_CONSUMERS share consumers fetching up to 1 GiB at a time"
+report "after the share load"

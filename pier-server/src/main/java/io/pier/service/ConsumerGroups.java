@@ -21,6 +21,7 @@ import io.pier.group.consumer.ConsumerHeartbeatResult;
 import io.pier.state.CommittedOffset;
 import io.pier.state.OffsetStore;
 import io.pier.state.TopicMetadata;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -30,6 +31,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -321,7 +323,7 @@ public final class ConsumerGroups {
         return onShard(groupId, s -> s.consumer.exists(groupId)
                 ? s.consumer.deleteGroup(groupId)
                 : s.coordinator.deleteGroup(groupId)).thenCompose(error -> error == Errors.NONE
-                ? offsets.deleteGroup(groupId).thenApply(v -> error)
+                ? offsets.deleteGroup(groupId).handle((v, failure) -> failure == null ? error : notWritten(failure))
                 : CompletableFuture.completedFuture(error));
     }
 
@@ -336,7 +338,8 @@ public final class ConsumerGroups {
 
     /**
      * Commits offsets: per partition NONE once durable, or why not (an unknown topic or partition,
-     * metadata too long, or the group's refusal applied to every partition).
+     * metadata too long, the group's refusal applied to every partition, or NOT_COORDINATOR when
+     * the offset store could not write them: its log failed and the broker is stopping).
      */
     public CompletableFuture<Map<TopicPartition, Errors>> commit(CommitRequest request) {
         return commit(request, offsets::commit);
@@ -409,8 +412,28 @@ public final class ConsumerGroups {
             if (accepted.isEmpty()) {
                 return CompletableFuture.completedFuture(result);
             }
-            return store.apply(request.groupId(), accepted).thenApply(v -> result);
+            return store.apply(request.groupId(), accepted).handle((v, failure) -> {
+                if (failure != null) {
+                    Errors notDurable = notWritten(failure);
+                    accepted.keySet().forEach(tp -> result.put(tp, notDurable));
+                }
+                return result;
+            });
         });
+    }
+
+    /**
+     * The error for a change the offset store did not make durable: its log failed, and the broker
+     * is stopping. Kafka answers NOT_COORDINATOR when the write to its offsets partition fails
+     * with a storage error, and the client finds the coordinator again and retries. A failure of
+     * any other kind is a broken invariant and fails the request.
+     */
+    private static Errors notWritten(Throwable failure) {
+        Throwable cause = Futures.unwrap(failure);
+        if (cause instanceof IOException) {
+            return Errors.NOT_COORDINATOR;
+        }
+        throw new CompletionException(cause);
     }
 
     /** Shard thread only: whether the group takes this commit. */
@@ -500,7 +523,8 @@ public final class ConsumerGroups {
                     gone.add(tp);
                 }
             });
-            return offsets.delete(groupId, gone).thenApply(v -> d);
+            return offsets.delete(groupId, gone).handle((v, failure) -> failure == null ? d
+                    : new Deleted(notWritten(failure), Map.of()));
         });
     }
 

@@ -188,16 +188,21 @@ final class SharePartitions {
             // The first start offset must be durable before any record is handed out, or a
             // restart would pick a new one and silently skip or repeat the backlog. The
             // share-partition is built back on its shard, never on the persister's thread.
-            persister.initialize(key, start).whenComplete((v, t) -> shard.execute(() -> {
-                if (t != null) {
-                    fail(partition, key, holder, t);
-                    return;
-                }
-                ShareState created = persister.read(key);
-                int epoch = created == null ? 0 : created.stateEpoch();
-                holder.become(SharePartition.fresh(key, epoch, start, () -> groups.shareConfig(key.groupId()),
-                        events.create(key, partition)), null);
-            })).exceptionally(t -> {
+            // handle, not whenComplete: a failed initialization must reach fail() on the shard,
+            // not the "shard stopped" branch below.
+            persister.initialize(key, start).handle((v, t) -> {
+                shard.execute(() -> {
+                    if (t != null) {
+                        fail(partition, key, holder, t);
+                        return;
+                    }
+                    ShareState created = persister.read(key);
+                    int epoch = created == null ? 0 : created.stateEpoch();
+                    holder.become(SharePartition.fresh(key, epoch, start, () -> groups.shareConfig(key.groupId()),
+                            events.create(key, partition)), null);
+                });
+                return null;
+            }).exceptionally(t -> {
                 // The shard stopped before the share-partition could be built: the broker is closing.
                 LOG.warn("Share-partition {} not built: {}", key, t.toString());
                 return null;

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
@@ -116,7 +117,24 @@ public final class ShareService {
                 return CompletableFuture.completedFuture(heldUpMs >= 0 ? Acquired.heldUpBy(heldUpMs) : acquired);
             }
             return durableDeliveryCounts ? persistAcquisition(sp, acquired) : CompletableFuture.completedFuture(acquired);
-        });
+        }).exceptionally(ShareService::notAcquired);
+    }
+
+    /**
+     * A storage failure before anything was acquired: the share-partition's first start offset
+     * could not be made durable (the share-state log failed, and the broker is stopping) or its log
+     * could not be read. The partition answers KAFKA_STORAGE_ERROR, which the share consumer takes
+     * in its stride (it refreshes metadata and fetches again), as for a failed acquisition write;
+     * the rest of the ShareFetch is answered. Any other failure is a broken invariant and fails
+     * the request.
+     */
+    private static Acquired notAcquired(Throwable failure) {
+        Throwable cause = Futures.unwrap(failure);
+        if (cause instanceof IOException) {
+            LOG.warn("Acquiring failed; the partition answers KAFKA_STORAGE_ERROR", cause);
+            return Acquired.failed(Errors.KAFKA_STORAGE_ERROR);
+        }
+        throw new CompletionException(cause);
     }
 
     /**
@@ -289,18 +307,23 @@ public final class ShareService {
                 ? persister.write(write.get())
                 : CompletableFuture.completedFuture(null);
         CompletableFuture<Errors> outcome = new CompletableFuture<>();
-        durable.whenComplete((v, failure) -> partition.shard().execute(() -> {
-            if (failure == null) {
-                sp.commit(change);
-            } else {
-                LOG.warn("Persisting share state of {} failed; rolling back", sp.key(), failure);
-                sp.rollback(change);
-            }
-            if (sp.consumeStateChanged()) {
-                partition.fireDataListeners();
-            }
-            outcome.complete(failure == null ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE);
-        })).exceptionally(Futures.failing(outcome));
+        // handle, not whenComplete: the stage whenComplete returns fails with the write's own
+        // failure, which would fail the outcome before the shard could roll back and answer.
+        durable.handle((v, failure) -> {
+            partition.shard().execute(() -> {
+                if (failure == null) {
+                    sp.commit(change);
+                } else {
+                    LOG.warn("Persisting share state of {} failed; rolling back", sp.key(), failure);
+                    sp.rollback(change);
+                }
+                if (sp.consumeStateChanged()) {
+                    partition.fireDataListeners();
+                }
+                outcome.complete(failure == null ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE);
+            });
+            return null;
+        }).exceptionally(Futures.failing(outcome));
         return outcome;
     }
 

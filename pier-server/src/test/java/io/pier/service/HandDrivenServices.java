@@ -31,20 +31,6 @@ public final class HandDrivenServices implements AutoCloseable {
     private final List<String> fatal = new ArrayList<>();
 
     private int shareStateFlushes;
-    /** Real files; counts the share-state log's flushes (each forces its files once). */
-    private final FileIO countingFlushes = new FileIO() {
-        @Override
-        public FileChannel open(Path path, boolean create) throws IOException {
-            return FileIO.REAL.open(path, create);
-        }
-
-        @Override
-        public void crashPoint(CrashPoint point) {
-            if (point == CrashPoint.AFTER_APPEND_BEFORE_FSYNC) {
-                shareStateFlushes++;
-            }
-        }
-    };
 
     /** Flushes (fsyncs) of the share-state log so far; the agents run on the test's thread. */
     public int shareStateFlushes() {
@@ -64,21 +50,59 @@ public final class HandDrivenServices implements AutoCloseable {
     /** As {@link #HandDrivenServices(Path, int, PierMetrics)}, with broker settings beyond {@code log.dirs}. */
     public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings)
             throws Exception {
+        this(dir, shards, metrics, settings, FileIO.REAL);
+    }
+
+    /**
+     * As {@link #HandDrivenServices(Path, int, PierMetrics, Map)}, with the partition logs and the
+     * offset, transaction and share-state stores opening their segment files through {@code io}.
+     */
+    public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings, FileIO io)
+            throws Exception {
         Map<String, String> all = new HashMap<>(settings);
         all.put("log.dirs", dir.toString());
         config = Map.copyOf(all);
         stateSlot = agents.slot();
         DurableSharePersister state = DurableSharePersister.open(dir.resolve("share-state"),
-                DurableSharePersister.Options.DEFAULTS, clock, countingFlushes, stateSlot.wakeup(),
+                DurableSharePersister.Options.DEFAULTS, clock, countingFlushes(io), stateSlot.wakeup(),
                 (what, cause) -> fatal.add(what));
         stateSlot.start(state);
         services = new BrokerServices(new BrokerServices.Settings(dir, shards, config, 300_000,
-                ShareGroupBrokerConfig.fromProperties(config), true, 1_000), clock, agents, state, metrics,
+                ShareGroupBrokerConfig.fromProperties(config), true, 1_000, io), clock, agents, state, metrics,
                 (what, cause) -> fatal.add(what));
         agents.await(services.open());
     }
 
-    /** Stops every agent; nothing may have been fatal meanwhile. */
+    /** {@code io}, counting the share-state log's flushes (each forces its files once). */
+    private FileIO countingFlushes(FileIO io) {
+        return new FileIO() {
+            @Override
+            public FileChannel open(Path path, boolean create) throws IOException {
+                return io.open(path, create);
+            }
+
+            @Override
+            public void crashPoint(CrashPoint point) throws IOException {
+                if (point == CrashPoint.AFTER_APPEND_BEFORE_FSYNC) {
+                    shareStateFlushes++;
+                }
+                io.crashPoint(point);
+            }
+        };
+    }
+
+    /**
+     * What was fatal since the last call, in order (as the broker's fatal handler was told), then
+     * forgotten: a test that makes a store fail takes what it expected, so {@link #close} still
+     * checks that nothing else was.
+     */
+    public List<String> takeFatal() {
+        List<String> taken = List.copyOf(fatal);
+        fatal.clear();
+        return taken;
+    }
+
+    /** Stops every agent; nothing may have been fatal meanwhile, beyond what {@link #takeFatal} took. */
     @Override
     public void close() {
         services.close();
