@@ -1,0 +1,115 @@
+package io.pier.log;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Directory entries across a simulated power loss: what {@link PowerLossFileIO} does to them
+ * (a created, renamed or deleted entry whose directory was not fsynced may be undone).
+ */
+class PowerLossDirectoryTest {
+    @TempDir
+    Path root;
+
+    // What the simulated disk does.
+
+    @Test
+    void shouldUndoAFileCreationWhoseDirectoryWasNotFsynced() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path kept = root.resolve("kept");
+        Path lost = root.resolve("lost");
+        write(io, kept, "k");
+        io.syncDirectory(root);
+        write(io, lost, "l"); // contents fsynced, the entry not
+
+        io.powerLoss(null);
+
+        assertThat(kept).hasContent("k");
+        assertThat(lost).doesNotExist();
+        assertThat(io.entriesUndone()).isOne();
+    }
+
+    @Test
+    void shouldRevertARenameAndBringBackADeletionWhoseDirectoryWasNotFsynced() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path target = root.resolve("target");
+        Path tmp = root.resolve("target.tmp");
+        Path doomed = root.resolve("doomed");
+        write(io, target, "old");
+        write(io, doomed, "d");
+        write(io, tmp, "new");
+        io.syncDirectory(root);
+
+        io.move(tmp, target);
+        io.deleteIfExists(doomed);
+        assertThat(target).hasContent("new");
+        assertThat(doomed).doesNotExist();
+
+        io.powerLoss(null);
+
+        assertThat(target).hasContent("old");
+        assertThat(tmp).hasContent("new");
+        assertThat(doomed).hasContent("d");
+    }
+
+    @Test
+    void shouldKeepEveryChangeOfADirectoryOnceItIsFsynced() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path target = root.resolve("target");
+        write(io, target, "old");
+        write(io, root.resolve("target.tmp"), "new");
+        io.move(root.resolve("target.tmp"), target);
+        io.deleteIfExists(root.resolve("nothing-there"));
+        io.syncDirectory(root);
+
+        io.powerLoss(new Random(7));
+
+        assertThat(target).hasContent("new");
+        assertThat(root.resolve("target.tmp")).doesNotExist();
+        assertThat(io.entriesUndone()).isZero();
+    }
+
+    @Test
+    void shouldTakeADirectoryAwayWithEverythingInItWhenItsOwnEntryIsUndone() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path dir = root.resolve("a").resolve("b");
+        io.createDirectories(dir);
+        write(io, dir.resolve("f"), "x");
+        io.syncDirectory(dir);
+        io.syncDirectory(dir.getParent()); // b is in a, but a is not durably in root
+
+        io.powerLoss(null);
+
+        assertThat(root.resolve("a")).doesNotExist();
+    }
+
+    @Test
+    void shouldFailEveryDirectoryOperationOnceTheMachineIsDown() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        io.powerLoss(null);
+
+        assertThatThrownBy(() -> io.createDirectories(root.resolve("x"))).isInstanceOf(
+                PowerLossFileIO.SimulatedCrash.class);
+        assertThatThrownBy(() -> io.syncDirectory(root)).isInstanceOf(PowerLossFileIO.SimulatedCrash.class);
+        assertThatThrownBy(() -> io.openEmpty(root.resolve("y"))).isInstanceOf(PowerLossFileIO.SimulatedCrash.class);
+    }
+
+    private static void write(FileIO io, Path file, String content) throws IOException {
+        try (FileChannel ch = io.openEmpty(file)) {
+            ByteBuffer buf = ByteBuffer.wrap(content.getBytes(StandardCharsets.UTF_8));
+            while (buf.hasRemaining()) {
+                ch.write(buf);
+            }
+            ch.force(true);
+        }
+    }
+}
