@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -17,7 +18,7 @@ public final class AtomicFiles {
 
     public static void write(FileIO io, Path target, byte[] content) throws IOException {
         Path dir = target.toAbsolutePath().getParent();
-        io.createDirectories(dir);
+        createDirectories(io, dir);
         Path tmp = dir.resolve(target.getFileName() + ".tmp");
         try (FileChannel ch = io.openEmpty(tmp)) {
             ByteBuffer buf = ByteBuffer.wrap(content);
@@ -36,4 +37,24 @@ public final class AtomicFiles {
         io.syncDirectory(dir);
     }
 
+    /**
+     * Creates {@code dir} and any missing parents so that they survive a power loss: each new
+     * folder's entry is fsynced in its parent. The fsync of a folder makes the entries in it
+     * durable, not its own entry one level up: without this, a checkpoint written, renamed and
+     * fsynced into a folder made a moment before could vanish with that folder.
+     */
+    public static void createDirectories(FileIO io, Path dir) throws IOException {
+        Path abs = dir.toAbsolutePath();
+        Path existing = abs;
+        while (existing != null && !Files.isDirectory(existing)) {
+            existing = existing.getParent();
+        }
+        if (abs.equals(existing)) {
+            return;
+        }
+        io.createDirectories(abs);
+        for (Path created = abs; !created.equals(existing); created = created.getParent()) {
+            io.syncDirectory(created.getParent());
+        }
+    }
 }

@@ -115,10 +115,7 @@ public final class PartitionLog implements AutoCloseable {
     /** As {@link #open(Path, LogConfig, Clock)}, with segment files opened through {@code io}. */
     public static PartitionLog open(Path dir, LogConfig config, Clock clock, FileIO io) throws IOException {
         Path abs = dir.toAbsolutePath();
-        if (!Files.isDirectory(abs)) {
-            io.createDirectories(abs);
-            io.syncDirectory(abs.getParent());
-        }
+        AtomicFiles.createDirectories(io, abs);
         RecoveryPoint point = RecoveryPoint.read(abs);
         long storedStart = LogStartOffsetFile.read(abs);
         LogRecovery.Result r = new LogRecovery(abs, config.indexIntervalBytes(), clock.wallMs(), io).recover(point);

@@ -1,8 +1,12 @@
 package io.pier.log;
 
+import static io.pier.log.TestBatches.config;
+import static io.pier.log.TestBatches.values;
+import static io.pier.log.TestBatches.valuesOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pier.common.ManualClock;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -13,12 +17,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Directory entries across a simulated power loss: what {@link PowerLossFileIO} does to them
- * (a created, renamed or deleted entry whose directory was not fsynced may be undone).
+ * Directory entries across a simulated power loss: first what {@link PowerLossFileIO} does to them
+ * (a created, renamed or deleted entry whose directory was not fsynced may be undone), then what
+ * the log and its checkpoints must do about it.
  */
 class PowerLossDirectoryTest {
+    private static final long T0 = 1_700_000_000_000L;
+
     @TempDir
     Path root;
+
+    private final ManualClock clock = new ManualClock(T0);
 
     // What the simulated disk does.
 
@@ -101,6 +110,58 @@ class PowerLossDirectoryTest {
                 PowerLossFileIO.SimulatedCrash.class);
         assertThatThrownBy(() -> io.syncDirectory(root)).isInstanceOf(PowerLossFileIO.SimulatedCrash.class);
         assertThatThrownBy(() -> io.openEmpty(root.resolve("y"))).isInstanceOf(PowerLossFileIO.SimulatedCrash.class);
+    }
+
+    // What Pier must do about it.
+
+    /**
+     * Finding of the wider simulation: a checkpoint written into a folder that did not exist yet
+     * (the broker's {@code meta} folder on its first start) was fsynced, renamed and its folder
+     * fsynced, but the folder's own entry in its parent never was, so a power loss could take the
+     * folder, and every topic with it.
+     */
+    @Test
+    void shouldKeepACheckpointWrittenIntoANewFolderAcrossPowerLoss() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path file = root.resolve("meta").resolve("cluster.properties");
+
+        AtomicFiles.write(io, file, "topics".getBytes(StandardCharsets.UTF_8));
+        io.powerLoss(null);
+
+        assertThat(file).hasContent("topics");
+    }
+
+    /** The same for a log opened in folders that do not exist yet (the broker's {@code logs} folder). */
+    @Test
+    void shouldKeepALogOpenedInNewNestedFoldersAcrossPowerLoss() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path dir = root.resolve("logs").resolve("topic-0");
+        PartitionLog log = PartitionLog.open(dir, config(Durability.DURABLE), clock, io);
+        log.append(values(T0, "a", "b"));
+        log.flush();
+
+        io.powerLoss(null);
+
+        try (PartitionLog reopened = PartitionLog.open(dir, config(Durability.DURABLE), clock)) {
+            assertThat(valuesOf(reopened.read(0, 1 << 20, false).records())).containsExactly("a", "b");
+        }
+    }
+
+    @Test
+    void shouldStopAtEachStepOfACheckpointWriteAndKeepTheOldOneOrTheNewOne() throws IOException {
+        for (CrashPoint point : new CrashPoint[] {CrashPoint.CHECKPOINT_BEFORE_RENAME,
+            CrashPoint.CHECKPOINT_BEFORE_DIRECTORY_FSYNC}) {
+            PowerLossFileIO io = new PowerLossFileIO();
+            Path file = root.resolve(point.name()).resolve("checkpoint");
+            AtomicFiles.write(io, file, "old".getBytes(StandardCharsets.UTF_8));
+            io.arm(point, 1);
+
+            assertThatThrownBy(() -> AtomicFiles.write(io, file, "new".getBytes(StandardCharsets.UTF_8)))
+                    .isInstanceOf(PowerLossFileIO.SimulatedCrash.class);
+            io.powerLoss(null);
+
+            assertThat(file).as("at %s", point).hasContent("old");
+        }
     }
 
     private static void write(FileIO io, Path file, String content) throws IOException {

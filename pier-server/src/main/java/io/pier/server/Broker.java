@@ -2,6 +2,7 @@ package io.pier.server;
 
 import io.pier.common.Clock;
 import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
@@ -77,7 +78,7 @@ final class Broker implements AutoCloseable {
         this.listener = listener;
         started.push(listener);
         try {
-            io.createDirectories(dataDir);
+            AtomicFiles.createDirectories(io, dataDir);
             lockChannel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             started.push(lockChannel);
             dataLock = lockChannel.tryLock();

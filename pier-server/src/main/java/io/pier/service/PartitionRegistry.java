@@ -1,6 +1,7 @@
 package io.pier.service;
 
 import io.pier.common.Clock;
+import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
 import io.pier.log.LogConfig;
 import io.pier.log.PartitionLog;
@@ -44,7 +45,7 @@ public final class PartitionRegistry {
         this.shards = shards;
         this.clock = clock;
         this.io = io;
-        io.createDirectories(logsDir);
+        AtomicFiles.createDirectories(io, logsDir);
     }
 
     public Partition get(TopicPartition tp) {
