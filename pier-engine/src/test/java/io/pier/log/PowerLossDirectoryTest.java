@@ -1,8 +1,10 @@
 package io.pier.log;
 
 import static io.pier.log.TestBatches.config;
+import static io.pier.log.TestBatches.sized;
 import static io.pier.log.TestBatches.values;
 import static io.pier.log.TestBatches.valuesOf;
+import static io.pier.log.TestBatches.withSegmentBytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -161,6 +163,35 @@ class PowerLossDirectoryTest {
             io.powerLoss(null);
 
             assertThat(file).as("at %s", point).hasContent("old");
+        }
+    }
+
+    /**
+     * DeleteRecords makes the new log start offset durable before it deletes a segment, so
+     * segments a power loss brings back (their deletion not yet fsynced in the folder) stay below
+     * the start and are never served again.
+     */
+    @Test
+    void shouldKeepTheLogStartWhenDeletedSegmentsComeBackAfterPowerLoss() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path dir = root.resolve("p-0");
+        LogConfig config = withSegmentBytes(config(Durability.DURABLE), 200);
+        PartitionLog log = PartitionLog.open(dir, config, clock, io);
+        for (int i = 0; i < 6; i++) {
+            log.append(sized(T0, 100)); // one batch per segment
+        }
+        log.flush();
+        io.arm(CrashPoint.AFTER_DELETE_BEFORE_DIRECTORY_FSYNC, 1);
+
+        assertThatThrownBy(() -> log.deleteRecordsBefore(4)).isInstanceOf(PowerLossFileIO.SimulatedCrash.class);
+        io.powerLoss(null);
+
+        try (PartitionLog reopened = PartitionLog.open(dir, config, clock)) {
+            assertThat(reopened.segmentCount()).as("the deletions were undone").isEqualTo(6);
+            assertThat(reopened.logStartOffset()).isEqualTo(4);
+            assertThat(reopened.logEndOffset()).isEqualTo(6);
+            assertThat(reopened.read(4, 1 << 20, false).records().batches().iterator().next().baseOffset())
+                    .isEqualTo(4);
         }
     }
 
