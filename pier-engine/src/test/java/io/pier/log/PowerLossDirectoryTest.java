@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -101,6 +102,18 @@ class PowerLossDirectoryTest {
         io.powerLoss(null);
 
         assertThat(root.resolve("a")).doesNotExist();
+    }
+
+    @Test
+    void shouldLeaveTheTargetInPlaceWhenTheFileToRenameIsMissing() throws IOException {
+        PowerLossFileIO io = new PowerLossFileIO();
+        Path target = root.resolve("target");
+        write(io, target, "old");
+
+        assertThatThrownBy(() -> io.move(root.resolve("missing"), target)).isInstanceOf(
+                NoSuchFileException.class);
+
+        assertThat(target).hasContent("old");
     }
 
     @Test

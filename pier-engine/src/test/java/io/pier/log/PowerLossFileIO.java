@@ -9,6 +9,7 @@ import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -81,7 +82,7 @@ public final class PowerLossFileIO implements FileIO {
     @Override
     public synchronized FileChannel open(Path path, boolean create) throws IOException {
         checkAlive();
-        Channel ch = new Channel(this, FileIO.REAL.open(path, create), 0);
+        Channel ch = new Channel(this, FileIO.REAL.open(path, create));
         open.add(ch);
         if (create) {
             unsynced.add(new Created(abs(path)));
@@ -108,7 +109,7 @@ public final class PowerLossFileIO implements FileIO {
         checkAlive();
         boolean existed = Files.exists(path);
         Channel ch = new Channel(this, FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE), 0);
+                StandardOpenOption.WRITE));
         open.add(ch);
         if (!existed) {
             unsynced.add(new Created(abs(path)));
@@ -139,6 +140,9 @@ public final class PowerLossFileIO implements FileIO {
         }
         if (Files.isDirectory(to)) {
             throw new IOException("the simulated disk does not replace a directory: " + to);
+        }
+        if (!Files.exists(from)) {
+            throw new NoSuchFileException(from.toString()); // before the target is moved aside
         }
         Path displaced = Files.exists(to) ? bury(to) : null;
         Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
@@ -409,12 +413,11 @@ public final class PowerLossFileIO implements FileIO {
         private byte[] pending = new byte[0];
         private long position;
 
-        Channel(PowerLossFileIO owner, FileChannel disk, long position) throws IOException {
+        Channel(PowerLossFileIO owner, FileChannel disk) throws IOException {
             this.owner = owner;
             this.disk = disk;
             this.size = disk.size();
             this.pendingFrom = size;
-            this.position = position;
         }
 
         private int pendingLength() {
