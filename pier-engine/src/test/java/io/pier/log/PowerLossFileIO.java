@@ -68,7 +68,23 @@ public final class PowerLossFileIO implements FileIO {
     private final List<String> undoneAtLastPowerLoss = new ArrayList<>();
     /** Where deleted and replaced files wait, in case a power loss brings them back; created on first use. */
     private Path graveyard;
+    /** The folder the graveyard is made in; null for the system's temp folder. */
+    private final Path graveyardParent;
     private long graves;
+
+    /** A simulated disk whose graveyard goes in the system's temp folder. */
+    public PowerLossFileIO() {
+        this(null);
+    }
+
+    /**
+     * A simulated disk whose graveyard goes in {@code graveyardParent}, a folder the test cleans up
+     * (a graveyard still holding files when the test ends, with no power loss to empty it, stays).
+     * On the data folder's file system, deleting a file is a rename.
+     */
+    public PowerLossFileIO(Path graveyardParent) {
+        this.graveyardParent = graveyardParent;
+    }
 
     /** Thrown at an armed crash point, and by every I/O after the crash. */
     public static final class SimulatedCrash extends IOException {
@@ -292,7 +308,8 @@ public final class PowerLossFileIO implements FileIO {
     /** Moves the file {@code p} to the graveyard; returns where it went. */
     private Path bury(Path p) throws IOException {
         if (graveyard == null) {
-            graveyard = Files.createTempDirectory("pier-powerloss-graveyard-");
+            graveyard = graveyardParent == null ? Files.createTempDirectory("pier-powerloss-graveyard-")
+                    : Files.createTempDirectory(graveyardParent, "graveyard-");
         }
         Path grave = graveyard.resolve(Long.toString(graves++));
         Files.move(p, grave);

@@ -61,11 +61,15 @@ class BrokerPowerLossIT {
     @TempDir
     Path dataDir;
 
+    /** Where the simulated disk keeps deleted files a power loss may bring back. */
+    @TempDir
+    Path graveyards;
+
     @Test
     void shouldLoseNothingConfirmedAcrossPowerLossesUnderMixedLoad() throws Exception {
         int cycles = Integer.getInteger("pier.powerloss.broker.cycles", 10);
         long seed = Long.getLong("pier.powerloss.broker.seed", System.nanoTime());
-        new MixedLoadSoak().run("BrokerPowerLossIT", new PoweredBroker(dataDir, freePort()), cycles, seed);
+        new MixedLoadSoak().run("BrokerPowerLossIT", new PoweredBroker(dataDir, graveyards, freePort()), cycles, seed);
     }
 
     private static int freePort() throws Exception {
@@ -77,6 +81,7 @@ class BrokerPowerLossIT {
     /** An in-process broker on a simulated disk that can lose power. */
     private static final class PoweredBroker implements SoakBroker {
         private final Path dataDir;
+        private final Path graveyards;
         private final int port;
         private final Map<String, String> settings = new LinkedHashMap<>();
         private PowerLossFileIO disk;
@@ -87,8 +92,9 @@ class BrokerPowerLossIT {
         private final Map<CrashPoint, Integer> crashesAtPoints = new EnumMap<>(CrashPoint.class);
         private int stoppedByItself;
 
-        PoweredBroker(Path dataDir, int port) {
+        PoweredBroker(Path dataDir, Path graveyards, int port) {
             this.dataDir = dataDir;
+            this.graveyards = graveyards;
             this.port = port;
             for (String setting : MixedLoadSoak.BROKER_SETTINGS) {
                 int eq = setting.indexOf('=');
@@ -103,7 +109,7 @@ class BrokerPowerLossIT {
 
         @Override
         public void start(int run) throws Exception {
-            disk = new PowerLossFileIO();
+            disk = new PowerLossFileIO(graveyards);
             stopped = new CountDownLatch(1);
             pier = Pier.builder().dataDir(dataDir).port(port).configs(settings).fileIO(disk)
                     .onFatal(stopped::countDown).start();
