@@ -10,11 +10,17 @@ package io.pier.log;
  *   segment roll: new file created, MID_SEGMENT_ROLL; the old segment's tail and the directory
  *                 are forced by the next flush
  *   share-state snapshot: MID_SNAPSHOT between the snapshot records of one flush
+ *   checkpoint (AtomicFiles.write): temp file written and fsynced, CHECKPOINT_BEFORE_RENAME,
+ *                 rename over the old one, CHECKPOINT_BEFORE_DIRECTORY_FSYNC, directory fsync
+ *   retention or DeleteRecords: segments deleted, AFTER_DELETE_BEFORE_DIRECTORY_FSYNC, directory fsync
  * </pre>
  */
 public enum CrashPoint {
     AFTER_APPEND_BEFORE_FSYNC,
     AFTER_FSYNC_BEFORE_RESPONSE,
     MID_SNAPSHOT,
-    MID_SEGMENT_ROLL
+    MID_SEGMENT_ROLL,
+    CHECKPOINT_BEFORE_RENAME,
+    CHECKPOINT_BEFORE_DIRECTORY_FSYNC,
+    AFTER_DELETE_BEFORE_DIRECTORY_FSYNC
 }

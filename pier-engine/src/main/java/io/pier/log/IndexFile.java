@@ -3,9 +3,7 @@ package io.pier.log;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * The on-disk copy of a sparse index: an append-only file of fixed-size entries. The in-memory
@@ -13,10 +11,12 @@ import java.nio.file.StandardOpenOption;
  * write only costs a rebuild on the next open. Owned by the log's thread.
  */
 final class IndexFile {
+    private final FileIO io;
     private final Path path;
     private FileChannel channel; // opened lazily so closed segments hold no descriptor for it
 
-    IndexFile(Path path) {
+    IndexFile(FileIO io, Path path) {
+        this.io = io;
         this.path = path;
     }
 
@@ -26,8 +26,7 @@ final class IndexFile {
 
     void append(ByteBuffer entry) throws IOException {
         if (channel == null) {
-            channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.APPEND);
+            channel = io.openAppend(path);
         }
         while (entry.hasRemaining()) {
             channel.write(entry);
@@ -37,8 +36,7 @@ final class IndexFile {
     /** Replaces the whole file, used after a rebuild during recovery. */
     void replaceWith(ByteBuffer content) throws IOException {
         close();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
+        try (FileChannel ch = io.openEmpty(path)) {
             while (content.hasRemaining()) {
                 ch.write(content);
             }
@@ -54,6 +52,6 @@ final class IndexFile {
 
     void delete() throws IOException {
         close();
-        Files.deleteIfExists(path);
+        io.deleteIfExists(path);
     }
 }

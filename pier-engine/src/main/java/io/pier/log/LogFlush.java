@@ -1,6 +1,5 @@
 package io.pier.log;
 
-import io.pier.common.AtomicFiles;
 import java.io.IOException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
@@ -86,10 +85,10 @@ public final class LogFlush {
                 allForced &= forceUnlessClosed(ch);
             }
             if (syncDirectory) {
-                AtomicFiles.fsyncDirectory(dir); // a segment created since the last flush must survive power loss
+                io.syncDirectory(dir); // a segment created since the last flush must survive power loss
             }
             if (recoveryPoint != null && allForced) {
-                recoveryPoint.write(dir);
+                recoveryPoint.write(io, dir);
             }
             return Forced.OK;
         } catch (IOException e) {

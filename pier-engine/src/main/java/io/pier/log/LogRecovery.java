@@ -281,7 +281,7 @@ final class LogRecovery {
         Set<Long> segmentBases = new HashSet<>(bases);
         for (Map.Entry<Path, Long> e : others.entrySet()) {
             if (e.getValue() == null || !segmentBases.contains(e.getValue())) {
-                Files.deleteIfExists(e.getKey());
+                io.deleteIfExists(e.getKey());
                 changedFiles = true;
             }
         }
@@ -311,7 +311,7 @@ final class LogRecovery {
             log.warn("Deleting segment {} after the recovered end of the log", file(base));
             for (String suffix : new String[] {LogSegment.LOG_SUFFIX, LogSegment.INDEX_SUFFIX,
                 LogSegment.TIME_INDEX_SUFFIX}) {
-                Files.deleteIfExists(dir.resolve(LogSegment.fileName(base, suffix)));
+                io.deleteIfExists(dir.resolve(LogSegment.fileName(base, suffix)));
             }
             changedFiles = true;
         }

@@ -38,6 +38,7 @@ final class LogSegment {
     static final String TIME_INDEX_SUFFIX = ".timeindex";
 
     private final long baseOffset;
+    private final FileIO io;
     private final FileRecords records;
     private final OffsetIndex offsetIndex;
     private final TimeIndex timeIndex;
@@ -55,14 +56,17 @@ final class LogSegment {
     /** The file's length as this segment made it: {@link #size()} plus any preallocated zeros. */
     private long fileLength;
 
-    private LogSegment(long baseOffset, FileRecords records, boolean rebuilding, Path dir) throws IOException {
+    private LogSegment(long baseOffset, FileRecords records, boolean rebuilding, Path dir, FileIO io)
+            throws IOException {
         this.baseOffset = baseOffset;
+        this.io = io;
         this.records = records;
         this.fileLength = records.channel().size();
         this.nextOffset = baseOffset;
-        this.offsetIndex = new OffsetIndex(baseOffset, new IndexFile(dir.resolve(fileName(baseOffset, INDEX_SUFFIX))),
+        this.offsetIndex = new OffsetIndex(baseOffset, new IndexFile(io, dir.resolve(fileName(baseOffset, INDEX_SUFFIX))),
                 !rebuilding);
-        this.timeIndex = new TimeIndex(baseOffset, new IndexFile(dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX))),
+        this.timeIndex = new TimeIndex(baseOffset, new IndexFile(io,
+                dir.resolve(fileName(baseOffset, TIME_INDEX_SUFFIX))),
                 !rebuilding);
     }
 
@@ -82,7 +86,8 @@ final class LogSegment {
         if (Files.exists(log)) {
             throw new IOException("segment already exists: " + log);
         }
-        LogSegment s = new LogSegment(baseOffset, PierFileRecords.open(log.toFile(), io.open(log, true)), true, dir);
+        LogSegment s = new LogSegment(baseOffset, PierFileRecords.open(log.toFile(), io.open(log, true)), true, dir,
+                io);
         s.offsetIndex.persist();
         s.timeIndex.persist();
         return s;
@@ -94,7 +99,7 @@ final class LogSegment {
      */
     static LogSegment openForRecovery(Path dir, long baseOffset, FileIO io) throws IOException {
         Path log = dir.resolve(fileName(baseOffset, LOG_SUFFIX));
-        return new LogSegment(baseOffset, PierFileRecords.open(log.toFile(), io.open(log, false)), true, dir);
+        return new LogSegment(baseOffset, PierFileRecords.open(log.toFile(), io.open(log, false)), true, dir, io);
     }
 
     long baseOffset() {
@@ -375,6 +380,6 @@ final class LogSegment {
         }
         offsetIndex.deleteFile();
         timeIndex.deleteFile();
-        Files.deleteIfExists(file());
+        io.deleteIfExists(file());
     }
 }

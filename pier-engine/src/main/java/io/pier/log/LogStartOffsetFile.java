@@ -1,6 +1,5 @@
 package io.pier.log;
 
-import io.pier.common.AtomicFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,7 +32,7 @@ final class LogStartOffsetFile {
         throw new IOException("unreadable log start offset checkpoint " + file + ": \"" + text + "\"");
     }
 
-    static void write(Path dir, long offset) throws IOException {
-        AtomicFiles.write(dir.resolve(FILE_NAME), ("v1 " + offset + "\n").getBytes(StandardCharsets.UTF_8));
+    static void write(FileIO io, Path dir, long offset) throws IOException {
+        AtomicFiles.write(io, dir.resolve(FILE_NAME), ("v1 " + offset + "\n").getBytes(StandardCharsets.UTF_8));
     }
 }

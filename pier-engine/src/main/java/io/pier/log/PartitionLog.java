@@ -1,6 +1,5 @@
 package io.pier.log;
 
-import io.pier.common.AtomicFiles;
 import io.pier.common.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -116,10 +115,7 @@ public final class PartitionLog implements AutoCloseable {
     /** As {@link #open(Path, LogConfig, Clock)}, with segment files opened through {@code io}. */
     public static PartitionLog open(Path dir, LogConfig config, Clock clock, FileIO io) throws IOException {
         Path abs = dir.toAbsolutePath();
-        if (!Files.isDirectory(abs)) {
-            Files.createDirectories(abs);
-            AtomicFiles.fsyncDirectory(abs.getParent());
-        }
+        AtomicFiles.createDirectories(io, abs);
         RecoveryPoint point = RecoveryPoint.read(abs);
         long storedStart = LogStartOffsetFile.read(abs);
         LogRecovery.Result r = new LogRecovery(abs, config.indexIntervalBytes(), clock.wallMs(), io).recover(point);
@@ -151,7 +147,7 @@ public final class PartitionLog implements AutoCloseable {
         for (LogSegment seg : segments.values()) {
             seg.force();
         }
-        AtomicFiles.fsyncDirectory(dir);
+        io.syncDirectory(dir);
         writeRecoveryPoint();
         committedEnd = logEndOffset();
         flushedEnd = logEndOffset();
@@ -418,7 +414,7 @@ public final class PartitionLog implements AutoCloseable {
 
     /** Records the active segment's current size as fsynced; callers force first. */
     private void writeRecoveryPoint() throws IOException {
-        new RecoveryPoint(active.baseOffset(), active.size()).write(dir);
+        new RecoveryPoint(active.baseOffset(), active.size()).write(io, dir);
         lastRecoveryPointMonoMs = clock.monoMs();
     }
 
@@ -584,13 +580,14 @@ public final class PartitionLog implements AutoCloseable {
         if (offset <= logStartOffset) {
             return logStartOffset;
         }
-        LogStartOffsetFile.write(dir, offset);
+        LogStartOffsetFile.write(io, dir, offset);
         logStartOffset = offset;
         boolean deleted = retention.deleteBelow(offset, segmentDeletionBound());
         producers.retainFrom(logStartOffset);
         aborted.retainFrom(logStartOffset);
         if (deleted) {
-            AtomicFiles.fsyncDirectory(dir); // a deleted segment must not come back after power loss
+            io.crashPoint(CrashPoint.AFTER_DELETE_BEFORE_DIRECTORY_FSYNC);
+            io.syncDirectory(dir); // a deleted segment must not come back after power loss
         }
         return logStartOffset;
     }
@@ -620,7 +617,8 @@ public final class PartitionLog implements AutoCloseable {
             logStartOffset = Math.max(logStartOffset, segments.firstKey());
             producers.retainFrom(logStartOffset);
             aborted.retainFrom(logStartOffset);
-            AtomicFiles.fsyncDirectory(dir); // one fsync makes every deletion of this pass durable
+            io.crashPoint(CrashPoint.AFTER_DELETE_BEFORE_DIRECTORY_FSYNC);
+            io.syncDirectory(dir); // one fsync makes every deletion of this pass durable
         }
         return deleted;
     }
@@ -717,10 +715,10 @@ public final class PartitionLog implements AutoCloseable {
         if (Files.exists(dir)) {
             try (Stream<Path> paths = Files.walk(dir)) {
                 for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
+                    io.deleteIfExists(p);
                 }
             }
-            AtomicFiles.fsyncDirectory(dir.getParent());
+            io.syncDirectory(dir.getParent());
         }
     }
 

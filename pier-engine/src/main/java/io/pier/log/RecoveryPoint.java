@@ -1,6 +1,5 @@
 package io.pier.log;
 
-import io.pier.common.AtomicFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -38,8 +37,8 @@ record RecoveryPoint(long segmentBaseOffset, int position) {
         throw new IOException("unreadable recovery checkpoint " + file + ": \"" + text + "\"");
     }
 
-    void write(Path dir) throws IOException {
+    void write(FileIO io, Path dir) throws IOException {
         String line = "v1 " + segmentBaseOffset + " " + position + "\n";
-        AtomicFiles.write(dir.resolve(FILE_NAME), line.getBytes(StandardCharsets.UTF_8));
+        AtomicFiles.write(io, dir.resolve(FILE_NAME), line.getBytes(StandardCharsets.UTF_8));
     }
 }

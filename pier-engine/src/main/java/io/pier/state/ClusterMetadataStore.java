@@ -1,6 +1,7 @@
 package io.pier.state;
 
-import io.pier.common.AtomicFiles;
+import io.pier.log.AtomicFiles;
+import io.pier.log.FileIO;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;
@@ -42,9 +43,16 @@ import org.apache.kafka.common.quota.ClientQuotaEntity;
 public final class ClusterMetadataStore {
     private static final String FORMAT_VERSION = "1";
     private final Path file;
+    private final FileIO io;
 
     public ClusterMetadataStore(Path dataDir) {
+        this(dataDir, FileIO.REAL);
+    }
+
+    /** The store under {@code dataDir}, written through {@code io}. */
+    public ClusterMetadataStore(Path dataDir, FileIO io) {
         this.file = dataDir.resolve("meta").resolve("cluster.properties");
+        this.io = io;
     }
 
     /**
@@ -220,6 +228,6 @@ public final class ClusterMetadataStore {
         }
         StringWriter out = new StringWriter();
         p.store(out, "Pier cluster metadata; written atomically, do not edit while the broker runs");
-        AtomicFiles.write(file, out.toString().getBytes(StandardCharsets.UTF_8));
+        AtomicFiles.write(io, file, out.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

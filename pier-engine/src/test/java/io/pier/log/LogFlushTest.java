@@ -149,10 +149,13 @@ class LogFlushTest {
     @Test
     void shouldRefuseToConfirmAFlushWhoseSegmentWasClosedWhileStillInTheLog() throws IOException {
         List<FileChannel> channels = new ArrayList<>();
-        FileIO recording = (path, create) -> {
-            FileChannel ch = FileIO.REAL.open(path, create);
-            channels.add(ch);
-            return ch;
+        FileIO recording = new FileIO() {
+            @Override
+            public FileChannel open(Path path, boolean create) throws IOException {
+                FileChannel ch = FileIO.REAL.open(path, create);
+                channels.add(ch);
+                return ch;
+            }
         };
         PartitionLog log = open(config(Durability.DURABLE), recording);
         log.append(values(T0, "a"));

@@ -1,6 +1,7 @@
 package io.pier.security;
 
-import io.pier.common.AtomicFiles;
+import io.pier.log.AtomicFiles;
+import io.pier.log.FileIO;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,25 +28,32 @@ public final class ScramCredentialStore {
     public static final int DEFAULT_ITERATIONS = 4096;
     private static final String HEADER = "# Pier SCRAM credentials v1: user(base64) mechanism salt stored-key server-key iterations";
     private final Path file;
+    private final FileIO io;
     /** Immutable; replaced whole by the writer once the file holds it. */
     private volatile Map<String, Map<ScramMechanism, ScramCredential>> users;
 
-    private ScramCredentialStore(Path file, Map<String, Map<ScramMechanism, ScramCredential>> users) {
+    private ScramCredentialStore(Path file, FileIO io, Map<String, Map<ScramMechanism, ScramCredential>> users) {
         this.file = file;
+        this.io = io;
         this.users = users;
     }
 
     /** The store in {@code file} (none yet: empty); {@code file} null keeps credentials in memory only. */
     public static ScramCredentialStore open(Path file) throws IOException {
+        return open(file, FileIO.REAL);
+    }
+
+    /** As {@link #open(Path)}, the file written through {@code io}. */
+    public static ScramCredentialStore open(Path file, FileIO io) throws IOException {
         Map<String, Map<ScramMechanism, ScramCredential>> users = new TreeMap<>();
         if (file == null) {
-            return new ScramCredentialStore(null, Map.of());
+            return new ScramCredentialStore(null, io, Map.of());
         }
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
-            return new ScramCredentialStore(file, Map.of());
+            return new ScramCredentialStore(file, io, Map.of());
         }
         int lineNo = 0;
         for (String line : text.split("\n")) {
@@ -71,7 +79,7 @@ public final class ScramCredentialStore {
                 throw new IOException(file + " line " + lineNo + " is damaged: " + e.getMessage(), e);
             }
         }
-        return new ScramCredentialStore(file, frozen(users));
+        return new ScramCredentialStore(file, io, frozen(users));
     }
 
     public ScramCredential get(String user, ScramMechanism mechanism) {
@@ -160,6 +168,6 @@ public final class ScramCredentialStore {
                 .append(b64.encodeToString(c.storedKey())).append(' ')
                 .append(b64.encodeToString(c.serverKey())).append(' ')
                 .append(c.iterations()).append('\n')));
-        AtomicFiles.write(file, out.toString().getBytes(StandardCharsets.UTF_8));
+        AtomicFiles.write(io, file, out.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -2,6 +2,7 @@ package io.pier.server;
 
 import io.pier.common.Clock;
 import io.pier.group.ShareGroupBrokerConfig;
+import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
@@ -15,7 +16,6 @@ import io.pier.state.DurableSharePersister;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.file.Files;
 import io.pier.security.acl.AclAuthorizer;
 import io.pier.security.acl.AclStore;
 import io.pier.security.acl.AuthorizerConfig;
@@ -61,9 +61,9 @@ final class Broker implements AutoCloseable {
      *     a failed start closes it
      */
     /** The ACL authorizer if {@code authorizer.class.name} turns it on, its ACLs from {@code <data>/meta}; else null. */
-    private static AclAuthorizer openAcls(BrokerConfig config, Path dataDir) throws IOException {
+    private static AclAuthorizer openAcls(BrokerConfig config, Path dataDir, FileIO io) throws IOException {
         AuthorizerConfig acl = AuthorizerConfig.fromProperties(config.raw());
-        return acl.enabled() ? AclAuthorizer.open(acl, new AclStore(dataDir.resolve("meta"))) : null;
+        return acl.enabled() ? AclAuthorizer.open(acl, new AclStore(dataDir.resolve("meta"), io)) : null;
     }
 
     Broker(BrokerConfig config, Clock clock, FileIO io, Runnable onFatalExit, ParallelStep<Listener> listener)
@@ -78,7 +78,7 @@ final class Broker implements AutoCloseable {
         this.listener = listener;
         started.push(listener);
         try {
-            Files.createDirectories(dataDir);
+            AtomicFiles.createDirectories(io, dataDir);
             lockChannel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             started.push(lockChannel);
             dataLock = lockChannel.tryLock();
@@ -111,7 +111,7 @@ final class Broker implements AutoCloseable {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
-            AclAuthorizer acls = openAcls(config, dataDir);
+            AclAuthorizer acls = openAcls(config, dataDir, io);
             Apis.register(router, services, config, this::node, clock, acls);
             ScramBootstrap.apply(config.raw(), listener.join().scram());
             Apis.registerSasl(router, listener.join().scram(), acls, services.topics()::metadataWrite);

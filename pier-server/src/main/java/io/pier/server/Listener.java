@@ -1,5 +1,6 @@
 package io.pier.server;
 
+import io.pier.log.FileIO;
 import io.pier.network.ConnectionLimits;
 import io.pier.network.NetworkServer;
 import io.pier.protocol.ApiRouter;
@@ -19,13 +20,13 @@ record Listener(ApiRouter router, NetworkServer server, ScramCredentialStore scr
     /** The SCRAM credentials' file inside the data folder. */
     static final String SCRAM_CREDENTIALS_FILE = "meta/scram-credentials";
 
-    static ParallelStep<Listener> startBuilding(BrokerConfig config) {
+    static ParallelStep<Listener> startBuilding(BrokerConfig config, FileIO io) {
         return ParallelStep.start("pier-start-listener", () -> {
             // Creating the router initialises kafka-clients' ApiKeys, and with it every message schema.
             ApiRouter router = new ApiRouter();
             // A few hundred bytes, read (never written) here; the broker adds bootstrap users once it holds the folder.
             ScramCredentialStore scram = ScramCredentialStore.open(
-                    config.dataDir().toAbsolutePath().resolve(SCRAM_CREDENTIALS_FILE));
+                    config.dataDir().toAbsolutePath().resolve(SCRAM_CREDENTIALS_FILE), io);
             // Checked here so a bad value stops the start before the logs open; applied by the broker.
             var unused = ScramBootstrap.parse(config.raw().get(ScramBootstrap.SETTING));
             List<NetworkServer.Endpoint> endpoints = new ArrayList<>();

@@ -174,7 +174,7 @@ public final class Pier implements AutoCloseable {
             try {
                 BrokerConfig config = new BrokerConfig(all);
                 // Started before the Broker class initialises, and with it the logging, so the two overlap.
-                ParallelStep<Listener> listener = Listener.startBuilding(config);
+                ParallelStep<Listener> listener = Listener.startBuilding(config, io);
                 return new Pier(new Broker(config, clock, io, onFatal, listener), temp, dir);
             } catch (Exception e) {
                 if (temp != null) {

@@ -110,7 +110,7 @@ public final class BrokerServices implements AutoCloseable {
         }
         partitions = new PartitionRegistry(dataDir, shards, clock, settings.io());
         AgentSlot metadataSlot = host.slot();
-        topics = new TopicService(new ClusterMetadataStore(dataDir), partitions, settings.raw(),
+        topics = new TopicService(new ClusterMetadataStore(dataDir, settings.io()), partitions, settings.raw(),
                 metadataSlot.wakeup());
         logs = new Logs(partitions);
         polls = new Polls(partitions, metrics == null ? LongPoll.Answers.NONE
@@ -124,7 +124,7 @@ public final class BrokerServices implements AutoCloseable {
         shareOffsets = new ShareOffsets(shareState, partitions, live, events);
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
                 this::releaseSession);
-        producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"));
+        producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"), settings.io());
         transactions = new Transactions(partitions, topics, logs, consumerGroups, transactionStore, producerIds, clock,
                 settings.raw());
         GroupSnapshots groupSnapshots = new GroupSnapshots(partitions, consumerGroups, shareGroups, offsetStore);

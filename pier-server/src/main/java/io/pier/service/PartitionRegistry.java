@@ -1,7 +1,7 @@
 package io.pier.service;
 
-import io.pier.common.AtomicFiles;
 import io.pier.common.Clock;
+import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
 import io.pier.log.LogConfig;
 import io.pier.log.PartitionLog;
@@ -45,7 +45,7 @@ public final class PartitionRegistry {
         this.shards = shards;
         this.clock = clock;
         this.io = io;
-        Files.createDirectories(logsDir);
+        AtomicFiles.createDirectories(io, logsDir);
     }
 
     public Partition get(TopicPartition tp) {
@@ -153,19 +153,19 @@ public final class PartitionRegistry {
         TopicPartition tp = p.topicPartition();
         Path dir = logsDir.resolve(folderName(tp));
         Path tomb = logsDir.resolve(folderName(tp) + "." + Uuid.randomUuid() + DELETED_SUFFIX);
-        Files.move(dir, tomb);
-        AtomicFiles.fsyncDirectory(logsDir);
+        io.move(dir, tomb);
+        io.syncDirectory(logsDir);
         deleteRecursively(tomb);
     }
 
-    private static void deleteRecursively(Path dir) throws IOException {
+    private void deleteRecursively(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }
         try (Stream<Path> walk = Files.walk(dir)) {
             List<Path> paths = walk.sorted((a, b) -> b.getNameCount() - a.getNameCount()).collect(Collectors.toList());
             for (Path path : paths) {
-                Files.deleteIfExists(path);
+                io.deleteIfExists(path);
             }
         } catch (UncheckedIOException e) {
             throw e.getCause();

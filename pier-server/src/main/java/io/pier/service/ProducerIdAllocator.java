@@ -1,6 +1,7 @@
 package io.pier.service;
 
-import io.pier.common.AtomicFiles;
+import io.pier.log.AtomicFiles;
+import io.pier.log.FileIO;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -16,12 +17,14 @@ import java.util.concurrent.CompletableFuture;
 public final class ProducerIdAllocator {
     private static final long BLOCK_SIZE = 1000;
     private final Path file;
+    private final FileIO io;
     private final Shard owner;
     private long next;
     private long blockEnd;
 
-    ProducerIdAllocator(Path dataDir, Shard owner) throws IOException {
+    ProducerIdAllocator(Path dataDir, Shard owner, FileIO io) throws IOException {
         this.owner = owner;
+        this.io = io;
         this.file = dataDir.resolve("meta").resolve("producer-id-block");
         long start = 0;
         if (Files.exists(file)) {
@@ -39,7 +42,7 @@ public final class ProducerIdAllocator {
     private long nextOnShard() {
         if (next >= blockEnd) {
             try {
-                AtomicFiles.write(file, String.valueOf(blockEnd + BLOCK_SIZE).getBytes(StandardCharsets.UTF_8));
+                AtomicFiles.write(io, file, String.valueOf(blockEnd + BLOCK_SIZE).getBytes(StandardCharsets.UTF_8));
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot reserve producer ids in " + file, e);
             }

@@ -82,6 +82,36 @@ public final class HandDrivenServices implements AutoCloseable {
             }
 
             @Override
+            public FileChannel openEmpty(Path path) throws IOException {
+                return io.openEmpty(path);
+            }
+
+            @Override
+            public FileChannel openAppend(Path path) throws IOException {
+                return io.openAppend(path);
+            }
+
+            @Override
+            public void createDirectories(Path dir) throws IOException {
+                io.createDirectories(dir);
+            }
+
+            @Override
+            public void move(Path source, Path target) throws IOException {
+                io.move(source, target);
+            }
+
+            @Override
+            public boolean deleteIfExists(Path path) throws IOException {
+                return io.deleteIfExists(path);
+            }
+
+            @Override
+            public void syncDirectory(Path dir) throws IOException {
+                io.syncDirectory(dir);
+            }
+
+            @Override
             public void crashPoint(CrashPoint point) throws IOException {
                 if (point == CrashPoint.AFTER_APPEND_BEFORE_FSYNC) {
                     shareStateFlushes++;

@@ -1,6 +1,7 @@
 package io.pier.security.acl;
 
-import io.pier.common.AtomicFiles;
+import io.pier.log.AtomicFiles;
+import io.pier.log.FileIO;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,9 +32,16 @@ public final class AclStore {
     public static final String FILE_NAME = "acls.properties";
 
     private final Path file;
+    private final FileIO io;
 
     public AclStore(Path metaDir) {
+        this(metaDir, FileIO.REAL);
+    }
+
+    /** The store in {@code metaDir}, written through {@code io}. */
+    public AclStore(Path metaDir, FileIO io) {
         this.file = metaDir.resolve(FILE_NAME);
+        this.io = io;
     }
 
     public List<AclBinding> load() throws IOException {
@@ -87,6 +95,6 @@ public final class AclStore {
         try (Writer w = new OutputStreamWriter(bytes, StandardCharsets.UTF_8)) {
             p.store(w, "Pier ACLs (CreateAcls/DeleteAcls); replaced whole on every change");
         }
-        AtomicFiles.write(file, bytes.toByteArray());
+        AtomicFiles.write(io, file, bytes.toByteArray());
     }
 }

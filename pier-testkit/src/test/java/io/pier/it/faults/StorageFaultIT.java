@@ -19,11 +19,13 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -46,7 +48,7 @@ class StorageFaultIT {
 
     @Test
     void shouldStopOnAFullDiskDuringProduceAndKeepEveryAcknowledgedRecord() throws Exception {
-        FullDisk disk = new FullDisk();
+        FaultyDisk disk = new FaultyDisk();
         CountDownLatch stopped = new CountDownLatch(1);
         Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).onFatal(stopped::countDown).start();
         int port = pier.port();
@@ -79,7 +81,7 @@ class StorageFaultIT {
 
     @Test
     void shouldStopOnAFullDiskDuringShareStateWritesAndKeepEveryConfirmedAcknowledgement() throws Exception {
-        FullDisk disk = new FullDisk();
+        FaultyDisk disk = new FaultyDisk();
         CountDownLatch stopped = new CountDownLatch(1);
         Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).onFatal(stopped::countDown).start();
         int port = pier.port();
@@ -124,6 +126,95 @@ class StorageFaultIT {
                 redelivered.addAll(got);
             }
             assertThat(redelivered).as("every record not confirmed comes back").hasSize(40 - accepted.size());
+        }
+    }
+
+    @Test
+    void shouldStopWhenDeleteRecordsCannotWriteItsCheckpointAndKeepEveryRecord() throws Exception {
+        FaultyDisk disk = new FaultyDisk();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).onFatal(stopped::countDown).start();
+        int port = pier.port();
+        TopicPartition tp = new TopicPartition("delete-records", 0);
+        try (StderrTee log = StderrTee.start()) {
+            createTopic(pier.bootstrapServers(), tp.topic());
+            produce(pier.bootstrapServers(), tp.topic(), "d", 50);
+            disk.fill();
+            // The new log start offset is a checkpoint (temp file, fsync, rename): its temp file
+            // finds no space, so nothing is deleted and the broker goes down.
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", pier.bootstrapServers(),
+                    "default.api.timeout.ms", "6000", "request.timeout.ms", "3000"))) {
+                assertThatThrownBy(() -> admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(20))).all().get())
+                        .isInstanceOf(ExecutionException.class);
+            }
+            assertThat(stopped.await(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("broker stopped").isTrue();
+            assertThat(log.text()).contains("FATAL: DeleteRecords on delete-records-0 failed; the broker stops"
+                    + " acknowledging and shuts down");
+            assertThat(disk.refusedWrites()).isPositive();
+        } finally {
+            pier.close();
+        }
+
+        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start()) {
+            assertThat(PartitionReader.readAll(again.bootstrapServers(), tp.topic()).values())
+                    .containsExactlyElementsOf(values("d", 50));
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", again.bootstrapServers()))) {
+                assertThat(admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(20))).all()
+                        .thenApply(v -> "deleted").get(30, TimeUnit.SECONDS)).as("DeleteRecords on real files")
+                        .isEqualTo("deleted");
+            }
+            assertThat(PartitionReader.readAll(again.bootstrapServers(), tp.topic()).values())
+                    .containsExactlyElementsOf(values("d", 50).subList(20, 50));
+        }
+    }
+
+    @Test
+    void shouldStopWhenARetentionPassCannotDeleteASegmentAndKeepEveryRecord() throws Exception {
+        FaultyDisk disk = new FaultyDisk();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).config("log.retention.check.interval.ms", "200")
+                .onFatal(stopped::countDown).start();
+        int port = pier.port();
+        String topic = "retention";
+        try (StderrTee log = StderrTee.start()) {
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", pier.bootstrapServers()))) {
+                admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("segment.bytes", "1024"))))
+                        .all().get();
+            }
+            produce(pier.bootstrapServers(), topic, "t", 50); // a batch of ~80 bytes each: several segments
+            disk.failDeletes();
+            // Every segment but the active one is now past retention: the next pass deletes the
+            // oldest, the device fails the delete, and the broker goes down.
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", pier.bootstrapServers()))) {
+                admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), List.of(
+                        new AlterConfigOp(new ConfigEntry("retention.ms", "1"), AlterConfigOp.OpType.SET))))
+                        .all().get();
+            }
+            assertThat(stopped.await(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("broker stopped").isTrue();
+            assertThat(log.text()).contains("FATAL: retention of retention-0 failed; the broker stops acknowledging"
+                    + " and shuts down");
+            assertThat(disk.failedDeletes()).isPositive();
+        } finally {
+            pier.close();
+        }
+
+        // Restarted with retention passes far apart (the default, 5 minutes), so that what is read
+        // is what the failed pass left.
+        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start()) {
+            assertThat(PartitionReader.readAll(again.bootstrapServers(), topic).values())
+                    .containsExactlyElementsOf(values("t", 50));
+            try (KafkaProducer<String, String> producer = producer(again.bootstrapServers())) {
+                assertThat(producer.send(new ProducerRecord<>(topic, 0, null, "after")).get().offset())
+                        .as("appends go on where the data ends").isEqualTo(50);
+            }
+        }
+    }
+
+    private static void produce(String bootstrap, String topic, String prefix, int count) throws Exception {
+        try (KafkaProducer<String, String> producer = producer(bootstrap)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, null, prefix + i)).get();
+            }
         }
     }
 

@@ -8,24 +8,38 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A {@link FileIO} over real files whose disk can be made full: from {@link #fill()} on, every
- * write to a segment file, and every new segment file, fails as {@code ENOSPC} does, before a byte
- * is written. Reads, forces and truncations go on working, as on a real full disk.
+ * A {@link FileIO} over real files with two faults to switch on. From {@link #fill()} on, the disk
+ * is full: every write to a file the broker writes (segments, indexes, checkpoint temp files), every
+ * new file and every new directory fails as {@code ENOSPC} does, before a byte is written. Reads,
+ * forces, truncations, renames and deletions go on working, as on a real full disk. From
+ * {@link #failDeletes()} on, deleting a file fails with an I/O error ({@code EIO}), as on a
+ * failing device.
  */
-final class FullDisk implements FileIO {
+final class FaultyDisk implements FileIO {
     private volatile boolean full;
+    private volatile boolean deletesFail;
     private final AtomicInteger refusedWrites = new AtomicInteger();
+    private final AtomicInteger failedDeletes = new AtomicInteger();
 
     void fill() {
         full = true;
     }
 
+    void failDeletes() {
+        deletesFail = true;
+    }
+
     int refusedWrites() {
         return refusedWrites.get();
+    }
+
+    int failedDeletes() {
+        return failedDeletes.get();
     }
 
     @Override
@@ -34,6 +48,40 @@ final class FullDisk implements FileIO {
             refuseIfFull();
         }
         return new Channel(FileIO.REAL.open(path, create));
+    }
+
+    @Override
+    public FileChannel openEmpty(Path path) throws IOException {
+        refuseIfFullAndMissing(path);
+        return new Channel(FileIO.REAL.openEmpty(path));
+    }
+
+    @Override
+    public FileChannel openAppend(Path path) throws IOException {
+        refuseIfFullAndMissing(path);
+        return new Channel(FileIO.REAL.openAppend(path));
+    }
+
+    @Override
+    public void createDirectories(Path dir) throws IOException {
+        refuseIfFullAndMissing(dir);
+        FileIO.REAL.createDirectories(dir);
+    }
+
+    @Override
+    public boolean deleteIfExists(Path path) throws IOException {
+        if (deletesFail && Files.exists(path)) {
+            failedDeletes.incrementAndGet();
+            throw new IOException("Input/output error: " + path);
+        }
+        return FileIO.REAL.deleteIfExists(path);
+    }
+
+    /** A new entry needs space in its directory, and an inode. */
+    private void refuseIfFullAndMissing(Path path) throws IOException {
+        if (!Files.exists(path)) {
+            refuseIfFull();
+        }
     }
 
     private void refuseIfFull() throws IOException {
