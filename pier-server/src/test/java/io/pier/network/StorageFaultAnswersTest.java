@@ -9,7 +9,7 @@ import io.pier.protocol.ApiRouter;
 import io.pier.server.Apis;
 import io.pier.server.BrokerConfig;
 import io.pier.service.BrokerServices;
-import io.pier.service.FailingDisk;
+import io.pier.log.FaultyDisk;
 import io.pier.service.HandDrivenServices;
 import io.pier.service.NodeInfo;
 import java.net.InetSocketAddress;
@@ -65,7 +65,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What clients are answered between a storage fault and the end of the shutdown it causes. One
- * store's log fails (a {@link FailingDisk} folder) on a broker driven by hand, whose fatal handler
+ * store's log fails (a {@link FaultyDisk#fill(Path)} folder) on a broker driven by hand, whose fatal handler
  * only takes note: the broker never gets as far as stopping, so every request sent afterwards
  * lands in that window. Each API must answer with a code its Kafka client retries on or takes in
  * its stride, as Kafka answers when the log behind it fails, never UNKNOWN_SERVER_ERROR, and never
@@ -77,7 +77,7 @@ class StorageFaultAnswersTest {
 
     @TempDir
     Path dir;
-    private final FailingDisk disk = new FailingDisk();
+    private final FaultyDisk disk = new FaultyDisk();
     private HandDrivenServices broker;
     private EmbeddedChannel channel;
     private int correlationId;
@@ -109,7 +109,7 @@ class StorageFaultAnswersTest {
         long producerId = initTransactionalProducer("tx", GROUP);
         assertThat(commit(5)).containsOnly(Errors.NONE);
 
-        disk.fail(dir.resolve("consumer-offsets"));
+        disk.fill(dir.resolve("consumer-offsets"));
 
         // The commit whose write fails: not durable, so not confirmed, and retried by the client.
         assertThat(commit(10)).as("the commit whose write failed").containsExactly(Errors.NOT_COORDINATOR,
@@ -138,7 +138,7 @@ class StorageFaultAnswersTest {
         assertThat(partition(fetched, 0).acquiredRecords()).hasSize(1);
         assertThat(partition(fetched, 0).acquiredRecords().get(0).lastOffset()).isEqualTo(4);
 
-        disk.fail(dir.resolve("share-state"));
+        disk.fill(dir.resolve("share-state"));
 
         // ACCEPTs whose write fails are rolled back and refused (Kafka's answer when its share
         // coordinator cannot write), never confirmed.
@@ -161,7 +161,7 @@ class StorageFaultAnswersTest {
         createTopic("p", 1);
         assertThat(produce("p", 0, 1)).isEqualTo(Errors.NONE);
 
-        disk.fail(dir.resolve("logs").resolve("p-0"));
+        disk.fill(dir.resolve("logs").resolve("p-0"));
 
         assertThat(produce("p", 0, 1)).as("the produce whose append failed").isEqualTo(Errors.KAFKA_STORAGE_ERROR);
         assertThat(broker.takeFatal()).containsExactly("append to p-0 failed");

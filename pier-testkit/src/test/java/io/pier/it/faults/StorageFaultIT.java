@@ -3,6 +3,7 @@ package io.pier.it.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pier.log.FaultyDisk;
 import io.pier.server.Pier;
 import java.nio.file.Path;
 import java.time.Duration;

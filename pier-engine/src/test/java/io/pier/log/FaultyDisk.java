@@ -1,6 +1,5 @@
-package io.pier.it.faults;
+package io.pier.log;
 
-import io.pier.log.FileIO;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
@@ -10,56 +9,67 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A {@link FileIO} over real files with two faults to switch on. From {@link #fill()} on, the disk
- * is full: every write to a file the broker writes (segments, indexes, checkpoint temp files), every
+ * A {@link FileIO} over real files with faults to switch on. From {@link #fill()} on, the disk is
+ * full: every write to a file the broker writes (segments, indexes, checkpoint temp files), every
  * new file and every new directory fails as {@code ENOSPC} does, before a byte is written. Reads,
- * forces, truncations, renames and deletions go on working, as on a real full disk. From
- * {@link #failDeletes()} on, deleting a file fails with an I/O error ({@code EIO}), as on a
- * failing device.
+ * forces, truncations, renames and deletions go on working, as on a real full disk.
+ * {@link #fill(Path)} does the same for one folder only, so one store's log fails while the rest of
+ * the broker still serves. From {@link #failDeletes()} on, deleting a file fails with an I/O error
+ * ({@code EIO}), as on a failing device.
  */
-final class FaultyDisk implements FileIO {
+public final class FaultyDisk implements FileIO {
     private volatile boolean full;
+    private final Set<Path> fullFolders = ConcurrentHashMap.newKeySet();
     private volatile boolean deletesFail;
     private final AtomicInteger refusedWrites = new AtomicInteger();
     private final AtomicInteger failedDeletes = new AtomicInteger();
 
-    void fill() {
+    /** The whole disk is full from now on. */
+    public void fill() {
         full = true;
     }
 
-    void failDeletes() {
+    /** Everything under {@code folder} is refused from now on, as if it were a full disk of its own. */
+    public void fill(Path folder) {
+        fullFolders.add(folder.toAbsolutePath().normalize());
+    }
+
+    /** Deletions fail from now on. */
+    public void failDeletes() {
         deletesFail = true;
     }
 
-    int refusedWrites() {
+    public int refusedWrites() {
         return refusedWrites.get();
     }
 
-    int failedDeletes() {
+    public int failedDeletes() {
         return failedDeletes.get();
     }
 
     @Override
     public FileChannel open(Path path, boolean create) throws IOException {
         if (create) {
-            refuseIfFull();
+            refuseIfFull(path);
         }
-        return new Channel(FileIO.REAL.open(path, create));
+        return new Channel(path, FileIO.REAL.open(path, create));
     }
 
     @Override
     public FileChannel openEmpty(Path path) throws IOException {
         refuseIfFullAndMissing(path);
-        return new Channel(FileIO.REAL.openEmpty(path));
+        return new Channel(path, FileIO.REAL.openEmpty(path));
     }
 
     @Override
     public FileChannel openAppend(Path path) throws IOException {
         refuseIfFullAndMissing(path);
-        return new Channel(FileIO.REAL.openAppend(path));
+        return new Channel(path, FileIO.REAL.openAppend(path));
     }
 
     @Override
@@ -80,22 +90,37 @@ final class FaultyDisk implements FileIO {
     /** A new entry needs space in its directory, and an inode. */
     private void refuseIfFullAndMissing(Path path) throws IOException {
         if (!Files.exists(path)) {
-            refuseIfFull();
+            refuseIfFull(path);
         }
     }
 
-    private void refuseIfFull() throws IOException {
-        if (full) {
+    private void refuseIfFull(Path path) throws IOException {
+        if (full || isUnderFullFolder(path)) {
             refusedWrites.incrementAndGet();
             throw new IOException("No space left on device");
         }
     }
 
-    /** A real channel whose writes fail once the disk is full. */
+    private boolean isUnderFullFolder(Path path) {
+        if (fullFolders.isEmpty()) {
+            return false;
+        }
+        Path p = path.toAbsolutePath().normalize();
+        for (Path folder : fullFolders) {
+            if (p.startsWith(folder)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A real channel whose writes fail once its disk, or its folder, is full. */
     private final class Channel extends FileChannel {
+        private final Path path;
         private final FileChannel real;
 
-        Channel(FileChannel real) {
+        Channel(Path path, FileChannel real) {
+            this.path = path;
             this.real = real;
         }
 
@@ -116,19 +141,19 @@ final class FaultyDisk implements FileIO {
 
         @Override
         public int write(ByteBuffer src) throws IOException {
-            refuseIfFull();
+            refuseIfFull(path);
             return real.write(src);
         }
 
         @Override
         public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-            refuseIfFull();
+            refuseIfFull(path);
             return real.write(srcs, offset, length);
         }
 
         @Override
         public int write(ByteBuffer src, long position) throws IOException {
-            refuseIfFull();
+            refuseIfFull(path);
             return real.write(src, position);
         }
 
@@ -166,7 +191,7 @@ final class FaultyDisk implements FileIO {
 
         @Override
         public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
-            refuseIfFull();
+            refuseIfFull(path);
             return real.transferFrom(src, position, count);
         }
 
