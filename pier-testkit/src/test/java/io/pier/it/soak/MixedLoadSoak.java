@@ -26,6 +26,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Mixed load through crash after crash, and the oracle over it (issue "Reliability campaign",
@@ -177,11 +178,25 @@ final class MixedLoadSoak {
     /** Waits until {@code figure} has grown by {@code by}, failing with the broker's output if it died. */
     private static void awaitProgress(SoakBroker broker, int cycle, String what, LongSupplier figure, long by) {
         long target = figure.getAsLong() + by;
-        await(what + " before crash " + cycle).atMost(PROGRESS_TIMEOUT).pollInterval(Duration.ofMillis(10))
-                .until(() -> {
-                    broker.assertAlive();
-                    return figure.getAsLong() >= target;
-                });
+        try {
+            await(what + " before crash " + cycle).atMost(PROGRESS_TIMEOUT).pollInterval(Duration.ofMillis(10))
+                    .until(() -> {
+                        broker.assertAlive();
+                        return figure.getAsLong() >= target;
+                    });
+        } catch (ConditionTimeoutException e) {
+            // A load that stalls is a broker that stopped answering (or a client that gave up):
+            // what every thread of this JVM (an in-process broker's included) was doing says which.
+            System.out.println("MixedLoadSoak: no progress of " + what + " before crash " + cycle
+                    + "; the threads of this JVM:");
+            Thread.getAllStackTraces().forEach((thread, stack) -> {
+                System.out.println("\"" + thread.getName() + "\" " + thread.getState());
+                for (StackTraceElement frame : stack) {
+                    System.out.println("    at " + frame);
+                }
+            });
+            throw e;
+        }
     }
 
     private static List<String> undelivered(Map<TopicPartition, Map<Long, String>> acked,
