@@ -35,7 +35,7 @@ class LogRecoveryFuzzTest {
 
     @BeforeAll
     static void makeRoot() throws IOException {
-        root = Files.createTempDirectory("pier-recovery-fuzz");
+        root = TestFiles.scratchDirectory("pier-recovery-fuzz");
     }
 
     @AfterAll
