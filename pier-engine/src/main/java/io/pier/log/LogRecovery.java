@@ -1,6 +1,7 @@
 package io.pier.log;
 
 import java.io.IOException;
+import java.nio.BufferUnderflowException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +13,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
@@ -223,16 +226,34 @@ final class LogRecovery {
         }
     }
 
-    /** The end-transaction marker a control batch holds, or null for another kind of control record. */
+    /**
+     * The end-transaction marker a control batch holds, or null for another kind of control record.
+     *
+     * @throws KafkaException if the control record cannot be decoded: Kafka's decoders throw a
+     *     NullPointerException for a missing key or value and a BufferUnderflowException for a
+     *     short value, which would otherwise escape recovery instead of marking the batch damaged
+     */
     private static EndTransactionMarker endMarkerOf(FileChannelRecordBatch b) {
         Iterator<Record> records = b.iterator();
         if (!records.hasNext()) {
             return null;
         }
         Record r = records.next();
+        if (!r.hasKey()) {
+            throw new InvalidRecordException("control record without a key");
+        }
         ControlRecordType type = ControlRecordType.parse(r.key());
-        return type == ControlRecordType.COMMIT || type == ControlRecordType.ABORT
-                ? EndTransactionMarker.deserialize(r) : null;
+        if (type != ControlRecordType.COMMIT && type != ControlRecordType.ABORT) {
+            return null;
+        }
+        if (!r.hasValue()) {
+            throw new InvalidRecordException("end-transaction marker without a value");
+        }
+        try {
+            return EndTransactionMarker.deserialize(r);
+        } catch (BufferUnderflowException e) {
+            throw new InvalidRecordException("end-transaction marker of " + r.valueSize() + " bytes is too short");
+        }
     }
 
     /** Why the batch cannot be kept, or null if it can. */
@@ -249,6 +270,26 @@ final class LogRecovery {
         long last = b.lastOffset();
         if (last < b.baseOffset() || last - segmentBase > Integer.MAX_VALUE) {
             return "impossible last offset " + last;
+        }
+        CompressionType compression;
+        try {
+            compression = b.compressionType();
+        } catch (IllegalArgumentException e) { // attribute bits 0-2 hold 5, 6 or 7: no codec at all
+            return "unknown compression: " + e.getMessage();
+        }
+        if (b.isControlBatch()) {
+            // Pier writes a control batch itself, uncompressed (PartitionLog's end markers; produce
+            // refuses control batches), so a compressed one is damage: it is not handed to a
+            // decompressor. The marker is decoded here, before the batch counts, so that one
+            // that cannot be decoded cuts the log at this batch like any other damage.
+            if (compression != CompressionType.NONE) {
+                return "control batch compressed with " + compression.name;
+            }
+            try {
+                endMarkerOf(b);
+            } catch (KafkaException e) {
+                return "undecodable control batch: " + e.getMessage();
+            }
         }
         return null;
     }
