@@ -1,7 +1,6 @@
 package io.pier.log;
 
 import java.io.IOException;
-import java.nio.BufferUnderflowException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
@@ -215,7 +213,7 @@ final class LogRecovery {
             producers.recordTimestamp(b.producerId(), b.maxTimestamp());
             return;
         }
-        EndTransactionMarker marker = endMarkerOf(b);
+        EndTransactionMarker marker = endMarkerOf(b); // check() has decoded it once already
         if (marker == null) {
             return;
         }
@@ -226,34 +224,16 @@ final class LogRecovery {
         }
     }
 
-    /**
-     * The end-transaction marker a control batch holds, or null for another kind of control record.
-     *
-     * @throws KafkaException if the control record cannot be decoded: Kafka's decoders throw a
-     *     NullPointerException for a missing key or value and a BufferUnderflowException for a
-     *     short value, which would otherwise escape recovery instead of marking the batch damaged
-     */
+    /** The end-transaction marker a control batch holds, or null for another kind of control record. */
     private static EndTransactionMarker endMarkerOf(FileChannelRecordBatch b) {
         Iterator<Record> records = b.iterator();
         if (!records.hasNext()) {
             return null;
         }
         Record r = records.next();
-        if (!r.hasKey()) {
-            throw new InvalidRecordException("control record without a key");
-        }
         ControlRecordType type = ControlRecordType.parse(r.key());
-        if (type != ControlRecordType.COMMIT && type != ControlRecordType.ABORT) {
-            return null;
-        }
-        if (!r.hasValue()) {
-            throw new InvalidRecordException("end-transaction marker without a value");
-        }
-        try {
-            return EndTransactionMarker.deserialize(r);
-        } catch (BufferUnderflowException e) {
-            throw new InvalidRecordException("end-transaction marker of " + r.valueSize() + " bytes is too short");
-        }
+        return type == ControlRecordType.COMMIT || type == ControlRecordType.ABORT
+                ? EndTransactionMarker.deserialize(r) : null;
     }
 
     /** Why the batch cannot be kept, or null if it can. */
@@ -287,8 +267,13 @@ final class LogRecovery {
             }
             try {
                 endMarkerOf(b);
-            } catch (KafkaException e) {
-                return "undecodable control batch: " + e.getMessage();
+            } catch (RuntimeException e) {
+                // Kafka's record decoders throw more than KafkaException on bad bytes: an
+                // IllegalArgumentException for an overlong varint, a NullPointerException for a
+                // missing key or value, a BufferUnderflowException for a short marker. Only
+                // these bytes are decoded here, so whatever they throw means damage (as on
+                // produce, BatchValidator.checkRecords).
+                return "undecodable control batch: " + e;
             }
         }
         return null;

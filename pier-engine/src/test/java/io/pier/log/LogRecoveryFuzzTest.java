@@ -25,8 +25,9 @@ import org.junit.jupiter.api.BeforeAll;
  * bit 3: a checkpoint at the position given by the next 4 bytes; bit 4: the bytes are a batch
  * whose CRC is recomputed), then the bytes appended to the segment. Kept inputs, in {@code
  * LogRecoveryFuzzTestInputs/openSegment/}: a torn tail, a flipped byte inside a checkpointed
- * region, a checkpoint past the end, a CRC-valid batch with a bad length, and a finding: a
- * CRC-valid control batch with compression id 5 (see LogRecoveryTest's damaged batches).
+ * region, a checkpoint past the end, a CRC-valid batch with a bad length, and two findings: a
+ * CRC-valid control batch with compression id 5, and one whose record length is an overlong
+ * varint (see LogRecoveryTest's damaged batches).
  */
 class LogRecoveryFuzzTest {
     private static final long T0 = 1_700_000_000_000L;

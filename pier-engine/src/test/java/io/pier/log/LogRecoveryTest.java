@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.stream.Stream;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
@@ -193,8 +194,9 @@ class LogRecoveryTest {
 
     /**
      * Batches a crash or a bad disk may leave that pass the CRC but that Pier never writes, each
-     * found by LogRecoveryFuzzTest: before, their decoding threw an IllegalArgumentException, a
-     * NullPointerException or a BufferUnderflowException out of the log's open.
+     * found by LogRecoveryFuzzTest: before, their decoding threw an IllegalArgumentException (an
+     * unknown codec, an overlong varint), a NullPointerException or a BufferUnderflowException out
+     * of the log's open.
      */
     static Stream<Arguments> damagedBatches() {
         byte[] commit = {0, 0, 0, 1}; // control record key: version 0, type COMMIT
@@ -206,7 +208,9 @@ class LogRecoveryTest {
                 Arguments.of("marker without a value", damaged(Compression.NONE, true, -1, commit, null)),
                 Arguments.of("marker of 1 byte", damaged(Compression.NONE, true, -1, commit, new byte[] {0})),
                 Arguments.of("marker of version -1", damaged(Compression.NONE, true, -1, commit,
-                        new byte[] {-1, -1, 0, 0, 0, 0})));
+                        new byte[] {-1, -1, 0, 0, 0, 0})),
+                Arguments.of("control record length an overlong varint", overlongRecordLength(
+                        damaged(Compression.NONE, true, -1, commit, marker))));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -234,6 +238,14 @@ class LogRecoveryTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("00000000000000000000.log")
                 .hasMessageContaining("position " + (Files.size(firstLog()) - batch.length));
+    }
+
+    /** {@code batch} with its first record's length varint made 5 bytes with the top bit set, CRC fixed. */
+    private static byte[] overlongRecordLength(byte[] batch) {
+        java.util.Arrays.fill(batch, DefaultRecordBatch.RECORD_BATCH_OVERHEAD,
+                DefaultRecordBatch.RECORD_BATCH_OVERHEAD + 5, (byte) 0xff);
+        RecordBatchFuzzTest.fixCrc(ByteBuffer.wrap(batch));
+        return batch;
     }
 
     /**
