@@ -9,6 +9,9 @@
 # Each Jazzer run lasts its @FuzzTest's maxDuration, 60 s (Jazzer 0.24 hands libFuzzer that limit
 # after any given on the command line, so it cannot be lowered from here); more seconds mean more
 # runs of 60 s in a row, each starting from the corpus the last one left.
+# Each run is also recorded in <module>/.cifuzz-corpus/executions.tsv (date, target, executions,
+# seconds), next to the corpus it grew, and the summary adds up every run recorded there: the
+# executions a target has had across campaigns, toward the 10^7 of reliability.md §8.
 # Builds offline (./mvnw -o): fetch the dependencies once first.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -61,6 +64,9 @@ for name in "${ORDER[@]}"; do
     [ "$runs" = " ?" ] && runs="0 ?"
     total_runs=$(( total_runs + ${runs%% *} ))
     [ "${runs##* }" != "?" ] && total_seconds=$(( total_seconds + ${runs##* } ))
+    mkdir -p "$module/.cifuzz-corpus"
+    printf '%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$name" "${runs%% *}" "${runs##* }" \
+      >>"$module/.cifuzz-corpus/executions.tsv"
     cov="$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)"
     for crash in "$module"/crash-* "$module"/timeout-* "$module"/oom-* "$module"/slow-unit-*; do
       [ -e "$crash" ] && mv "$crash" "$inputs/"
@@ -75,7 +81,8 @@ for name in "${ORDER[@]}"; do
     fi
   done
   found=$(( $(ls "$inputs" | wc -l) - before ))
-  line="$name: $total_runs executions in ${total_seconds} s, ${cov:-no coverage figure}, new kept inputs: $found, $result"
+  ever="$(awk -F'\t' -v t="$name" '$2 == t { n += $3 } END { print n + 0 }' "$module/.cifuzz-corpus/executions.tsv")"
+  line="$name: $total_runs executions in ${total_seconds} s ($ever recorded in all), ${cov:-no coverage figure}, new kept inputs: $found, $result"
   summary+=("$line")
 done
 echo
