@@ -15,6 +15,7 @@ import io.pier.service.BrokerServices;
 import io.pier.service.Futures;
 import io.pier.service.HandDrivenServices;
 import io.pier.service.NodeInfo;
+import io.pier.state.TopicMetadata;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -52,6 +53,13 @@ import org.apache.kafka.common.requests.RequestHeader;
  */
 final class FuzzedBroker implements AutoCloseable {
     static final int MAX_FRAME_BYTES = 1 << 20;
+    /**
+     * What an input may allocate per partition it creates, beyond the bound on its size: a
+     * CreateTopics or CreatePartitions request of 40 bytes may legitimately create up to 10,000
+     * partitions per topic (TopicService's cap), and opening one allocated about 14 KB (a
+     * 6,915-partition CreatePartitions, measured while fuzzing).
+     */
+    static final long BYTES_PER_NEW_PARTITION = 32L << 10;
     static final String TOPIC = "fuzz";
 
     final Path dir;
@@ -118,6 +126,15 @@ final class FuzzedBroker implements AutoCloseable {
             handlerFailures.clear();
             throw new AssertionError(what + ": a handler failed with " + first, first);
         }
+    }
+
+    /** Partitions of every topic the broker has, for {@link #BYTES_PER_NEW_PARTITION}. */
+    long partitionCount() {
+        long count = 0;
+        for (TopicMetadata topic : broker.services.topics().topics()) {
+            count += topic.partitionCount();
+        }
+        return count;
     }
 
     EmbeddedChannel connect() {

@@ -65,7 +65,8 @@ class RequestFuzzTest {
      * and version, or the connection is closed, or it waits on a long poll or rebalance (then
      * nothing is thrown either); no handler fails with other than a Kafka error; allocation stays
      * a small multiple of the request's size; and afterwards a new connection still gets
-     * ApiVersions and Metadata answered.
+     * ApiVersions and Metadata answered. (Partitions the request creates may add {@link
+     * FuzzedBroker#BYTES_PER_NEW_PARTITION} each to the allocation bound.)
      */
     @FuzzTest(maxDuration = "60s")
     void request(byte[] input) {
@@ -75,14 +76,19 @@ class RequestFuzzTest {
         short[] api = api(broker.served, (short) (((input[0] & 0xff) << 8) | (input[1] & 0xff)));
         ApiKeys key = ApiKeys.forId(api[0]);
         short version = (short) (api[1] + (input[2] & 0xff) % (api[2] - api[1] + 1));
+        long partitions = broker.partitionCount();
         AllocationMeter.Reading reading = AllocationMeter.start();
         int size = send(key, version, input);
         if (reading.classesLoaded()) {
+            partitions = broker.partitionCount();
             reading = AllocationMeter.start(); // the first input down a new path: measure it again
             send(key, version, input);
         }
-        assertThat(reading.bytes()).as("bytes allocated for a %d-byte %s v%d", size, key, version)
-                .isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * size);
+        long allocated = reading.bytes();
+        long created = Math.max(0, broker.partitionCount() - partitions);
+        assertThat(allocated).as("bytes allocated for a %d-byte %s v%d creating %d partitions", size, key, version,
+                created).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * size
+                        + FuzzedBroker.BYTES_PER_NEW_PARTITION * created);
         broker.assertNoHandlerFailed(key + " v" + version);
         broker.assertServes();
     }
