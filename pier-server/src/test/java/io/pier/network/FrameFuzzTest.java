@@ -45,7 +45,7 @@ class FrameFuzzTest {
      * and the broker keeps serving other connections.
      */
     @FuzzTest(maxDuration = "60s")
-    void frames(byte[] input) {
+    void frames(byte[] input) throws Exception {
         if (input.length == 0) {
             return;
         }
@@ -66,6 +66,7 @@ class FrameFuzzTest {
         if (++inputs % 64 == 1) {
             broker.assertServes();
         }
+        broker = broker.renewIfCrowded();
     }
 
     private static void feed(byte[] input) {

@@ -69,7 +69,7 @@ class RequestFuzzTest {
      * FuzzedBroker#BYTES_PER_NEW_PARTITION} each to the allocation bound.)
      */
     @FuzzTest(maxDuration = "60s")
-    void request(byte[] input) {
+    void request(byte[] input) throws Exception {
         if (input.length < 3) {
             return;
         }
@@ -91,6 +91,7 @@ class RequestFuzzTest {
                         + FuzzedBroker.BYTES_PER_NEW_PARTITION * created);
         broker.assertNoHandlerFailed(key + " v" + version);
         broker.assertServes();
+        broker = broker.renewIfCrowded();
     }
 
     /** {@code body} with each {@link #TOPIC_ID_PLACEHOLDER} replaced by {@code id}. */
