@@ -54,12 +54,13 @@ import org.apache.kafka.common.requests.RequestHeader;
 final class FuzzedBroker implements AutoCloseable {
     static final int MAX_FRAME_BYTES = 1 << 20;
     /**
-     * What an input may allocate per partition it creates, beyond the bound on its size: a
-     * CreateTopics or CreatePartitions request of 40 bytes may legitimately create up to 10,000
-     * partitions per topic (TopicService's cap), and opening one allocated about 14 KB (a
-     * 6,915-partition CreatePartitions, measured while fuzzing).
+     * What an input may allocate per partition it creates or deletes, beyond the bound on its
+     * size: a CreateTopics or CreatePartitions request of 40 bytes may legitimately create up to
+     * 10,000 partitions per topic (TopicService's cap), and a DeleteTopics as small delete all an
+     * earlier input created. Opening one allocated about 14 KB (a 6,915-partition
+     * CreatePartitions, measured while fuzzing), deleting one about as much.
      */
-    static final long BYTES_PER_NEW_PARTITION = 32L << 10;
+    static final long BYTES_PER_PARTITION_CHANGED = 32L << 10;
     static final String TOPIC = "fuzz";
 
     final Path dir;
@@ -149,7 +150,7 @@ final class FuzzedBroker implements AutoCloseable {
         return new FuzzedBroker();
     }
 
-    /** Partitions of every topic the broker has, for {@link #BYTES_PER_NEW_PARTITION}. */
+    /** Partitions of every topic the broker has, for {@link #BYTES_PER_PARTITION_CHANGED}. */
     long partitionCount() {
         long count = 0;
         for (TopicMetadata topic : broker.services.topics().topics()) {

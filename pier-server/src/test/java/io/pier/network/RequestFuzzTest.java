@@ -65,8 +65,8 @@ class RequestFuzzTest {
      * and version, or the connection is closed, or it waits on a long poll or rebalance (then
      * nothing is thrown either); no handler fails with other than a Kafka error; allocation stays
      * a small multiple of the request's size; and afterwards a new connection still gets
-     * ApiVersions and Metadata answered. (Partitions the request creates may add {@link
-     * FuzzedBroker#BYTES_PER_NEW_PARTITION} each to the allocation bound.)
+     * ApiVersions and Metadata answered. (Partitions the request creates or deletes
+     * add {@link FuzzedBroker#BYTES_PER_PARTITION_CHANGED} each to the allocation bound.)
      */
     @FuzzTest(maxDuration = "60s")
     void request(byte[] input) throws Exception {
@@ -85,10 +85,10 @@ class RequestFuzzTest {
             send(key, version, input);
         }
         long allocated = reading.bytes();
-        long created = Math.max(0, broker.partitionCount() - partitions);
-        assertThat(allocated).as("bytes allocated for a %d-byte %s v%d creating %d partitions", size, key, version,
-                created).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * size
-                        + FuzzedBroker.BYTES_PER_NEW_PARTITION * created);
+        long changed = Math.abs(broker.partitionCount() - partitions);
+        assertThat(allocated).as("bytes allocated for a %d-byte %s v%d creating or deleting %d partitions", size, key,
+                version, changed).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * size
+                        + FuzzedBroker.BYTES_PER_PARTITION_CHANGED * changed);
         broker.assertNoHandlerFailed(key + " v" + version);
         broker.assertServes();
         broker = broker.renewIfCrowded();
