@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
@@ -212,7 +213,7 @@ final class LogRecovery {
             producers.recordTimestamp(b.producerId(), b.maxTimestamp());
             return;
         }
-        EndTransactionMarker marker = endMarkerOf(b);
+        EndTransactionMarker marker = endMarkerOf(b); // check() has decoded it once already
         if (marker == null) {
             return;
         }
@@ -249,6 +250,31 @@ final class LogRecovery {
         long last = b.lastOffset();
         if (last < b.baseOffset() || last - segmentBase > Integer.MAX_VALUE) {
             return "impossible last offset " + last;
+        }
+        CompressionType compression;
+        try {
+            compression = b.compressionType();
+        } catch (IllegalArgumentException e) { // attribute bits 0-2 hold 5, 6 or 7: no codec at all
+            return "unknown compression: " + e.getMessage();
+        }
+        if (b.isControlBatch()) {
+            // Pier writes a control batch itself, uncompressed (PartitionLog's end markers; produce
+            // refuses control batches), so a compressed one is damage: it is not handed to a
+            // decompressor. The marker is decoded here, before the batch counts, so that one
+            // that cannot be decoded cuts the log at this batch like any other damage.
+            if (compression != CompressionType.NONE) {
+                return "control batch compressed with " + compression.name;
+            }
+            try {
+                endMarkerOf(b);
+            } catch (RuntimeException e) {
+                // Kafka's record decoders throw more than KafkaException on bad bytes: an
+                // IllegalArgumentException for an overlong varint, a NullPointerException for a
+                // missing key or value, a BufferUnderflowException for a short marker. Only
+                // these bytes are decoded here, so whatever they throw means damage (as on
+                // produce, BatchValidator.checkRecords).
+                return "undecodable control batch: " + e;
+            }
         }
         return null;
     }

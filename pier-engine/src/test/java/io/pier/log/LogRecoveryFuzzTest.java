@@ -10,6 +10,9 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
@@ -25,17 +28,39 @@ import org.junit.jupiter.api.BeforeAll;
  * bit 3: a checkpoint at the position given by the next 4 bytes; bit 4: the bytes are a batch
  * whose CRC is recomputed), then the bytes appended to the segment. Kept inputs, in {@code
  * LogRecoveryFuzzTestInputs/openSegment/}: a torn tail, a flipped byte inside a checkpointed
- * region, a checkpoint past the end, a CRC-valid batch with a bad length.
+ * region, a checkpoint past the end, a CRC-valid batch with a bad length, and two findings: a
+ * CRC-valid control batch with compression id 5, and one whose record length is an overlong
+ * varint (see LogRecoveryTest's damaged batches).
  */
 class LogRecoveryFuzzTest {
     private static final long T0 = 1_700_000_000_000L;
     private static final String SEGMENT = "00000000000000000000.log";
+    private static final LogConfig CONFIG = TestBatches.config(Durability.DURABLE);
     private static Path root;
+    /** Per count of good batches (0 to 3), the files a log leaves after them, flushed, and a crash. */
+    private static final List<List<Path>> GOOD_FILES = new ArrayList<>();
     private static int run;
 
+    /**
+     * Writes the four possible starting folders once; each input starts from a copy. They do not
+     * depend on the input, and making them anew per input (an open, appends, a flush) cost as much
+     * as the recovery under test.
+     */
     @BeforeAll
     static void makeRoot() throws IOException {
-        root = Files.createTempDirectory("pier-recovery-fuzz");
+        root = TestFiles.scratchDirectory("pier-recovery-fuzz");
+        for (int batches = 0; batches < 4; batches++) {
+            Path dir = root.resolve("good-" + batches);
+            PartitionLog log = PartitionLog.open(dir, CONFIG, new ManualClock(T0));
+            for (int i = 0; i < batches; i++) {
+                log.append(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(T0, ("v" + i).getBytes(UTF_8))));
+            }
+            log.flush();
+            log.closeAbruptly();
+            try (Stream<Path> files = Files.list(dir)) {
+                GOOD_FILES.add(files.sorted().toList());
+            }
+        }
     }
 
     @AfterAll
@@ -54,15 +79,11 @@ class LogRecoveryFuzzTest {
             return;
         }
         int flags = input[0] & 0xff;
-        Path dir = root.resolve("p-" + run++);
-        LogConfig config = TestBatches.config(Durability.DURABLE);
-        ManualClock clock = new ManualClock(T0);
-        PartitionLog log = PartitionLog.open(dir, config, clock);
-        for (int i = 0; i < (flags & 3); i++) {
-            log.append(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(T0, ("v" + i).getBytes(UTF_8))));
+        Path dir = Files.createDirectory(root.resolve("p-" + run++));
+        for (Path file : GOOD_FILES.get(flags & 3)) {
+            Files.copy(file, dir.resolve(file.getFileName()));
         }
-        log.flush();
-        log.closeAbruptly();
+        ManualClock clock = new ManualClock(T0);
         int tailFrom = 1;
         int claimed = -1;
         if ((flags & 8) != 0 && input.length >= 5) {
@@ -84,7 +105,7 @@ class LogRecoveryFuzzTest {
         PartitionLog reopened;
         long expectedEnd;
         try {
-            reopened = PartitionLog.open(dir, config, clock);
+            reopened = PartitionLog.open(dir, CONFIG, clock);
         } catch (IOException e) {
             assertThat(e.getMessage()).as("the refusal names the place").contains(dir.getFileName().toString());
             TestFiles.deleteTree(dir);
@@ -101,7 +122,7 @@ class LogRecoveryFuzzTest {
         } finally {
             reopened.close();
         }
-        try (PartitionLog again = PartitionLog.open(dir, config, clock)) {
+        try (PartitionLog again = PartitionLog.open(dir, CONFIG, clock)) {
             assertThat(again.logEndOffset()).as("end offset across a clean reopen").isEqualTo(expectedEnd);
         }
         TestFiles.deleteTree(dir);

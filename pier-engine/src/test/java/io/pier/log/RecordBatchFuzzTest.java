@@ -6,7 +6,6 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.pier.common.ManualClock;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
@@ -49,7 +48,7 @@ class RecordBatchFuzzTest {
 
     @BeforeAll
     static void openLogs() throws IOException {
-        root = Files.createTempDirectory("pier-batch-fuzz");
+        root = TestFiles.scratchDirectory("pier-batch-fuzz");
         reopen();
     }
 

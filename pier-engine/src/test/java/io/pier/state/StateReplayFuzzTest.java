@@ -46,7 +46,7 @@ class StateReplayFuzzTest {
 
     @BeforeAll
     static void makeRoot() throws IOException {
-        root = Files.createTempDirectory("pier-replay-fuzz");
+        root = TestFiles.scratchDirectory("pier-replay-fuzz");
     }
 
     @AfterAll

@@ -123,7 +123,9 @@ public final class ShareGroupOffsetHandlers {
                             .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message())));
                     continue;
                 }
-                CompletableFuture<OffsetSummary> summary = topic == null
+                // A negative index names no partition, as one past the topic's end does: no state
+                // (SharePartitionKey would throw, and the client would see UNKNOWN_SERVER_ERROR).
+                CompletableFuture<OffsetSummary> summary = topic == null || index < 0
                         ? CompletableFuture.completedFuture(OffsetSummary.NONE)
                         : shares.summary(new TopicPartition(name, index),
                                 new SharePartitionKey(groupId, topic.id(), index));

@@ -45,22 +45,28 @@ class FrameFuzzTest {
      * and the broker keeps serving other connections.
      */
     @FuzzTest(maxDuration = "60s")
-    void frames(byte[] input) {
+    void frames(byte[] input) throws Exception {
         if (input.length == 0) {
             return;
         }
+        long partitions = broker.partitionCount();
         AllocationMeter.Reading reading = AllocationMeter.start();
         feed(input);
         if (reading.classesLoaded()) {
+            partitions = broker.partitionCount();
             reading = AllocationMeter.start(); // the first input down a new path: measure it again
             feed(input);
         }
-        assertThat(reading.bytes()).as("bytes allocated for %d bytes received", input.length)
-                .isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * input.length);
+        long allocated = reading.bytes();
+        long changed = Math.abs(broker.partitionCount() - partitions); // as in RequestFuzzTest
+        assertThat(allocated).as("bytes allocated for %d bytes received, creating or deleting %d partitions",
+                input.length, changed).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * input.length
+                        + FuzzedBroker.BYTES_PER_PARTITION_CHANGED * changed);
         broker.assertNoHandlerFailed("frames " + Arrays.toString(Arrays.copyOf(input, Math.min(input.length, 32))));
         if (++inputs % 64 == 1) {
             broker.assertServes();
         }
+        broker = broker.renewIfCrowded();
     }
 
     private static void feed(byte[] input) {

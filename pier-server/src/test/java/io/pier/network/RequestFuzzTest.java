@@ -65,26 +65,33 @@ class RequestFuzzTest {
      * and version, or the connection is closed, or it waits on a long poll or rebalance (then
      * nothing is thrown either); no handler fails with other than a Kafka error; allocation stays
      * a small multiple of the request's size; and afterwards a new connection still gets
-     * ApiVersions and Metadata answered.
+     * ApiVersions and Metadata answered. (Partitions the request creates or deletes
+     * add {@link FuzzedBroker#BYTES_PER_PARTITION_CHANGED} each to the allocation bound.)
      */
     @FuzzTest(maxDuration = "60s")
-    void request(byte[] input) {
+    void request(byte[] input) throws Exception {
         if (input.length < 3) {
             return;
         }
         short[] api = api(broker.served, (short) (((input[0] & 0xff) << 8) | (input[1] & 0xff)));
         ApiKeys key = ApiKeys.forId(api[0]);
         short version = (short) (api[1] + (input[2] & 0xff) % (api[2] - api[1] + 1));
+        long partitions = broker.partitionCount();
         AllocationMeter.Reading reading = AllocationMeter.start();
         int size = send(key, version, input);
         if (reading.classesLoaded()) {
+            partitions = broker.partitionCount();
             reading = AllocationMeter.start(); // the first input down a new path: measure it again
             send(key, version, input);
         }
-        assertThat(reading.bytes()).as("bytes allocated for a %d-byte %s v%d", size, key, version)
-                .isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * size);
+        long allocated = reading.bytes();
+        long changed = Math.abs(broker.partitionCount() - partitions);
+        assertThat(allocated).as("bytes allocated for a %d-byte %s v%d creating or deleting %d partitions", size, key,
+                version, changed).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * size
+                        + FuzzedBroker.BYTES_PER_PARTITION_CHANGED * changed);
         broker.assertNoHandlerFailed(key + " v" + version);
         broker.assertServes();
+        broker = broker.renewIfCrowded();
     }
 
     /** {@code body} with each {@link #TOPIC_ID_PLACEHOLDER} replaced by {@code id}. */
