@@ -9,16 +9,10 @@ import io.netty.util.ReferenceCountUtil;
 import io.pier.log.TestFiles;
 import io.pier.protocol.ApiHandler;
 import io.pier.protocol.ApiRouter;
-import io.pier.server.Apis;
-import io.pier.server.BrokerConfig;
-import io.pier.service.BrokerServices;
 import io.pier.service.Futures;
 import io.pier.service.HandDrivenServices;
-import io.pier.service.NodeInfo;
 import io.pier.state.TopicMetadata;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -76,10 +70,7 @@ final class FuzzedBroker implements AutoCloseable {
     FuzzedBroker() throws Exception {
         dir = TestFiles.scratchDirectory("pier-fuzz-broker");
         broker = new HandDrivenServices(dir, 2);
-        BrokerServices services = broker.services;
-        ApiRouter real = new ApiRouter();
-        Apis.register(real, services, new BrokerConfig(broker.config),
-                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), broker.clock);
+        ApiRouter real = HandDrivenPipeline.router(broker);
         for (ApiKeys key : ApiKeys.values()) {
             short min = -1;
             short max = -1;
@@ -160,12 +151,7 @@ final class FuzzedBroker implements AutoCloseable {
     }
 
     EmbeddedChannel connect() {
-        return new EmbeddedChannel(new FrameDecoder(MAX_FRAME_BYTES), new RequestChannelHandler(router)) {
-            @Override
-            protected SocketAddress remoteAddress0() {
-                return new InetSocketAddress("127.0.0.1", 40_000);
-            }
-        };
+        return HandDrivenPipeline.connection(40_000, MAX_FRAME_BYTES, new RequestChannelHandler(router));
     }
 
     /**

@@ -9,8 +9,6 @@ import io.pier.protocol.ApiRouter;
 import io.pier.protocol.SaslHandlers;
 import io.pier.security.SaslAuthenticators;
 import io.pier.security.ScramCredentialStore;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -55,13 +53,8 @@ class SaslGateTest {
                 .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, SaslHandlers::authenticate);
         SaslAuthenticators sasl = new SaslAuthenticators(List.of("PLAIN"), Map.of("alice", "alice-secret"),
                 ScramCredentialStore.open(null), 0, 524288);
-        channel = new EmbeddedChannel(new FrameDecoder(1 << 24),
-                new RequestChannelHandler(router, "SASL_PLAINTEXT", null, null, sasl, 1 << 24)) {
-            @Override
-            protected SocketAddress remoteAddress0() {
-                return new InetSocketAddress("127.0.0.1", 40_000);
-            }
-        };
+        channel = HandDrivenPipeline.connection(40_000, 1 << 24,
+                new RequestChannelHandler(router, "SASL_PLAINTEXT", null, null, sasl, 1 << 24));
     }
 
     @AfterEach

@@ -9,16 +9,11 @@ import io.pier.common.ManualClock;
 import io.pier.metrics.PierMetrics;
 import io.pier.protocol.ApiRouter;
 import io.pier.runtime.ManualAgents;
-import io.pier.server.Apis;
-import io.pier.server.BrokerConfig;
 import io.pier.service.BrokerServices;
 import io.pier.service.HandDrivenServices;
-import io.pier.service.NodeInfo;
 import io.pier.state.TopicMetadata;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -70,9 +65,7 @@ class ShareFetchHandlingTest {
         agents = broker.agents;
         clock = broker.clock;
         BrokerServices services = broker.services;
-        router = new ApiRouter();
-        Apis.register(router, services, new BrokerConfig(broker.config),
-                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), clock);
+        router = HandDrivenPipeline.router(broker);
         TopicMetadata topic = agents.await(services.topics().create("jobs", 1, Map.of(), false));
         topicId = topic.id();
         assertThat(agents.await(services.shareGroups().alterConfig(GROUP, Map.of(
@@ -106,12 +99,7 @@ class ShareFetchHandlingTest {
 
         Consumer(String memberId, int port) {
             this.memberId = memberId;
-            this.channel = new EmbeddedChannel(new FrameDecoder(1 << 20), new RequestChannelHandler(router)) {
-                @Override
-                protected SocketAddress remoteAddress0() {
-                    return new InetSocketAddress("127.0.0.1", port);
-                }
-            };
+            this.channel = HandDrivenPipeline.connection(router, port);
             consumers.add(this);
         }
 

@@ -5,15 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.pier.protocol.ApiRouter;
-import io.pier.server.Apis;
-import io.pier.server.BrokerConfig;
-import io.pier.service.BrokerServices;
 import io.pier.log.FaultyDisk;
 import io.pier.service.HandDrivenServices;
-import io.pier.service.NodeInfo;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -85,16 +78,7 @@ class StorageFaultAnswersTest {
     @BeforeEach
     void start() throws Exception {
         broker = new HandDrivenServices(dir, 2, null, Map.of(), disk);
-        BrokerServices services = broker.services;
-        ApiRouter router = new ApiRouter();
-        Apis.register(router, services, new BrokerConfig(broker.config),
-                () -> new NodeInfo(1, "127.0.0.1", 9092, services.topics().clusterId()), broker.clock);
-        channel = new EmbeddedChannel(new FrameDecoder(1 << 20), new RequestChannelHandler(router)) {
-            @Override
-            protected SocketAddress remoteAddress0() {
-                return new InetSocketAddress("127.0.0.1", 40_000);
-            }
-        };
+        channel = HandDrivenPipeline.connection(HandDrivenPipeline.router(broker), 40_000);
     }
 
     @AfterEach
