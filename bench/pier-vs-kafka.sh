@@ -19,7 +19,7 @@
 #   --security-records N  records per produce and per share run of the tls/sasl rows (default: the produce
 #                         row's count, 200,000, and --records)
 #   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
-#   --no-broker-warmup    skip each broker's unmeasured warm-up pass (every selected workload once, 200,000 records per share run) before
+#   --no-broker-warmup    skip each broker's unmeasured warm-up pass (every selected workload once, 500,000 records per share run) before
 #                         its measured one; without it each row also pays for the broker's JIT compilation
 #   --jfr                 record the Pier JVMs of the last round with JFR, add the hottest frames to the page
 #   --no-jmh, --heap 1g, --out FILE, --help

@@ -60,7 +60,7 @@ public final class SideBySide {
          * records lasted 2 s on Pier, and its compiler threads took half the broker's CPU in it).
          */
         static Params brokerWarmupRun() {
-            return new Params(1, 50_000, 10_000, 200_000, 200_000, List.of(1_000), 2, Duration.ofSeconds(60), true);
+            return new Params(1, 50_000, 10_000, 500_000, 200_000, List.of(1_000), 2, Duration.ofSeconds(60), true);
         }
 
         /** The unmeasured warm-up pass of the client JVM: every workload once, small. */
