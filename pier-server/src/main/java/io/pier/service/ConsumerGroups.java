@@ -21,7 +21,6 @@ import io.pier.group.consumer.ConsumerHeartbeatResult;
 import io.pier.state.CommittedOffset;
 import io.pier.state.OffsetStore;
 import io.pier.state.TopicMetadata;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -31,7 +30,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -429,11 +427,8 @@ public final class ConsumerGroups {
      * any other kind is a broken invariant and fails the request.
      */
     private static Errors notWritten(Throwable failure) {
-        Throwable cause = Futures.unwrap(failure);
-        if (cause instanceof IOException) {
-            return Errors.NOT_COORDINATOR;
-        }
-        throw new CompletionException(cause);
+        var unused = Futures.storageFailure(failure);
+        return Errors.NOT_COORDINATOR;
     }
 
     /** Shard thread only: whether the group takes this commit. */

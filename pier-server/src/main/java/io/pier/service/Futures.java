@@ -1,5 +1,6 @@
 package io.pier.service;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -13,6 +14,19 @@ public final class Futures {
     /** The failure a dependent stage reports, without the CompletionException it is wrapped in. */
     public static Throwable unwrap(Throwable t) {
         return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+
+    /**
+     * The I/O error behind {@code failure}: a store's log failed, which the caller answers with a
+     * Kafka code the client retries on. Any other failure is a broken invariant and is rethrown,
+     * so it fails the request instead of passing for a storage fault.
+     */
+    public static IOException storageFailure(Throwable failure) {
+        Throwable cause = unwrap(failure);
+        if (cause instanceof IOException io) {
+            return io;
+        }
+        throw new CompletionException(cause);
     }
 
     /**

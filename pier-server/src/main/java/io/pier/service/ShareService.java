@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
@@ -129,12 +128,8 @@ public final class ShareService {
      * the request.
      */
     private static Acquired notAcquired(Throwable failure) {
-        Throwable cause = Futures.unwrap(failure);
-        if (cause instanceof IOException) {
-            LOG.warn("Acquiring failed; the partition answers KAFKA_STORAGE_ERROR", cause);
-            return Acquired.failed(Errors.KAFKA_STORAGE_ERROR);
-        }
-        throw new CompletionException(cause);
+        LOG.warn("Acquiring failed; the partition answers KAFKA_STORAGE_ERROR", Futures.storageFailure(failure));
+        return Acquired.failed(Errors.KAFKA_STORAGE_ERROR);
     }
 
     /**
