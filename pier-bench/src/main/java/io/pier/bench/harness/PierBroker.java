@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -16,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 final class PierBroker extends BrokerProcess {
     private static final long TRAINING_TIMEOUT_SECONDS = 180;
     /** Whether this harness run has recorded the archive: one left by an earlier run may fit an older build. */
-    private static boolean trained;
+    /** The class-data archives recorded in this harness run, one per build. */
+    private static final Set<Path> TRAINED = new HashSet<>();
 
     private final String classpath;
     private final String durability;
@@ -25,21 +28,27 @@ final class PierBroker extends BrokerProcess {
 
     PierBroker(String name, List<String> jvmFlags, Path workDir, String classpath, String durability)
             throws IOException {
+        this(name, jvmFlags, workDir, classpath, durability, "pier-cds.jsa");
+    }
+
+    /** {@code archiveName}: the class-data archive of this build, beside the brokers' folders. */
+    PierBroker(String name, List<String> jvmFlags, Path workDir, String classpath, String durability,
+            String archiveName) throws IOException {
         super(name, jvmFlags, workDir);
         this.classpath = classpath;
         this.durability = durability;
-        this.archive = workDir.getParent().resolve("pier-cds.jsa");
+        this.archive = workDir.getParent().resolve(archiveName);
         this.metricsPort = freePort();
     }
 
     @Override
     void prepare() throws Exception {
-        if (trained && Files.exists(archive)) {
+        if (TRAINED.contains(archive) && Files.exists(archive)) {
             return;
         }
         Files.deleteIfExists(archive);
         Files.createDirectories(archive.getParent());
-        Path log = archive.resolveSibling("pier-cds-training.out");
+        Path log = archive.resolveSibling(archive.getFileName().toString().replace(".jsa", "-training.out"));
         Process training = new ProcessBuilder(javaExecutable(), "-XX:ArchiveClassesAtExit=" + archive,
                 "-cp", classpath, "io.pier.cli.Main", "cds-training")
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -48,7 +57,7 @@ final class PierBroker extends BrokerProcess {
             Files.deleteIfExists(archive);
             throw new IOException("pier cds-training failed; see " + log);
         }
-        trained = true;
+        TRAINED.add(archive);
     }
 
     @Override
@@ -61,6 +70,13 @@ final class PierBroker extends BrokerProcess {
                 "--set", "pier.log.durability=" + durability,
                 // Metrics stay on, as by default, on a port of their own so two harness runs never collide.
                 "--set", "pier.metrics.port=" + metricsPort));
+        // PIER_BENCH_PIER_SET: broker settings for the Pier brokers only, "k=v k=v" (an experiment
+        // such as pier.agent.spin.us=50 against the defaults, with Kafka unchanged beside it).
+        for (String setting : System.getenv().getOrDefault("PIER_BENCH_PIER_SET", "").trim().split("\\s+")) {
+            if (!setting.isEmpty()) {
+                cmd.addAll(List.of("--set", setting));
+            }
+        }
         if (security != null) {
             // --port above sets the first listener's port, PLAINTEXT's; the settings are Kafka's names.
             cmd.addAll(List.of("--set", "listeners=PLAINTEXT://127.0.0.1:" + port + securityListeners(),

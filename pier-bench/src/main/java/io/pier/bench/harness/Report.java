@@ -28,7 +28,8 @@ final class Report {
     private static final List<Pair> PAIRS = List.of(
             new Pair(SideBySide.DURABLE, SideBySide.KAFKA, "durable / Kafka"),
             new Pair(SideBySide.NONE, SideBySide.KAFKA, "none / Kafka"),
-            new Pair(SideBySide.DURABLE, SideBySide.KAFKA_FSYNC, "durable / Kafka fsync"));
+            new Pair(SideBySide.DURABLE, SideBySide.KAFKA_FSYNC, "durable / Kafka fsync"),
+            new Pair(SideBySide.DURABLE, SideBySide.BASELINE, "durable / baseline"));
 
     Report(Results r, SideBySide.Params p, List<String> flags, String command, long seconds, String jmh, String jfr,
             String warmup, String kcat) {
@@ -47,6 +48,7 @@ final class Report {
         return switch (broker) {
             case SideBySide.DURABLE -> "Pier durable";
             case SideBySide.NONE -> "Pier none";
+            case SideBySide.BASELINE -> "Pier durable, baseline build";
             case SideBySide.KAFKA -> "Kafka (defaults, no fsync)";
             case SideBySide.KAFKA_FSYNC -> "Kafka (fsync every batch)";
             default -> broker;
@@ -56,7 +58,7 @@ final class Report {
     /** The brokers that ran, in the page's fixed order. */
     private List<String> brokers() {
         List<String> out = new ArrayList<>();
-        for (String b : SideBySide.ALL_BROKERS) {
+        for (String b : SideBySide.KNOWN_BROKERS) {
             if (r.ran(b)) {
                 out.add(b);
             }
@@ -229,13 +231,15 @@ final class Report {
             if (worst != null) {
                 double w = r.advantage(worst.key(), pier, kafka);
                 // When Pier leads on every row, the weakest row is its smallest lead, not a deficit.
-                String weakest = w < 1 ? String.format(Locale.ROOT, "furthest behind: **%s** (%s vs %s %s, Kafka %.2f× better)",
-                        fullLabel(worst), fmt(r.median(worst.key(), pier)), fmt(r.median(worst.key(), kafka)), worst.unit(), 1 / w)
-                        : String.format(Locale.ROOT, "smallest lead: **%s** (%s vs %s %s, Pier %.2f× better)",
+                // The pair's own names: the second broker is Kafka, or Pier's baseline build.
+                String weakest = w < 1 ? String.format(Locale.ROOT, "furthest behind: **%s** (%s vs %s %s, %s %.2f× better)",
+                        fullLabel(worst), fmt(r.median(worst.key(), pier)), fmt(r.median(worst.key(), kafka)), worst.unit(),
+                        header(kafka), 1 / w)
+                        : String.format(Locale.ROOT, "smallest lead: **%s** (%s vs %s %s, %s %.2f× better)",
                                 fullLabel(worst), fmt(r.median(worst.key(), pier)), fmt(r.median(worst.key(), kafka)),
-                                worst.unit(), w);
-                sb.append(String.format(Locale.ROOT, "- %s vs %s, %s; furthest ahead: **%s** (Pier %.2f× better).\n",
-                        pier, kafka, weakest, fullLabel(best), r.advantage(best.key(), pier, kafka)));
+                                worst.unit(), header(pier), w);
+                sb.append(String.format(Locale.ROOT, "- %s vs %s, %s; furthest ahead: **%s** (%s %.2f× better).\n",
+                        pier, kafka, weakest, fullLabel(best), header(pier), r.advantage(best.key(), pier, kafka)));
             }
         }
         sb.append('\n');

@@ -33,6 +33,14 @@ public final class SideBySide {
     static final String KAFKA = "kafka";
     static final String KAFKA_FSYNC = "kafka-fsync";
     static final List<String> ALL_BROKERS = List.of(DURABLE, NONE, KAFKA, KAFKA_FSYNC);
+    /**
+     * Pier durable built from another revision ({@code bench/pier-vs-kafka.sh --baseline REV}), to
+     * measure a change before and after in one run, alternating with the others; only with
+     * {@code --baseline-cp}, never in the default set.
+     */
+    static final String BASELINE = "pier-baseline";
+    /** Every broker the page knows, in its column order. */
+    static final List<String> KNOWN_BROKERS = List.of(DURABLE, BASELINE, NONE, KAFKA, KAFKA_FSYNC);
     /** The throwaway broker the client JVM warms up against before round 1: the quickest to start and serve. */
     static final String WARMUP_BROKER = NONE;
 
@@ -58,9 +66,11 @@ public final class SideBySide {
          * The unmeasured pass each broker runs before its measured one: every selected workload once,
          * long enough for the broker's JIT compiler to reach its hot paths (a share run of 1,000,000
          * records lasted 2 s on Pier, and its compiler threads took half the broker's CPU in it).
+         * The consumer-group runs read 500,000 too: with 200,000, a group row run alone still spent
+         * half of Pier's CPU in the compiler threads (async-profiler, group-classic-1c-10p).
          */
         static Params brokerWarmupRun() {
-            return new Params(1, 50_000, 10_000, 500_000, 200_000, List.of(1_000), 2, Duration.ofSeconds(60), true);
+            return new Params(1, 50_000, 10_000, 500_000, 500_000, List.of(1_000), 2, Duration.ofSeconds(60), true);
         }
 
         /** The unmeasured warm-up pass of the client JVM: every workload once, small. */
@@ -91,6 +101,8 @@ public final class SideBySide {
 
     private final Params params;
     private final String pierClasspath;
+    /** The baseline build's classpath, or null when no baseline runs. */
+    String baselineClasspath;
     private final Path kafkaLib;
     private final Path work;
     private final List<String> jvmFlags;
@@ -133,6 +145,7 @@ public final class SideBySide {
         Integer groupRecords = null;
         int securityRecords = 0;
         String pierCp = null;
+        String baselineCp = null;
         Path kafkaLib = null;
         Path work = Path.of("pier-bench/target/bench-run");
         Path out = null;
@@ -150,6 +163,7 @@ public final class SideBySide {
                 case "--group-records" -> groupRecords = Integer.parseInt(args[++i]);
                 case "--security-records" -> securityRecords = Integer.parseInt(args[++i]);
                 case "--pier-cp" -> pierCp = args[++i];
+                case "--baseline-cp" -> baselineCp = args[++i];
                 case "--kafka-lib" -> kafkaLib = Path.of(args[++i]);
                 case "--work" -> work = Path.of(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
@@ -164,8 +178,11 @@ public final class SideBySide {
             throw new IllegalArgumentException("--pier-cp and --kafka-lib are required");
         }
         for (String b : brokers) {
-            if (!ALL_BROKERS.contains(b)) {
-                throw new IllegalArgumentException("unknown broker " + b + "; known: " + String.join(",", ALL_BROKERS));
+            if (!KNOWN_BROKERS.contains(b)) {
+                throw new IllegalArgumentException("unknown broker " + b + "; known: " + String.join(",", KNOWN_BROKERS));
+            }
+            if (b.equals(BASELINE) && baselineCp == null) {
+                throw new IllegalArgumentException(BASELINE + " needs a baseline build: bench/pier-vs-kafka.sh --baseline REV");
             }
         }
         Params p = quick ? Params.quickRun() : Params.fullRun();
@@ -189,6 +206,7 @@ public final class SideBySide {
         bench.only = only;
         bench.securityRecords = securityRecords;
         bench.brokers = brokers;
+        bench.baselineClasspath = baselineCp;
         bench.warmup = warmup;
         bench.brokerWarmup = brokerWarmup;
         bench.run();
@@ -254,6 +272,7 @@ public final class SideBySide {
         return switch (broker) {
             case DURABLE -> new PierBroker(broker, pierFlags(), dir, pierClasspath, "durable");
             case NONE -> new PierBroker(broker, pierFlags(), dir, pierClasspath, "none");
+            case BASELINE -> new PierBroker(broker, pierFlags(), dir, baselineClasspath, "durable", "pier-cds-baseline.jsa");
             case KAFKA -> new KafkaBroker(broker, jvmFlags, dir, kafkaLib, false);
             case KAFKA_FSYNC -> new KafkaBroker(broker, jvmFlags, dir, kafkaLib, true);
             default -> throw new IllegalArgumentException("unknown broker " + broker);
