@@ -16,6 +16,7 @@
 # clients (io.pier.bench.BoundedLoad, pier-testkit's test sources), each running S seconds.
 #   bench/bounded-resources.sh [idle connections (1000)] [pipelined requests (4000)]
 #                              [producers (16)] [share consumers (8)] [seconds of each load (30)]
+# PIER_BENCH_PIER_SET="k=v k=v" gives the brokers settings (e.g. queued.max.request.bytes=104857600).
 # Needs python3 and the JDK's jcmd on the PATH. Loopback only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,7 +46,10 @@ LOAD_CP="$ROOT/pier-testkit/target/test-classes:$ROOT/pier-testkit/target/classe
 # Starts a broker on a fresh data folder ($1) and sets BROKER to its pid.
 start_broker() {
   local data="$WORK/$1"
-  "$ROOT/pier" start --port "$PORT" --data-dir "$data" --set "pier.metrics.port=$METRICS_PORT" >"$WORK/$1.log" 2>&1 &
+  local settings=()
+  for kv in ${PIER_BENCH_PIER_SET:-}; do settings+=(--set "$kv"); done
+  "$ROOT/pier" start --port "$PORT" --data-dir "$data" --set "pier.metrics.port=$METRICS_PORT" \
+    ${settings[@]+"${settings[@]}"} >"$WORK/$1.log" 2>&1 &
   for _ in $(seq 1 300); do
     grep -q "Pier is ready" "$WORK/$1.log" 2>/dev/null && break
     sleep 0.2

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
 import java.util.function.ToIntFunction;
 import org.apache.kafka.common.TopicPartition;
@@ -164,6 +165,23 @@ public final class PierMetrics {
                 .help("Open client connections by listener (the count max.connections and its listener limits apply to)")
                 .labelNames("listener")
                 .callback(cb -> names.forEach(l -> cb.call(countOn.applyAsInt(l), l)))
+                .register(registry);
+    }
+
+    /**
+     * {@code queued.max.request.bytes}: the bytes of requests read and not yet answered (0 when the
+     * setting is off, as nothing is counted then), and how often a connection stopped reading because
+     * they reached it.
+     */
+    public void requestBytes(LongSupplier held, LongSupplier waits) {
+        GaugeWithCallback.builder().name("pier_queued_request_bytes")
+                .help("Bytes of requests read and not yet answered, all connections (bounded by"
+                        + " queued.max.request.bytes; 0 when it is not set)")
+                .callback(cb -> cb.call(held.getAsLong()))
+                .register(registry);
+        CounterWithCallback.builder().name("pier_queued_request_bytes_waits_total")
+                .help("Times a connection stopped reading because queued.max.request.bytes was reached")
+                .callback(cb -> cb.call(waits.getAsLong()))
                 .register(registry);
     }
 

@@ -53,6 +53,7 @@ public final class NetworkServer implements AutoCloseable {
     private final EventLoopGroup workers;
     private final Map<String, Channel> serverChannels = new LinkedHashMap<>();
     private final ConnectionLimits limits;
+    private final RequestBytesBudget requestBytes;
 
     /** One plaintext listener called {@code PLAINTEXT}. */
     public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads) throws InterruptedException {
@@ -62,16 +63,19 @@ public final class NetworkServer implements AutoCloseable {
     /** Without connection limits. */
     public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads, List<Endpoint> endpoints)
             throws InterruptedException {
-        this(maxFrameBytes, idleMs, router, ioThreads, endpoints, ConnectionLimits.unlimited());
+        this(maxFrameBytes, idleMs, router, ioThreads, endpoints, ConnectionLimits.unlimited(),
+                RequestBytesBudget.unlimited());
     }
 
     /**
      * Event loops, shared by every endpoint, and per endpoint a pipeline and an unbound server
-     * socket; every connection takes a slot of {@code limits} first (see {@link ConnectionAdmission}).
+     * socket; every connection takes a slot of {@code limits} first (see {@link ConnectionAdmission}),
+     * and the bytes of the requests it has read but not answered from {@code requestBytes}.
      */
     public NetworkServer(int maxFrameBytes, long idleMs, ApiRouter router, int ioThreads, List<Endpoint> endpoints,
-            ConnectionLimits limits) throws InterruptedException {
+            ConnectionLimits limits, RequestBytesBudget requestBytes) throws InterruptedException {
         this.limits = limits;
+        this.requestBytes = requestBytes;
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(ioThreads, NioIoHandler.newFactory());
         try {
@@ -108,9 +112,9 @@ public final class NetworkServer implements AutoCloseable {
                         }
                         ch.pipeline()
                                 .addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
-                                .addLast(new FrameDecoder(maxFrameBytes))
+                                .addLast(new FrameDecoder(maxFrameBytes, requestBytes))
                                 .addLast(new RequestChannelHandler(router, endpoint.name(), tls,
-                                        endpoint.tlsPrincipals(), endpoint.sasl(), maxFrameBytes));
+                                        endpoint.tlsPrincipals(), endpoint.sasl(), maxFrameBytes, requestBytes));
                     }
                 });
     }
@@ -140,6 +144,11 @@ public final class NetworkServer implements AutoCloseable {
     }
 
     /** The connections counted against the limits, by listener and address. */
+    /** {@code queued.max.request.bytes} and what it holds, for the metrics. */
+    public RequestBytesBudget requestBytes() {
+        return requestBytes;
+    }
+
     public ConnectionLimits connectionLimits() {
         return limits;
     }

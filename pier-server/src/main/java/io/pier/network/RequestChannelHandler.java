@@ -68,6 +68,12 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     /** The listener's SASL settings, null when it does not authenticate with SASL. */
     private final SaslAuthenticators sasl;
     private final int maxFrameBytes;
+    /** {@code queued.max.request.bytes}: each request's frame bytes go back to it once it is answered. */
+    private final RequestBytesBudget budget;
+    /** The connection's decoder, which may be waiting for room in the budget; null without one (tests). */
+    private FrameDecoder decoder;
+    /** Set when the connection closed and gave back the bytes of every request still unanswered. */
+    private boolean gaveBackAll;
     private SaslGate gate;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final ChannelFutureListener closeOnFailedWrite = this::onWriteDone;
@@ -82,14 +88,14 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
      * {@code request_percentage}, or -1 for the answers no quota applies to (SASL, that ApiVersions).
      */
     private record Pending(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response,
-            boolean closeAfter, KafkaPrincipal principal, long serveNanos) {}
+            boolean closeAfter, KafkaPrincipal principal, long serveNanos, int frameBytes) {}
 
     RequestChannelHandler(ApiRouter router) {
         this(router, "PLAINTEXT", null);
     }
 
     RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls) {
-        this(router, listenerName, tls, null, null, Integer.MAX_VALUE);
+        this(router, listenerName, tls, null, null, Integer.MAX_VALUE, RequestBytesBudget.unlimited());
     }
 
     /**
@@ -97,18 +103,20 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
      * listener {@code maxFrameBytes} is the frame limit once authenticated.
      */
     RequestChannelHandler(ApiRouter router, String listenerName, SslHandler tls, SslPrincipalMapper tlsPrincipals,
-            SaslAuthenticators sasl, int maxFrameBytes) {
+            SaslAuthenticators sasl, int maxFrameBytes, RequestBytesBudget budget) {
         this.router = router;
         this.listenerName = listenerName;
         this.tls = tls;
         this.tlsPrincipals = tlsPrincipals;
         this.sasl = sasl;
         this.maxFrameBytes = maxFrameBytes;
+        this.budget = budget;
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        this.decoder = ctx.pipeline().get(FrameDecoder.class);
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
         this.connection = new Connection("conn-" + CONNECTION_IDS.incrementAndGet() + "-" + remote, remote,
                 listenerName, tls);
@@ -131,6 +139,11 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         connection.markClosed();
+        // Answers still to come will not be sent: their requests' bytes go back to the budget now.
+        for (Pending p : pending) {
+            budget.giveBack(p.frameBytes());
+        }
+        gaveBackAll = true;
         ctx.fireChannelInactive();
     }
 
@@ -157,6 +170,10 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
+        if (evt == FrameDecoder.RoomForRequests.INSTANCE) {
+            resumeReadingIfDue();
+            return;
+        }
         ctx.fireUserEventTriggered(evt);
     }
 
@@ -170,12 +187,14 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         long startNanos = System.nanoTime();
         ByteBuffer frame = (ByteBuffer) msg;
+        int frameBytes = frame.remaining();
         RequestHeader header;
         try {
             rejectNegativeClientIdLength(frame);
             header = RequestHeader.parse(frame);
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: unreadable request header ({})", connection.id(), e.toString());
+            budget.giveBack(frameBytes);
             ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
@@ -183,6 +202,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         if (gate != null && !gate.admits(key)) {
             // Kafka closes too: nothing but ApiVersions and SASL is read from an unauthenticated client.
             LOG.info("Closing connection {}: {} refused, SASL {}", connection.id(), key, gate.state());
+            budget.giveBack(frameBytes);
             ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
@@ -190,10 +210,11 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             if (key == ApiKeys.API_VERSIONS) {
                 enqueue(header, null,
                         CompletableFuture.completedFuture(router.apiVersionsResponse(Errors.UNSUPPORTED_VERSION)), false,
-                        -1);
+                        -1, frameBytes);
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
+            budget.giveBack(frameBytes);
             ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
@@ -203,12 +224,13 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: malformed {} v{} request ({})", connection.id(), key,
                     header.apiVersion(), e.toString());
+            budget.giveBack(frameBytes);
             ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         SaslGate.Answer answer = gate == null ? null : gate.handle(body);
         if (answer != null) {
-            enqueue(header, body, answer.response(), answer.closeAfter(), -1);
+            enqueue(header, body, answer.response(), answer.closeAfter(), -1, frameBytes);
             return;
         }
         CompletableFuture<AbstractResponse> response;
@@ -218,7 +240,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             response = CompletableFuture.failedFuture(e);
         }
         enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)), false,
-                System.nanoTime() - startNanos);
+                System.nanoTime() - startNanos, frameBytes);
     }
 
     /**
@@ -242,8 +264,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void enqueue(RequestHeader header, AbstractRequest body, CompletableFuture<AbstractResponse> response,
-            boolean closeAfter, long serveNanos) {
-        pending.add(new Pending(header, body, response, closeAfter, connection.principal(), serveNanos));
+            boolean closeAfter, long serveNanos, int frameBytes) {
+        pending.add(new Pending(header, body, response, closeAfter, connection.principal(), serveNanos, frameBytes));
         if (pending.size() >= MAX_IN_FLIGHT) {
             ctx.channel().config().setAutoRead(false);
         }
@@ -263,6 +285,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         boolean wrote = false;
         while (!pending.isEmpty() && pending.peek().response().isDone()) {
             Pending p = pending.poll();
+            giveBack(p);
             if (p.response().isCompletedExceptionally()) {
                 // Only when even the API's error response could not be built: nothing to send.
                 Throwable cause = p.response().handle((r, t) -> Futures.unwrap(t)).join();
@@ -301,6 +324,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             if (p.closeAfter()) {
                 // A failed login or a refused mechanism: the answer is sent, then the connection ends.
                 ctx.writeAndFlush(frame).addListener(ChannelFutureListener.CLOSE);
+                pending.forEach(this::giveBack);
                 pending.clear();
                 return;
             }
@@ -314,6 +338,13 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             ctx.flush();
         }
         resumeReadingIfDue();
+    }
+
+    /** A request is answered (or will never be): its frame's bytes go back to the budget, once. */
+    private void giveBack(Pending p) {
+        if (!gaveBackAll) {
+            budget.giveBack(p.frameBytes());
+        }
     }
 
     /** Counts request time against the client's request_percentage; returns its throttle time in ms. */
@@ -345,7 +376,8 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             }
             throttledUntilNanos = 0;
         }
-        if (pending.size() < MAX_IN_FLIGHT / 2 && ctx.channel().isWritable() && !ctx.channel().config().isAutoRead()) {
+        if (pending.size() < MAX_IN_FLIGHT / 2 && ctx.channel().isWritable() && !ctx.channel().config().isAutoRead()
+                && (decoder == null || !decoder.waitingForRoom())) {
             ctx.channel().config().setAutoRead(true);
         }
     }

@@ -39,6 +39,7 @@ public final class BrokerConfigs implements ConfigResourceType {
         d.put("auto.create.topics.enable", "true");
         d.put("socket.request.max.bytes", "104857600");
         d.put("connections.max.idle.ms", "600000");
+        d.put("queued.max.request.bytes", "-1");
         d.put("max.connections", "2147483647");
         d.put("max.connections.per.ip", "2147483647");
         d.put("max.connections.per.ip.overrides", "");

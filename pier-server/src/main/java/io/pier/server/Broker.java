@@ -125,6 +125,7 @@ final class Broker implements AutoCloseable {
             }
             if (metrics != null) {
                 metrics.connections(List.copyOf(advertised.keySet()), network.connectionLimits()::connections);
+                metrics.requestBytes(network.requestBytes()::heldBytes, network.requestBytes()::waits);
             }
             NodeInfo.Address first = advertised.values().iterator().next();
             node = new NodeInfo(config.nodeId(), first.host(), first.port(), services.topics().clusterId(), advertised);

@@ -21,6 +21,7 @@ public final class BrokerConfig {
     public static final String AUTO_CREATE_TOPICS = "auto.create.topics.enable";
     public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
     public static final String CONNECTIONS_MAX_IDLE_MS = "connections.max.idle.ms";
+    public static final String QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes";
     public static final String SHARDS = "pier.shards";
     public static final String CLUSTER_ID = "pier.cluster.id";
     public static final String RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
@@ -42,6 +43,7 @@ public final class BrokerConfig {
     private final boolean autoCreateTopics;
     private final int socketRequestMaxBytes;
     private final long connectionsMaxIdleMs;
+    private final long queuedMaxRequestBytes;
     private final int shards;
     private final long retentionCheckIntervalMs;
     private final boolean metricsEnabled;
@@ -66,6 +68,14 @@ public final class BrokerConfig {
         this.autoCreateTopics = bool(AUTO_CREATE_TOPICS, props.getOrDefault(AUTO_CREATE_TOPICS, "true"));
         this.socketRequestMaxBytes = intIn(SOCKET_REQUEST_MAX_BYTES,
                 props.getOrDefault(SOCKET_REQUEST_MAX_BYTES, "104857600"), 1024, Integer.MAX_VALUE);
+        this.queuedMaxRequestBytes = longIn(QUEUED_MAX_REQUEST_BYTES,
+                props.getOrDefault(QUEUED_MAX_REQUEST_BYTES, "-1"), Long.MIN_VALUE, Long.MAX_VALUE);
+        if (queuedMaxRequestBytes > 0 && queuedMaxRequestBytes < socketRequestMaxBytes) {
+            // Kafka's start-up check: a request as large as allowed must fit in the budget.
+            throw new ConfigException(QUEUED_MAX_REQUEST_BYTES + " must be larger or equal to "
+                    + SOCKET_REQUEST_MAX_BYTES + " (" + socketRequestMaxBytes + "), or at most 0 for no limit; got "
+                    + queuedMaxRequestBytes);
+        }
         this.connectionsMaxIdleMs = longIn(CONNECTIONS_MAX_IDLE_MS,
                 props.getOrDefault(CONNECTIONS_MAX_IDLE_MS, "600000"), 1, Long.MAX_VALUE);
         this.shards = intIn(SHARDS, props.getOrDefault(SHARDS,
@@ -167,6 +177,14 @@ public final class BrokerConfig {
 
     public int socketRequestMaxBytes() {
         return socketRequestMaxBytes;
+    }
+
+    /**
+     * {@code queued.max.request.bytes}: the bytes of requests read and not yet answered, across all
+     * connections, before no more are read; at most 0: no limit (Kafka's default, -1).
+     */
+    public long queuedMaxRequestBytes() {
+        return queuedMaxRequestBytes;
     }
 
     public long connectionsMaxIdleMs() {

@@ -2,6 +2,7 @@ package io.pier.server;
 
 import io.pier.log.FileIO;
 import io.pier.network.ConnectionLimits;
+import io.pier.network.RequestBytesBudget;
 import io.pier.network.NetworkServer;
 import io.pier.protocol.ApiRouter;
 import io.pier.security.ScramCredentialStore;
@@ -44,7 +45,7 @@ record Listener(ApiRouter router, NetworkServer server, ScramCredentialStore scr
             ConnectionLimits limits = config.connectionLimits().limits();
             return new Listener(router, new NetworkServer(config.socketRequestMaxBytes(),
                     config.connectionsMaxIdleMs(), router, Math.max(1, Runtime.getRuntime().availableProcessors()),
-                    endpoints, limits), scram);
+                    endpoints, limits, new RequestBytesBudget(config.queuedMaxRequestBytes())), scram);
         });
     }
 

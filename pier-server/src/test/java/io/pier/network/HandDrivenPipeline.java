@@ -32,9 +32,19 @@ final class HandDrivenPipeline {
         return connection(port, 1 << 20, new RequestChannelHandler(router));
     }
 
+    /** As {@link #connection(ApiRouter, int)}, its requests' bytes taken from {@code budget}. */
+    static EmbeddedChannel connection(ApiRouter router, int port, RequestBytesBudget budget) {
+        return connection(port, new FrameDecoder(1 << 20, budget),
+                new RequestChannelHandler(router, "PLAINTEXT", null, null, null, 1 << 20, budget));
+    }
+
     /** A client connection from 127.0.0.1:{@code port} through a frame decoder and {@code handler}. */
     static EmbeddedChannel connection(int port, int maxFrameBytes, RequestChannelHandler handler) {
-        return new EmbeddedChannel(new FrameDecoder(maxFrameBytes), handler) {
+        return connection(port, new FrameDecoder(maxFrameBytes), handler);
+    }
+
+    private static EmbeddedChannel connection(int port, FrameDecoder decoder, RequestChannelHandler handler) {
+        return new EmbeddedChannel(decoder, handler) {
             @Override
             protected SocketAddress remoteAddress0() {
                 return new InetSocketAddress("127.0.0.1", port);

@@ -54,7 +54,8 @@ class SaslGateTest {
         SaslAuthenticators sasl = new SaslAuthenticators(List.of("PLAIN"), Map.of("alice", "alice-secret"),
                 ScramCredentialStore.open(null), 0, 524288);
         channel = HandDrivenPipeline.connection(40_000, 1 << 24,
-                new RequestChannelHandler(router, "SASL_PLAINTEXT", null, null, sasl, 1 << 24));
+                new RequestChannelHandler(router, "SASL_PLAINTEXT", null, null, sasl, 1 << 24,
+                        RequestBytesBudget.unlimited()));
     }
 
     @AfterEach

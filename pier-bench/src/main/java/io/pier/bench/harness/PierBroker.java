@@ -17,8 +17,10 @@ import java.util.concurrent.TimeUnit;
  */
 final class PierBroker extends BrokerProcess {
     private static final long TRAINING_TIMEOUT_SECONDS = 180;
-    /** Whether this harness run has recorded the archive: one left by an earlier run may fit an older build. */
-    /** The class-data archives recorded in this harness run, one per build. */
+    /**
+     * The class-data archives this harness run has recorded, one per build (the current one and a
+     * baseline): an archive left by an earlier run may fit an older build.
+     */
     private static final Set<Path> TRAINED = new HashSet<>();
 
     private final String classpath;
