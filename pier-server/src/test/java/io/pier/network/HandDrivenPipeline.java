@@ -1,5 +1,7 @@
 package io.pier.network;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.protocol.ApiRouter;
 import io.pier.server.Apis;
@@ -9,6 +11,10 @@ import io.pier.service.HandDrivenServices;
 import io.pier.service.NodeInfo;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestHeader;
 
 /**
  * The real request pipeline over Netty's {@link EmbeddedChannel}, for tests: frames in, the
@@ -41,6 +47,38 @@ final class HandDrivenPipeline {
     /** A client connection from 127.0.0.1:{@code port} through a frame decoder and {@code handler}. */
     static EmbeddedChannel connection(int port, int maxFrameBytes, RequestChannelHandler handler) {
         return connection(port, new FrameDecoder(maxFrameBytes), handler);
+    }
+
+    /** Writes {@code request} into {@code channel} as one frame, as client {@code clientId}; its header. */
+    static RequestHeader send(EmbeddedChannel channel, AbstractRequest request, String clientId, int correlationId) {
+        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), clientId, correlationId);
+        ByteBuffer payload = request.serializeWithHeader(header);
+        ByteBuf frame = Unpooled.buffer(4 + payload.remaining());
+        frame.writeInt(payload.remaining()).writeBytes(payload);
+        channel.writeInbound(frame);
+        return header;
+    }
+
+    /**
+     * The next response frame {@code channel} wrote, parsed as the answer to {@code header}; null
+     * when none is waiting. Throws when the frame's size prefix does not match its bytes.
+     */
+    static AbstractResponse readResponse(EmbeddedChannel channel, RequestHeader header) {
+        ByteBuf out = channel.readOutbound();
+        if (out == null) {
+            return null;
+        }
+        try {
+            int size = out.readInt();
+            if (out.readableBytes() != size) {
+                throw new AssertionError("a response frame of " + out.readableBytes() + " bytes announced " + size);
+            }
+            ByteBuffer bytes = ByteBuffer.allocate(size);
+            out.readBytes(bytes);
+            return AbstractResponse.parseResponse(bytes.flip(), header);
+        } finally {
+            out.release();
+        }
     }
 
     private static EmbeddedChannel connection(int port, FrameDecoder decoder, RequestChannelHandler handler) {

@@ -2,14 +2,11 @@ package io.pier.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.common.ManualClock;
 import io.pier.protocol.ApiRouter;
 import io.pier.runtime.ManualAgents;
 import io.pier.service.HandDrivenServices;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -98,25 +95,14 @@ class RequestBytesBudgetTest {
     @Test
     void shouldStopReadingEveryConnectionWhileTheBudgetIsSpentAndResumeWhenAnAnswerGivesItBack() {
         RequestBytesBudget budget = new RequestBytesBudget(1);
-        first = HandDrivenPipeline.connection(router, 40_001, budget);
-        second = HandDrivenPipeline.connection(router, 40_002, budget);
-        createTopic(first, "held");
-
-        // One parked fetch takes the only byte, and more: the budget is spent while it waits.
-        RequestHeader parked = send(first, fetch("held", 60_000));
-        assertThat(next(first, parked)).isNull();
-        assertThat(budget.availableBytes()).isNegative();
-
-        // The other connection's request stays in its buffer: not read, not answered.
-        RequestHeader versions = send(second, apiVersions());
-        assertThat(next(second, versions)).as("not read while the budget is spent").isNull();
+        Blocked blocked = spendWithAParkedFetchAndBlockASecondConnection(budget);
         assertThat(second.config().isAutoRead()).isFalse();
 
         // The fetch is answered at its MaxWaitMs; its bytes come back and the waiting request is read.
         clock.advance(60_000);
-        FetchResponse fetched = (FetchResponse) next(first, parked);
+        FetchResponse fetched = (FetchResponse) next(first, blocked.parkedFetch());
         assertThat(fetched.data().responses().get(0).partitions().get(0).errorCode()).isEqualTo(Errors.NONE.code());
-        ApiVersionsResponse answered = (ApiVersionsResponse) next(second, versions);
+        ApiVersionsResponse answered = (ApiVersionsResponse) next(second, blocked.waiting());
         assertThat(answered.data().errorCode()).isEqualTo(Errors.NONE.code());
         assertThat(second.config().isAutoRead()).as("reading again").isTrue();
         assertThat(budget.availableBytes()).as("every byte given back").isEqualTo(1);
@@ -125,13 +111,7 @@ class RequestBytesBudgetTest {
     @Test
     void shouldGiveBackTheBytesOfUnansweredRequestsWhenTheirConnectionCloses() {
         RequestBytesBudget budget = new RequestBytesBudget(1);
-        first = HandDrivenPipeline.connection(router, 40_001, budget);
-        second = HandDrivenPipeline.connection(router, 40_002, budget);
-        createTopic(first, "held");
-        RequestHeader parked = send(first, fetch("held", 60_000));
-        assertThat(next(first, parked)).isNull();
-        RequestHeader versions = send(second, apiVersions());
-        assertThat(next(second, versions)).isNull();
+        RequestHeader versions = spendWithAParkedFetchAndBlockASecondConnection(budget).waiting();
 
         var unused = first.close();
         first.runPendingTasks();
@@ -143,6 +123,25 @@ class RequestBytesBudgetTest {
         agents.runUntilIdle();
         first.runPendingTasks();
         assertThat(budget.availableBytes()).isEqualTo(1);
+    }
+
+    /** The fetch parked on the first connection and the request the second could not have read. */
+    private record Blocked(RequestHeader parkedFetch, RequestHeader waiting) {}
+
+    /**
+     * Opens both connections on {@code budget} (of 1 byte): a fetch parked on the first takes the
+     * byte and more, so the second's ApiVersions stays in its buffer, not read, not answered.
+     */
+    private Blocked spendWithAParkedFetchAndBlockASecondConnection(RequestBytesBudget budget) {
+        first = HandDrivenPipeline.connection(router, 40_001, budget);
+        second = HandDrivenPipeline.connection(router, 40_002, budget);
+        createTopic(first, "held");
+        RequestHeader parked = send(first, fetch("held", 60_000));
+        assertThat(next(first, parked)).isNull();
+        assertThat(budget.availableBytes()).as("spent while the fetch waits").isNegative();
+        RequestHeader versions = send(second, apiVersions());
+        assertThat(next(second, versions)).as("not read while the budget is spent").isNull();
+        return new Blocked(parked, versions);
     }
 
     private void createTopic(EmbeddedChannel channel, String name) {
@@ -168,12 +167,7 @@ class RequestBytesBudgetTest {
     }
 
     private RequestHeader send(EmbeddedChannel channel, AbstractRequest request) {
-        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "embedded", ++correlationId);
-        ByteBuffer payload = request.serializeWithHeader(header);
-        ByteBuf frame = Unpooled.buffer(4 + payload.remaining());
-        frame.writeInt(payload.remaining()).writeBytes(payload);
-        channel.writeInbound(frame);
-        return header;
+        return HandDrivenPipeline.send(channel, request, "embedded", ++correlationId);
     }
 
     /** Runs the agents and both channels' tasks until nothing moves, then {@code channel}'s next response. */
@@ -186,18 +180,6 @@ class RequestBytesBudgetTest {
                 }
             }
         }
-        ByteBuf out = channel.readOutbound();
-        if (out == null) {
-            return null;
-        }
-        try {
-            int size = out.readInt();
-            ByteBuffer bytes = ByteBuffer.allocate(size);
-            out.readBytes(bytes);
-            bytes.flip();
-            return AbstractResponse.parseResponse(bytes, header);
-        } finally {
-            out.release();
-        }
+        return HandDrivenPipeline.readResponse(channel, header);
     }
 }

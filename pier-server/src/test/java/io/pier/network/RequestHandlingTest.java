@@ -2,13 +2,10 @@ package io.pier.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.common.ManualClock;
 import io.pier.runtime.ManualAgents;
 import io.pier.service.HandDrivenServices;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.kafka.common.compress.Compression;
@@ -66,32 +63,14 @@ class RequestHandlingTest {
     }
 
     private RequestHeader send(AbstractRequest request) {
-        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "embedded", ++correlationId);
-        ByteBuffer payload = request.serializeWithHeader(header);
-        ByteBuf frame = Unpooled.buffer(4 + payload.remaining());
-        frame.writeInt(payload.remaining()).writeBytes(payload);
-        channel.writeInbound(frame);
-        return header;
+        return HandDrivenPipeline.send(channel, request, "embedded", ++correlationId);
     }
 
     /** Runs the agents and the channel's tasks until nothing moves, then the next response, or null. */
     private AbstractResponse next(RequestHeader header) {
         agents.runUntilIdle();
         channel.runPendingTasks();
-        ByteBuf out = channel.readOutbound();
-        if (out == null) {
-            return null;
-        }
-        try {
-            int size = out.readInt();
-            assertThat(out.readableBytes()).isEqualTo(size);
-            ByteBuffer bytes = ByteBuffer.allocate(size);
-            out.readBytes(bytes);
-            bytes.flip();
-            return AbstractResponse.parseResponse(bytes, header);
-        } finally {
-            out.release();
-        }
+        return HandDrivenPipeline.readResponse(channel, header);
     }
 
     private void createTopic(String name) {

@@ -2,14 +2,11 @@ package io.pier.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.protocol.ApiRouter;
 import io.pier.protocol.SaslHandlers;
 import io.pier.security.SaslAuthenticators;
 import io.pier.security.ScramCredentialStore;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,29 +61,12 @@ class SaslGateTest {
     }
 
     private RequestHeader send(AbstractRequest request) {
-        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "embedded", ++correlationId);
-        ByteBuffer payload = request.serializeWithHeader(header);
-        ByteBuf frame = Unpooled.buffer(4 + payload.remaining());
-        frame.writeInt(payload.remaining()).writeBytes(payload);
-        channel.writeInbound(frame);
-        return header;
+        return HandDrivenPipeline.send(channel, request, "embedded", ++correlationId);
     }
 
     private AbstractResponse next(RequestHeader header) {
         channel.runPendingTasks();
-        ByteBuf out = channel.readOutbound();
-        if (out == null) {
-            return null;
-        }
-        try {
-            out.readInt();
-            ByteBuffer bytes = ByteBuffer.allocate(out.readableBytes());
-            out.readBytes(bytes);
-            bytes.flip();
-            return AbstractResponse.parseResponse(bytes, header);
-        } finally {
-            out.release();
-        }
+        return HandDrivenPipeline.readResponse(channel, header);
     }
 
     private static MetadataRequest bigMetadata() {

@@ -2,8 +2,6 @@ package io.pier.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.common.ManualClock;
 import io.pier.metrics.PierMetrics;
@@ -14,7 +12,6 @@ import io.pier.service.HandDrivenServices;
 import io.pier.state.TopicMetadata;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +25,6 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.requests.AbstractRequest;
-import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.ShareFetchRequest;
 import org.apache.kafka.common.requests.ShareFetchResponse;
@@ -123,35 +119,21 @@ class ShareFetchHandlingTest {
         }
 
         private RequestHeader send(AbstractRequest request) {
-            RequestHeader header = new RequestHeader(request.apiKey(), request.version(), memberId, ++correlationId);
-            ByteBuffer payload = request.serializeWithHeader(header);
-            ByteBuf frame = Unpooled.buffer(4 + payload.remaining());
-            frame.writeInt(payload.remaining()).writeBytes(payload);
-            channel.writeInbound(frame);
-            return header;
+            return HandDrivenPipeline.send(channel, request, memberId, ++correlationId);
         }
 
         /** The answer to the ShareFetch in flight once the agents are idle, or null while it waits. */
         ShareFetchResponseData.PartitionData answer() {
             agents.runUntilIdle();
             channel.runPendingTasks();
-            ByteBuf out = channel.readOutbound();
-            if (out == null) {
+            ShareFetchResponse response = (ShareFetchResponse) HandDrivenPipeline.readResponse(channel, inFlight);
+            if (response == null) {
                 return null;
             }
-            try {
-                int size = out.readInt();
-                ByteBuffer bytes = ByteBuffer.allocate(size);
-                out.readBytes(bytes);
-                bytes.flip();
-                ShareFetchResponse response = (ShareFetchResponse) AbstractResponse.parseResponse(bytes, inFlight);
-                inFlight = null;
-                assertThat(response.data().errorCode()).isEqualTo(Errors.NONE.code());
-                return response.data().responses().isEmpty() ? new ShareFetchResponseData.PartitionData()
-                        : response.data().responses().iterator().next().partitions().get(0);
-            } finally {
-                out.release();
-            }
+            inFlight = null;
+            assertThat(response.data().errorCode()).isEqualTo(Errors.NONE.code());
+            return response.data().responses().isEmpty() ? new ShareFetchResponseData.PartitionData()
+                    : response.data().responses().iterator().next().partitions().get(0);
         }
     }
 

@@ -2,12 +2,9 @@ package io.pier.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pier.log.FaultyDisk;
 import io.pier.service.HandDrivenServices;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -310,23 +307,13 @@ class StorageFaultAnswersTest {
 
     /** Sends {@code request}, runs the agents and the channel until idle, and parses the answer. */
     private AbstractResponse roundTrip(AbstractRequest request) {
-        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "faults", ++correlationId);
-        ByteBuffer payload = request.serializeWithHeader(header);
-        channel.writeInbound(Unpooled.buffer(4 + payload.remaining()).writeInt(payload.remaining())
-                .writeBytes(payload));
+        RequestHeader header = HandDrivenPipeline.send(channel, request, "faults", ++correlationId);
         for (int i = 0; i < 5; i++) {
             broker.agents.runUntilIdle();
             channel.runPendingTasks();
         }
-        ByteBuf out = channel.readOutbound();
-        assertThat(out).as("an answer to " + request.apiKey()).isNotNull();
-        try {
-            int size = out.readInt();
-            ByteBuffer bytes = ByteBuffer.allocate(size);
-            out.readBytes(bytes);
-            return AbstractResponse.parseResponse(bytes.flip(), header);
-        } finally {
-            out.release();
-        }
+        AbstractResponse response = HandDrivenPipeline.readResponse(channel, header);
+        assertThat(response).as("an answer to " + request.apiKey()).isNotNull();
+        return response;
     }
 }
