@@ -143,12 +143,12 @@ public final class NetworkServer implements AutoCloseable {
         return (InetSocketAddress) serverChannels.get(endpoint).localAddress();
     }
 
-    /** The connections counted against the limits, by listener and address. */
     /** {@code queued.max.request.bytes} and what it holds, for the metrics. */
     public RequestBytesBudget requestBytes() {
         return requestBytes;
     }
 
+    /** The connections counted against the limits, by listener and address. */
     public ConnectionLimits connectionLimits() {
         return limits;
     }
