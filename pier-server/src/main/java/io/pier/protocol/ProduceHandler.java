@@ -16,6 +16,7 @@ import org.apache.kafka.common.message.ProduceResponseData.PartitionProduceRespo
 import org.apache.kafka.common.message.ProduceResponseData.TopicProduceResponse;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -113,11 +114,22 @@ public final class ProduceHandler implements ApiHandler {
                 first.producerEpoch(), tp, records, transactionV2));
     }
 
+    /**
+     * The first batch, or null when there is none to read a producer from: the log's validation
+     * then says what is wrong. kafka-clients hands out a v2 batch whose length field is shorter
+     * than the v2 header (down to the 14 bytes of a v0 record), and reading its producer id then
+     * throws IndexOutOfBoundsException (found by the frame fuzzer).
+     */
     private static RecordBatch firstBatch(MemoryRecords records) {
         try {
-            return records.firstBatch();
+            RecordBatch first = records.firstBatch();
+            if (first != null && first.magic() >= RecordBatch.MAGIC_VALUE_V2
+                    && first.sizeInBytes() < DefaultRecordBatch.RECORD_BATCH_OVERHEAD) {
+                return null;
+            }
+            return first;
         } catch (RuntimeException e) {
-            return null; // the log's validation says what is wrong with it
+            return null;
         }
     }
 
