@@ -194,16 +194,14 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
             header = RequestHeader.parse(frame);
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: unreadable request header ({})", connection.id(), e.toString());
-            budget.giveBack(frameBytes);
-            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            closeUnserved(frameBytes);
             return;
         }
         ApiKeys key = header.apiKey();
         if (gate != null && !gate.admits(key)) {
             // Kafka closes too: nothing but ApiVersions and SASL is read from an unauthenticated client.
             LOG.info("Closing connection {}: {} refused, SASL {}", connection.id(), key, gate.state());
-            budget.giveBack(frameBytes);
-            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            closeUnserved(frameBytes);
             return;
         }
         if (!router.supports(key, header.apiVersion())) {
@@ -214,8 +212,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             LOG.info("Closing connection {}: {} v{} is not supported", connection.id(), key, header.apiVersion());
-            budget.giveBack(frameBytes);
-            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            closeUnserved(frameBytes);
             return;
         }
         AbstractRequest body;
@@ -224,8 +221,7 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             LOG.info("Closing connection {}: malformed {} v{} request ({})", connection.id(), key,
                     header.apiVersion(), e.toString());
-            budget.giveBack(frameBytes);
-            ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            closeUnserved(frameBytes);
             return;
         }
         SaslGate.Answer answer = gate == null ? null : gate.handle(body);
@@ -241,6 +237,12 @@ final class RequestChannelHandler extends ChannelInboundHandlerAdapter {
         }
         enqueue(header, body, response.exceptionally(t -> errorResponse(header, body, t)), false,
                 System.nanoTime() - startNanos, frameBytes);
+    }
+
+    /** A request that will not be served closes its connection; its bytes go back to the budget first. */
+    private void closeUnserved(int frameBytes) {
+        budget.giveBack(frameBytes);
+        ctx.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
     /**

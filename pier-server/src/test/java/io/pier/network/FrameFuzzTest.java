@@ -1,11 +1,8 @@
 package io.pier.network;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.pier.log.AllocationMeter;
 import java.util.Arrays;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,9 +18,6 @@ import org.junit.jupiter.api.BeforeAll;
  * length of -2, an unknown API key).
  */
 class FrameFuzzTest {
-    /** An input may make the broker allocate this much plus {@link #BYTES_PER_INPUT_BYTE} per byte of it. */
-    private static final long BASE_ALLOCATION = 16L << 20;
-    private static final long BYTES_PER_INPUT_BYTE = 64;
     private static FuzzedBroker broker;
     private static int inputs;
 
@@ -49,19 +43,10 @@ class FrameFuzzTest {
         if (input.length == 0) {
             return;
         }
-        long partitions = broker.partitionCount();
-        AllocationMeter.Reading reading = AllocationMeter.start();
-        feed(input);
-        if (reading.classesLoaded()) {
-            partitions = broker.partitionCount();
-            reading = AllocationMeter.start(); // the first input down a new path: measure it again
+        broker.assertAllocationBounded("a byte stream", () -> {
             feed(input);
-        }
-        long allocated = reading.bytes();
-        long changed = Math.abs(broker.partitionCount() - partitions); // as in RequestFuzzTest
-        assertThat(allocated).as("bytes allocated for %d bytes received, creating or deleting %d partitions",
-                input.length, changed).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * input.length
-                        + FuzzedBroker.BYTES_PER_PARTITION_CHANGED * changed);
+            return input.length;
+        });
         broker.assertNoHandlerFailed("frames " + Arrays.toString(Arrays.copyOf(input, Math.min(input.length, 32))));
         if (++inputs % 64 == 1) {
             broker.assertServes();

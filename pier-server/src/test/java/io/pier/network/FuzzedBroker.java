@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
+import io.pier.log.AllocationMeter;
 import io.pier.log.TestFiles;
 import io.pier.protocol.ApiHandler;
 import io.pier.protocol.ApiRouter;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.IntSupplier;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
@@ -55,6 +57,9 @@ final class FuzzedBroker implements AutoCloseable {
      * CreatePartitions, measured while fuzzing), deleting one about as much.
      */
     static final long BYTES_PER_PARTITION_CHANGED = 32L << 10;
+    /** An input may make the broker allocate this much, plus the two bounds per byte and per partition. */
+    static final long BASE_ALLOCATION = 16L << 20;
+    static final long BYTES_PER_INPUT_BYTE = 64;
     static final String TOPIC = "fuzz";
 
     final Path dir;
@@ -118,6 +123,29 @@ final class FuzzedBroker implements AutoCloseable {
             handlerFailures.clear();
             throw new AssertionError(what + ": a handler failed with " + first, first);
         }
+    }
+
+    /**
+     * Runs {@code input} (which gives this broker one input and returns the bytes it received)
+     * and checks what the handling thread allocated against the bound: {@link #BASE_ALLOCATION},
+     * plus {@link #BYTES_PER_INPUT_BYTE} per byte received and {@link #BYTES_PER_PARTITION_CHANGED}
+     * per partition created or deleted. The first input down a new path loads classes, which says
+     * nothing of the input: it is run and measured again.
+     */
+    void assertAllocationBounded(String what, IntSupplier input) {
+        long partitions = partitionCount();
+        AllocationMeter.Reading reading = AllocationMeter.start();
+        int received = input.getAsInt();
+        if (reading.classesLoaded()) {
+            partitions = partitionCount();
+            reading = AllocationMeter.start();
+            received = input.getAsInt();
+        }
+        long allocated = reading.bytes();
+        long changed = Math.abs(partitionCount() - partitions);
+        assertThat(allocated).as("bytes allocated for %s, %d bytes received, creating or deleting %d partitions",
+                what, received, changed).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * received
+                        + BYTES_PER_PARTITION_CHANGED * changed);
     }
 
     /** Partitions beyond which a target replaces its broker: see {@link #renewIfCrowded}. */

@@ -6,7 +6,6 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.pier.log.AllocationMeter;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -27,8 +26,6 @@ import org.junit.jupiter.api.BeforeAll;
  * name the test's topic.
  */
 class RequestFuzzTest {
-    private static final long BASE_ALLOCATION = 16L << 20;
-    private static final long BYTES_PER_INPUT_BYTE = 64;
     /** How far the clock moves so that a parked long poll (Fetch, ShareFetch) answers. */
     private static final long LONG_POLL_MS = 60_000;
     /** 16 bytes a body may carry where a topic id goes: replaced by the id of the test's topic. */
@@ -65,8 +62,7 @@ class RequestFuzzTest {
      * and version, or the connection is closed, or it waits on a long poll or rebalance (then
      * nothing is thrown either); no handler fails with other than a Kafka error; allocation stays
      * a small multiple of the request's size; and afterwards a new connection still gets
-     * ApiVersions and Metadata answered. (Partitions the request creates or deletes
-     * add {@link FuzzedBroker#BYTES_PER_PARTITION_CHANGED} each to the allocation bound.)
+     * ApiVersions and Metadata answered (the bound: {@link FuzzedBroker#assertAllocationBounded}).
      */
     @FuzzTest(maxDuration = "60s")
     void request(byte[] input) throws Exception {
@@ -76,19 +72,7 @@ class RequestFuzzTest {
         short[] api = api(broker.served, (short) (((input[0] & 0xff) << 8) | (input[1] & 0xff)));
         ApiKeys key = ApiKeys.forId(api[0]);
         short version = (short) (api[1] + (input[2] & 0xff) % (api[2] - api[1] + 1));
-        long partitions = broker.partitionCount();
-        AllocationMeter.Reading reading = AllocationMeter.start();
-        int size = send(key, version, input);
-        if (reading.classesLoaded()) {
-            partitions = broker.partitionCount();
-            reading = AllocationMeter.start(); // the first input down a new path: measure it again
-            send(key, version, input);
-        }
-        long allocated = reading.bytes();
-        long changed = Math.abs(broker.partitionCount() - partitions);
-        assertThat(allocated).as("bytes allocated for a %d-byte %s v%d creating or deleting %d partitions", size, key,
-                version, changed).isLessThanOrEqualTo(BASE_ALLOCATION + BYTES_PER_INPUT_BYTE * size
-                        + FuzzedBroker.BYTES_PER_PARTITION_CHANGED * changed);
+        broker.assertAllocationBounded(key + " v" + version, () -> send(key, version, input));
         broker.assertNoHandlerFailed(key + " v" + version);
         broker.assertServes();
         broker = broker.renewIfCrowded();
