@@ -19,7 +19,7 @@
 #                         pier-bench/target) as broker pier-baseline, to measure a change before and after
 #                         in one run: e.g. --baseline HEAD~3 --brokers pier-durable,pier-baseline,kafka
 #   --records N           records per share run (and in the share source topics; default 1,000,000)
-#   --group-records N     records in the consumer-group rows' own 10-partition topic (default 1,000,000)
+#   --group-records N     records in the consumer-group rows' own 10-partition topic (default 3,000,000)
 #   --security-records N  records per produce and per share run of the tls/sasl rows (default: the produce
 #                         row's count, 200,000, and --records)
 #   --no-warmup           skip the unmeasured warm-up pass of the client JVM before round 1
