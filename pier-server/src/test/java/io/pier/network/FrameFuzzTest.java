@@ -1,8 +1,6 @@
 package io.pier.network;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.embedded.EmbeddedChannel;
 import java.util.Arrays;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -44,7 +42,7 @@ class FrameFuzzTest {
             return;
         }
         broker.assertAllocationBounded("a byte stream", () -> {
-            feed(input);
+            broker.feed(input);
             return input.length;
         });
         broker.assertNoHandlerFailed("frames " + Arrays.toString(Arrays.copyOf(input, Math.min(input.length, 32))));
@@ -52,23 +50,5 @@ class FrameFuzzTest {
             broker.assertServes();
         }
         broker = broker.renewIfCrowded();
-    }
-
-    private static void feed(byte[] input) {
-        int chunk = input[0] & 0xff;
-        EmbeddedChannel channel = broker.connect();
-        try {
-            // EmbeddedChannel rethrows here what reached the end of the pipeline unhandled.
-            for (int from = 1; from < input.length && channel.isOpen(); ) {
-                int to = chunk == 0 ? input.length : Math.min(input.length, from + chunk);
-                channel.writeInbound(Unpooled.wrappedBuffer(input, from, to - from));
-                broker.settle(channel);
-                FuzzedBroker.responses(channel);
-                from = to;
-            }
-            channel.checkException();
-        } finally {
-            channel.finishAndReleaseAll();
-        }
     }
 }
