@@ -68,6 +68,12 @@ public final class ShareFetchHandler implements ApiHandler {
                 || in.maxWaitMs() != 0)) {
             return error(Errors.INVALID_REQUEST, "A renew-only request must not ask for records", 0);
         }
+        if (!AcquireMode.isKnown(in.shareAcquireMode())) {
+            // Found by RequestFuzzTest: the mode was only read once records were due, and the
+            // unknown id failed the fetch with UNKNOWN_SERVER_ERROR after its session had moved on.
+            return error(Errors.INVALID_REQUEST, "ShareAcquireMode must be 0 (batch_optimized) or 1 (record_limit), got "
+                    + in.shareAcquireMode(), 0);
+        }
         int lockMs = shares.lockDurationMs(in.groupId());
         int epoch = in.shareSessionEpoch();
         List<PartitionRef> added = new ArrayList<>();

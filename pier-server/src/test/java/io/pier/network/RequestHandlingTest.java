@@ -8,12 +8,14 @@ import io.pier.runtime.ManualAgents;
 import io.pier.service.HandDrivenServices;
 import java.nio.file.Path;
 import java.util.List;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -29,6 +31,8 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.requests.ShareFetchResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,13 +77,14 @@ class RequestHandlingTest {
         return HandDrivenPipeline.readResponse(channel, header);
     }
 
-    private void createTopic(String name) {
+    private Uuid createTopic(String name) {
         CreateTopicsRequestData create = new CreateTopicsRequestData().setTimeoutMs(1_000);
         create.topics().add(new CreateTopicsRequestData.CreatableTopic().setName(name).setNumPartitions(1)
                 .setReplicationFactor((short) 1));
         RequestHeader header = send(new CreateTopicsRequest.Builder(create).build((short) 7));
         CreateTopicsResponse created = (CreateTopicsResponse) next(header);
         assertThat(created.data().topics().find(name).errorCode()).isEqualTo(Errors.NONE.code());
+        return created.data().topics().find(name).topicId();
     }
 
     private static FetchRequest fetch(String topic, long offset, int maxWaitMs) {
@@ -177,5 +182,22 @@ class RequestHandlingTest {
                 .build((short) 7)));
         assertThat(created.data().topics().find("huge").errorCode()).isEqualTo(Errors.INVALID_PARTITIONS.code());
         createTopic("huge");
+    }
+
+    @Test
+    void shouldRefuseAShareFetchWithAnUnknownAcquireModeBeforeItOpensASession() {
+        // Given a ShareFetch v2 naming acquire mode 100 (found by RequestFuzzTest)
+        Uuid topicId = createTopic("jobs");
+        ShareFetchRequestData fetch = new ShareFetchRequestData().setGroupId("g").setMemberId(Uuid.randomUuid().toString())
+                .setShareSessionEpoch(0).setMaxWaitMs(0).setMinBytes(1).setMaxBytes(1 << 20).setMaxRecords(10)
+                .setBatchSize(10).setShareAcquireMode((byte) 100);
+        fetch.topics().add(new ShareFetchRequestData.FetchTopic().setTopicId(topicId).setPartitions(
+                new ShareFetchRequestData.FetchPartitionCollection(List.of(
+                        new ShareFetchRequestData.FetchPartition().setPartitionIndex(0)).iterator())));
+
+        // Then it is refused as malformed, naming the field, rather than failing once records are due
+        ShareFetchResponse response = (ShareFetchResponse) next(send(new ShareFetchRequest(fetch, (short) 2)));
+        assertThat(response.data().errorCode()).isEqualTo(Errors.INVALID_REQUEST.code());
+        assertThat(response.data().errorMessage()).contains("ShareAcquireMode");
     }
 }
