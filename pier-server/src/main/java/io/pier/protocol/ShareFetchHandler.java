@@ -70,7 +70,7 @@ public final class ShareFetchHandler implements ApiHandler {
         }
         if (!AcquireMode.isKnown(in.shareAcquireMode())) {
             // Found by RequestFuzzTest: the mode was only read once records were due, and the
-            // unknown id failed the fetch with UNKNOWN_SERVER_ERROR after its session had moved on.
+            // unknown id failed the fetch with UNKNOWN_SERVER_ERROR after its share session had opened.
             return error(Errors.INVALID_REQUEST, "ShareAcquireMode must be 0 (batch_optimized) or 1 (record_limit), got "
                     + in.shareAcquireMode(), 0);
         }
