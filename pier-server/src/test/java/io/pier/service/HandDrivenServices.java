@@ -67,7 +67,8 @@ public final class HandDrivenServices implements AutoCloseable {
                 DurableSharePersister.Options.DEFAULTS, clock, countingFlushes(io), stateSlot.wakeup(),
                 (what, cause) -> fatal.add(what));
         stateSlot.start(state);
-        services = new BrokerServices(new BrokerServices.Settings(dir, shards, config, 300_000,
+        long retentionCheckIntervalMs = Long.parseLong(config.getOrDefault("log.retention.check.interval.ms", "300000"));
+        services = new BrokerServices(new BrokerServices.Settings(dir, shards, config, retentionCheckIntervalMs,
                 ShareGroupBrokerConfig.fromProperties(config), true, 1_000, io), clock, agents, state, metrics,
                 (what, cause) -> fatal.add(what));
         agents.await(services.open());
