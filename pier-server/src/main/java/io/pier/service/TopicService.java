@@ -162,7 +162,7 @@ public final class TopicService implements Agent {
      * broker that runs out of memory again on every start. The limit is far above what one broker
      * serves well (each partition is a directory with its own files).
      */
-    static final int MAX_PARTITIONS_PER_TOPIC = 10_000;
+    public static final int MAX_PARTITIONS_PER_TOPIC = 10_000;
 
     private static void requireAtMostMaxPartitions(int count) {
         if (count > MAX_PARTITIONS_PER_TOPIC) {
