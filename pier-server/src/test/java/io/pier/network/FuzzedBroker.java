@@ -82,6 +82,15 @@ final class FuzzedBroker implements AutoCloseable {
      * An hour still runs one every 60 such inputs.
      */
     static final long RETENTION_CHECK_INTERVAL_MS = 3_600_000;
+    /**
+     * Partition counts a fuzzed CreateTopics or CreatePartitions may ask for before they are cut to
+     * this, counts above Pier's per-topic limit excepted (their refusal stays fuzzed). Opening a
+     * partition makes a folder and its files, and the inputs Jazzer keeps ask for thousands: with
+     * up to 10,000 per topic, creating partitions and deleting a crowded broker's folder
+     * ({@link #renewIfCrowded}) took 82% of RequestFuzzTest's CPU (async-profiler), at under
+     * 1,000 executions/s.
+     */
+    static final int MAX_FUZZED_PARTITIONS = 100;
 
     final Path dir;
     final HandDrivenServices broker;
@@ -133,16 +142,6 @@ final class FuzzedBroker implements AutoCloseable {
             });
         };
     }
-
-    /**
-     * Partition counts a fuzzed CreateTopics or CreatePartitions may ask for before they are cut to
-     * this, counts above Pier's per-topic limit excepted (their refusal stays fuzzed). Opening a
-     * partition makes a folder and its files, and the inputs Jazzer keeps ask for thousands: with
-     * up to 10,000 per topic, creating partitions and deleting a crowded broker's folder
-     * ({@link #renewIfCrowded}) took 82% of RequestFuzzTest's CPU (async-profiler), at under
-     * 1,000 executions/s.
-     */
-    static final int MAX_FUZZED_PARTITIONS = 100;
 
     /** Cuts the partition counts of {@code body} as {@link #MAX_FUZZED_PARTITIONS} says, in place. */
     private static void capPartitionCounts(AbstractRequest body) {

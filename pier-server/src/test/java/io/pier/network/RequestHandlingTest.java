@@ -199,5 +199,10 @@ class RequestHandlingTest {
         ShareFetchResponse response = (ShareFetchResponse) next(send(new ShareFetchRequest(fetch, (short) 2)));
         assertThat(response.data().errorCode()).isEqualTo(Errors.INVALID_REQUEST.code());
         assertThat(response.data().errorMessage()).contains("ShareAcquireMode");
+
+        // And no share session was opened for the member: its next epoch finds none
+        fetch.setShareSessionEpoch(1).setShareAcquireMode((byte) 0);
+        ShareFetchResponse next = (ShareFetchResponse) next(send(new ShareFetchRequest(fetch, (short) 2)));
+        assertThat(next.data().errorCode()).isEqualTo(Errors.SHARE_SESSION_NOT_FOUND.code());
     }
 }
