@@ -12,16 +12,20 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -175,6 +179,40 @@ final class MixedLoadSoak {
                 "default.api.timeout.ms", "30000"));
     }
 
+    /**
+     * What the stalled broker says of the load's group, transaction and partitions, through Admin:
+     * with every broker thread idle in a stall's thread dump, the state it is waiting in is what
+     * is left to see. Each question gets 10 s; a failure to answer is printed too.
+     */
+    private static void printBrokerView(String bootstrap) {
+        try (Admin admin = admin(bootstrap)) {
+            ask("group " + GROUP, () -> admin.describeConsumerGroups(List.of(GROUP)).all()
+                    .get(10, TimeUnit.SECONDS));
+            ask("transaction " + TRANSACTIONAL_ID, () -> admin.describeTransactions(List.of(TRANSACTIONAL_ID)).all()
+                    .get(10, TimeUnit.SECONDS));
+            ask("committed offsets of " + GROUP, () -> admin.listConsumerGroupOffsets(GROUP)
+                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS));
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (String topic : List.of(TOPIC, TXN_TOPIC)) {
+                for (int p = 0; p < PARTITIONS; p++) {
+                    latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+                }
+            }
+            for (IsolationLevel isolation : IsolationLevel.values()) {
+                ask("end offsets, " + isolation, () -> admin.listOffsets(latest, new ListOffsetsOptions(isolation))
+                        .all().get(10, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    private static void ask(String what, Callable<Object> question) {
+        try {
+            System.out.println("MixedLoadSoak: " + what + ": " + question.call());
+        } catch (Exception e) {
+            System.out.println("MixedLoadSoak: " + what + ": no answer: " + e);
+        }
+    }
+
     /** Waits until {@code figure} has grown by {@code by}, failing with the broker's output if it died. */
     private static void awaitProgress(SoakBroker broker, int cycle, String what, LongSupplier figure, long by) {
         long target = figure.getAsLong() + by;
@@ -195,6 +233,7 @@ final class MixedLoadSoak {
                     System.out.println("    at " + frame);
                 }
             });
+            printBrokerView(broker.bootstrapServers());
             throw e;
         }
     }
