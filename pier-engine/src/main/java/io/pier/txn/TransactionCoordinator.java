@@ -18,6 +18,8 @@ import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The transaction coordinator of one shard: the transactional ids that hash there, each a
@@ -42,6 +44,8 @@ import org.apache.kafka.common.protocol.Errors;
  * so rewriting them is safe), an ONGOING one goes on and times out normally.
  */
 public final class TransactionCoordinator {
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionCoordinator.class);
+
     /** Kafka's {@code isEpochExhausted}: the epoch one below the last usable one. */
     static final short EXHAUSTED_EPOCH = Short.MAX_VALUE - 1;
     static final short TV1 = 1;
@@ -497,8 +501,16 @@ public final class TransactionCoordinator {
             m.markersInFlight = false;
             if (e != null) {
                 m.markerRetryAtMs = clock.wallMs() + config.markerRetryBackoffMs();
+                // Until its markers are written the id answers CONCURRENT_TRANSACTIONS, which its
+                // producer retries without end: say so, on the first failure and every 100th.
+                if (m.markerFailures++ % 100 == 0) {
+                    LOG.warn("Writing the {} markers of transactional id {} failed ({} in a row); retrying every {} ms",
+                            commit ? "COMMIT" : "ABORT", r.transactionalId(), m.markerFailures,
+                            config.markerRetryBackoffMs(), e);
+                }
                 answerParked(m, Errors.CONCURRENT_TRANSACTIONS);
             } else {
+                m.markerFailures = 0;
                 complete(m, commit);
             }
         });

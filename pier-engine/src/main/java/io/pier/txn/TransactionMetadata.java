@@ -26,6 +26,8 @@ final class TransactionMetadata {
     boolean markersInFlight;
     /** When markers that failed are tried again (wall ms); 0: at once. */
     long markerRetryAtMs;
+    /** Failed marker writes in a row of the current PREPARE_* state: what the warnings count. */
+    int markerFailures;
     /**
      * Adds of this id's producer that came while a change was under way (a pending write, or
      * markers of PREPARE_*), in arrival order: done after it, together.
