@@ -18,20 +18,24 @@ public enum AcquireMode {
 
     /** Whether {@code id} names a mode: a request with any other id is malformed. */
     public static boolean isKnown(byte id) {
-        for (AcquireMode mode : ALL) {
-            if (mode.id == id) {
-                return true;
-            }
-        }
-        return false;
+        return withId(id) != null;
     }
 
     public static AcquireMode forId(byte id) {
+        AcquireMode mode = withId(id);
+        if (mode == null) {
+            throw new IllegalArgumentException("unknown acquire mode id " + id);
+        }
+        return mode;
+    }
+
+    /** The mode {@code id} names, or null. */
+    private static AcquireMode withId(byte id) {
         for (AcquireMode mode : ALL) {
             if (mode.id == id) {
                 return mode;
             }
         }
-        throw new IllegalArgumentException("unknown acquire mode id " + id);
+        return null;
     }
 }

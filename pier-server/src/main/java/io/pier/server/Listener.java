@@ -2,8 +2,8 @@ package io.pier.server;
 
 import io.pier.log.FileIO;
 import io.pier.network.ConnectionLimits;
-import io.pier.network.RequestBytesBudget;
 import io.pier.network.NetworkServer;
+import io.pier.network.RequestBytesBudget;
 import io.pier.protocol.ApiRouter;
 import io.pier.security.ScramCredentialStore;
 import java.util.ArrayList;

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.group.ClassicGroupDescription;
 import io.pier.group.ClassicGroupListing;
+import io.pier.runtime.ManualAgents;
 import io.pier.service.ConsumerGroups;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /** The fuzz targets' broker stays comparable from one input to the next. */
@@ -42,18 +42,14 @@ class FuzzedBrokerTest {
         }
     }
 
-    private static int largestClassicGroup(FuzzedBroker broker) {
+    private static int largestClassicGroup(FuzzedBroker broker) throws Exception {
         ConsumerGroups groups = broker.broker.services.consumerGroups();
+        ManualAgents agents = broker.broker.agents;
         int largest = 0;
-        for (ClassicGroupListing listing : settled(broker, groups.list()).classic()) {
-            ClassicGroupDescription group = settled(broker, groups.describe(listing.groupId())).group().orElseThrow();
+        for (ClassicGroupListing listing : agents.await(groups.list()).classic()) {
+            ClassicGroupDescription group = agents.await(groups.describe(listing.groupId())).group().orElseThrow();
             largest = Math.max(largest, group.members().size());
         }
         return largest;
-    }
-
-    private static <T> T settled(FuzzedBroker broker, CompletableFuture<T> future) {
-        broker.broker.agents.runUntilIdle();
-        return future.join();
     }
 }
