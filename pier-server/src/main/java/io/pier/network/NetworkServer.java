@@ -3,18 +3,21 @@ package io.pier.network;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
-import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import io.pier.protocol.ApiRouter;
 import io.pier.security.SaslAuthenticators;
 import java.net.InetSocketAddress;
@@ -22,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 
 /**
  * The Kafka listeners: accept connections and give each a frame decoder and a request handler,
@@ -52,6 +56,10 @@ public final class NetworkServer implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Map<String, Channel> serverChannels = new LinkedHashMap<>();
+    /** Every open connection (a closed one leaves by itself), closed by {@link #close} before the loops stop. */
+    private final ChannelGroup connections = new DefaultChannelGroup("pier-connections", GlobalEventExecutor.INSTANCE);
+    /** Set before the connections are closed: one accepted just before and set up after closes itself. */
+    private volatile boolean closing;
     private final ConnectionLimits limits;
     private final RequestBytesBudget requestBytes;
 
@@ -100,6 +108,11 @@ public final class NetworkServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         if (!ConnectionAdmission.admit(ch, endpoint.name(), limits)) {
+                            return;
+                        }
+                        connections.add(ch);
+                        if (closing) {
+                            ch.close().addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
                             return;
                         }
                         if (endpoint.tls() != null) {
@@ -153,11 +166,20 @@ public final class NetworkServer implements AutoCloseable {
         return limits;
     }
 
+    /**
+     * Stops accepting, closes every connection, then stops the event loops. The connections are
+     * closed here and not left to the loops: a loop that is told to shut down while it runs its
+     * queued tasks (answers written from other threads) ends without closing its channels when
+     * the quiet period is 0, and their sockets then stay open with nothing reading them, so a
+     * client waits for answers that never come instead of reconnecting (NetworkServerCloseIT).
+     */
     @Override
     public void close() {
         for (Channel channel : serverChannels.values()) {
             channel.close().awaitUninterruptibly();
         }
+        closing = true;
+        connections.close().awaitUninterruptibly();
         shutDownLoops();
     }
 
