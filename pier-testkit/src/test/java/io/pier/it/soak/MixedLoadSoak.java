@@ -109,6 +109,7 @@ final class MixedLoadSoak {
                 awaitProgress(broker, cycle, "confirmed group commits", group::commits, 1 + random.nextInt(5));
                 awaitProgress(broker, cycle, "committed transactions", txns::committed, 1 + random.nextInt(3));
                 Thread.sleep(random.nextInt(300)); // the crash lands anywhere in the load's cycle
+                shareOracle.crashing();
                 broker.crash(random);
                 broker.start(cycle);
                 try (Admin admin = admin(bootstrap)) {
@@ -131,6 +132,7 @@ final class MixedLoadSoak {
                 assertThat(t.isAlive()).as("%s stopped", t.getName()).isFalse();
             }
 
+            String redeliveries = shareOracle.checkRedeliveries();
             checkLog(bootstrap, acked);
             fence(bootstrap);
             txns.check(readCommitted(bootstrap), violations);
@@ -141,6 +143,7 @@ final class MixedLoadSoak {
                     + " ACCEPT/REJECT, %d late acknowledgements refused, %d group commits, %d transactions"
                     + " committed%n", name, cycles, produce.ackedCount(), shareOracle.deliveries(),
                     shareOracle.confirmedFinal(), shareOracle.lateAcksRefused(), group.commits(), txns.committed());
+            System.out.printf("%s: %s%n", name, redeliveries);
             assertThat(violations.list()).isEmpty();
         } finally {
             produce.stop();

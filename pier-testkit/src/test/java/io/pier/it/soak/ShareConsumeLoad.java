@@ -35,6 +35,7 @@ final class ShareConsumeLoad implements Runnable {
         private final AtomicLong deliveries = new AtomicLong();
         private final AtomicLong confirmedFinal = new AtomicLong();
         private final AtomicLong lateAcksRefused = new AtomicLong();
+        private final Redeliveries redeliveries = new Redeliveries();
 
         Oracle(int deliveryLimit, Violations violations) {
             this.deliveryLimit = deliveryLimit;
@@ -57,9 +58,29 @@ final class ShareConsumeLoad implements Runnable {
             if (!seen.add(count)) {
                 violations.add("I7", tp + "@" + offset + " delivered twice with count " + count);
             }
+            redeliveries.delivered(tp, offset, count);
         }
 
-        void confirmedFinal(TopicPartition tp, long offset) {
+        /** What became of the delivery of {@code tp@offset} with {@code count}. */
+        void outcome(TopicPartition tp, long offset, short count, Redeliveries.Outcome outcome) {
+            if (outcome == Redeliveries.Outcome.FINAL_CONFIRMED) {
+                confirmedFinal(tp, offset);
+            }
+            redeliveries.outcome(tp, offset, count, outcome, violations);
+        }
+
+        /** The broker is about to crash: locks not confirmed before it go with it. */
+        void crashing() {
+            redeliveries.crashed();
+        }
+
+        /** I11 over the whole run, once the consumers have stopped; returns the redeliveries' summary. */
+        String checkRedeliveries() {
+            redeliveries.check(violations);
+            return redeliveries.summary();
+        }
+
+        private void confirmedFinal(TopicPartition tp, long offset) {
             finished.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(offset);
             confirmedFinal.incrementAndGet();
         }
@@ -116,8 +137,12 @@ final class ShareConsumeLoad implements Runnable {
         }
     }
 
+    /** An acknowledgement sent for one delivery. */
+    private record Sent(short count, AcknowledgeType type) {}
+
     private void pollOnce(KafkaShareConsumer<String, String> consumer) {
-        Map<TopicPartition, Map<Long, AcknowledgeType>> sent = new HashMap<>();
+        Map<TopicPartition, Map<Long, Sent>> sent = new HashMap<>();
+        boolean late = false;
         try {
             var records = consumer.poll(Duration.ofMillis(100));
             for (ConsumerRecord<String, String> r : records) {
@@ -127,32 +152,34 @@ final class ShareConsumeLoad implements Runnable {
                         : dice < 8 ? AcknowledgeType.REJECT : AcknowledgeType.ACCEPT;
                 consumer.acknowledge(r, type);
                 sent.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new HashMap<>())
-                        .put(r.offset(), type);
+                        .put(r.offset(), new Sent(r.deliveryCount().orElse((short) -1), type));
             }
             if (sent.isEmpty()) {
                 return;
             }
-            boolean late = random.nextInt(100) == 0;
+            late = random.nextInt(100) == 0;
             if (late) {
                 Thread.sleep(lockMs + 500); // the locks expire: these acknowledgements must be refused
             }
             Map<TopicIdPartition, Optional<KafkaException>> result = consumer.commitSync(Duration.ofSeconds(5));
             for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : result.entrySet()) {
                 TopicPartition tp = e.getKey().topicPartition();
-                Map<Long, AcknowledgeType> acks = sent.getOrDefault(tp, Map.of());
+                Map<Long, Sent> acks = sent.remove(tp);
+                if (acks == null) {
+                    continue;
+                }
                 if (e.getValue().isPresent()) {
                     if (late) {
                         oracle.lateAcksRefused.incrementAndGet();
                     }
+                    report(tp, acks, late ? Redeliveries.Outcome.HELD_PAST_LOCK : Redeliveries.Outcome.NOT_CONFIRMED);
                     continue;
                 }
                 // A late acknowledgement that succeeds (its expiry not yet processed) is final all the
                 // same: any later delivery of those records is an I5 violation.
-                acks.forEach((offset, type) -> {
-                    if (type != AcknowledgeType.RELEASE) {
-                        oracle.confirmedFinal(tp, offset);
-                    }
-                });
+                acks.forEach((offset, ack) -> oracle.outcome(tp, offset, ack.count(),
+                        ack.type() == AcknowledgeType.RELEASE ? Redeliveries.Outcome.RELEASED
+                                : Redeliveries.Outcome.FINAL_CONFIRMED));
             }
         } catch (KafkaException | IllegalStateException e) {
             // the broker went away mid-request: these acknowledgements are indeterminate
@@ -160,6 +187,13 @@ final class ShareConsumeLoad implements Runnable {
             Thread.currentThread().interrupt();
             running = false;
         }
+        // What commitSync did not confirm, or never got to, stays unconfirmed.
+        Redeliveries.Outcome unconfirmed = late ? Redeliveries.Outcome.HELD_PAST_LOCK : Redeliveries.Outcome.NOT_CONFIRMED;
+        sent.forEach((tp, acks) -> report(tp, acks, unconfirmed));
+    }
+
+    private void report(TopicPartition tp, Map<Long, Sent> acks, Redeliveries.Outcome outcome) {
+        acks.forEach((offset, ack) -> oracle.outcome(tp, offset, ack.count(), outcome));
     }
 
     void stop() {
