@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * {@code pier start} in a child JVM on this test's class path, on a fixed loopback port and data
  * folder, so a test can SIGKILL it and start it again on the same data. Each start writes its
  * output to its own file in the log folder; when the broker dies unexpectedly, all of them go into
- * the failure message.
+ * the failure message. A test may also stop the whole broker process with SIGSTOP and let it go on
+ * with SIGCONT ({@link #pause()}, {@link #resume()}): nothing in it runs meanwhile, and its sockets
+ * stay open.
  */
 public final class ChildBroker implements AutoCloseable {
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
@@ -29,6 +31,8 @@ public final class ChildBroker implements AutoCloseable {
     /** A server.properties given to {@code --config} instead of {@code --port} and {@code --data-dir}. */
     private final Path configFile;
     private Process process;
+    /** Whether {@link #pause()} stopped it and {@link #resume()} has not let it go on yet. */
+    private boolean paused;
 
     /** {@code settings} are {@code key=value} broker settings on top of the defaults. */
     public ChildBroker(Path dataDir, Path logDir, String... settings) throws IOException {
@@ -90,6 +94,40 @@ public final class ChildBroker implements AutoCloseable {
         return process.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /**
+     * SIGSTOP: the broker process stops at once, every thread of it, and stays stopped until
+     * {@link #resume()}; the kernel keeps its sockets open and queues what clients send. Returns
+     * once the kernel reports it stopped.
+     */
+    public void pause() throws IOException, InterruptedException {
+        signal("STOP");
+        paused = true;
+        await("broker stopped").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(this::stopped);
+    }
+
+    /** SIGCONT after {@link #pause()}; returns once the kernel reports it running again. */
+    public void resume() throws IOException, InterruptedException {
+        signal("CONT");
+        paused = false;
+        await("broker running again").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> !stopped());
+    }
+
+    /** Whether the kernel has the broker stopped (state T in /proc/PID/stat). */
+    public boolean stopped() throws IOException {
+        String stat = Files.readString(Path.of("/proc", String.valueOf(process.pid()), "stat"), StandardCharsets.UTF_8);
+        // pid (comm) state ...: comm may hold spaces and parentheses, so read past the last ')'
+        return stat.substring(stat.lastIndexOf(')') + 2).startsWith("T");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+        }
+    }
+
     /** Fails with every start's output if the broker is no longer running. */
     public void assertAlive() throws IOException {
         if (!process.isAlive()) {
@@ -108,6 +146,16 @@ public final class ChildBroker implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         if (process != null && process.isAlive()) {
+            if (paused) {
+                // A stopped process acts on SIGTERM only once it goes on; if that fails, SIGKILL
+                // below ends it all the same.
+                try {
+                    signal("CONT");
+                    paused = false;
+                } catch (IOException | IllegalStateException e) {
+                    process.destroyForcibly();
+                }
+            }
             process.destroy();
             if (!process.waitFor(15, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
