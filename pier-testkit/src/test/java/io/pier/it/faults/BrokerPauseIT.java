@@ -209,7 +209,8 @@ class BrokerPauseIT {
                 Duration.ofNanos(resumedAt - pausedAt).toMillis(), sent.get(), acked.size(), producerRetries.get(),
                 deliveries.size(), deliveries.stream().filter(d -> d.count() > 1).count(), confirmed.size(),
                 refused.size(), unanswered.size(), unansweredCauses, held.size(), holderClosedBefore,
-                holder.connectionsClosed.get(), otherClosedBefore, other.connectionsClosed.get(), firstConfirmationAfter);
+                holder.connectionsClosed.get(), otherClosedBefore, other.connectionsClosed.get(),
+                firstConfirmationAfter);
 
         assertThat(violations).as("violations seen by the clients").isEmpty();
         assertThat(firstConfirmationAfter).as("ms from SIGCONT to the first ACCEPT confirmed (liveness, I10)")
@@ -443,7 +444,8 @@ class BrokerPauseIT {
                     // disconnect it caused to UNKNOWN_SERVER_ERROR; the broker sent nothing), and
                     // the broker may still apply it when it reads it after SIGCONT.
                     outcome = "unanswered " + (result.isEmpty() ? "(no result)" : result.values().stream()
-                            .flatMap(Optional::stream).map(e -> e.getClass().getSimpleName() + ": " + e.getMessage()).toList());
+                            .flatMap(Optional::stream)
+                            .map(e -> e.getClass().getSimpleName() + ": " + e.getMessage()).toList());
                 }
             } catch (InterruptException e) {
                 throw e;
