@@ -14,10 +14,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Queue;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -53,9 +53,9 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>While the broker is stopped its monotonic clock keeps running, so every lock it handed out
  * runs out meanwhile; its sockets stay open, the clients' requests time out and they reconnect.
  * One consumer holds a poll's records unacknowledged across the pause. After the pause the other
- * consumer gets those records again, the holder's late ACCEPT of them is refused, and records flow
- * again. At the end: every acknowledged record is in the log once (the producer's
- * retries of requests that timed out while the broker was stopped wrote nothing twice); every one
+ * consumer gets those records again, the holder's late ACCEPT of them is not confirmed, and records
+ * flow again. At the end: every acknowledged record is in the log once (the producer's retries of
+ * requests that timed out while the broker was stopped wrote nothing twice); every one
  * reached a terminal state, with its ACCEPT confirmed unless the answer to it was lost to a
  * timeout; each delivery of a record carries a delivery count of its own, growing at each consumer;
  * and no record was delivered with a higher count than the delivery whose ACCEPT was confirmed,
