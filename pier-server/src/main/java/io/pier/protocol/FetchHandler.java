@@ -87,7 +87,9 @@ public final class FetchHandler implements ApiHandler {
     /** Reads every partition; answers if that is enough (or the wait is over), else null to wait on. */
     private CompletableFuture<AbstractResponse> attempt(FetchRequest body, List<Target> targets, boolean last,
             Partition.DataListener wake) {
-        boolean mustAnswer = last || body.data().minBytes() <= 0;
+        // A fetch for no partitions (KafkaConsumer.close() ends its fetch session with one) has
+        // nothing to wait for: Kafka answers it at once, and a client's close waits for that answer.
+        boolean mustAnswer = last || body.data().minBytes() <= 0 || targets.isEmpty();
         int maxBytes = Math.max(0, body.data().maxBytes());
         List<CompletableFuture<PartitionData>> reads = new ArrayList<>();
         for (Target t : targets) {

@@ -33,7 +33,6 @@ import org.apache.kafka.common.requests.ShareGroupHeartbeatResponse;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -93,12 +92,11 @@ class ManualClockIT {
      * A Fetch that names no partition needs no data, so it is answered at once, whatever its
      * MaxWaitMs: Kafka's ReplicaManager.fetchMessages responds immediately when the fetch has no
      * partitions. KafkaConsumer.close() sends such a fetch (session id 0, epoch -1) to end its
-     * fetch session and waits for the answer. Pier parks it until MaxWaitMs passes on its clock,
-     * so every close of a KafkaConsumer takes fetch.max.wait.ms (500 ms by default) longer than
-     * against Kafka, and on this test's stopped clock it never gets an answer at all.
+     * fetch session and waits for the answer. Pier used to park it until MaxWaitMs passed on its
+     * clock, so every close of a KafkaConsumer took fetch.max.wait.ms (500 ms by default) longer
+     * than against Kafka, and on this test's stopped clock it got no answer at all.
      */
     @Test
-    @Disabled("finding: Pier parks a Fetch for no partitions until MaxWaitMs passes; Kafka answers it at once")
     void shouldAnswerAFetchForNoPartitionsAtOnce() throws Exception {
         short version = 12;
         RequestHeader header = new RequestHeader(ApiKeys.FETCH, version, "manual-clock", 9);
