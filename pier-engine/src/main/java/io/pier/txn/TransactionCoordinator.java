@@ -500,7 +500,7 @@ public final class TransactionCoordinator {
         then(written, (v, e) -> {
             m.markersInFlight = false;
             if (e != null) {
-                m.markerRetryAtMs = clock.wallMs() + config.markerRetryBackoffMs();
+                m.markerRetryAtMonoMs = clock.monoMs() + config.markerRetryBackoffMs();
                 // Until its markers are written the id answers CONCURRENT_TRANSACTIONS, which its
                 // producer retries without end: say so, on the first failure and every 100th.
                 if (m.markerFailures++ % 100 == 0) {
@@ -529,7 +529,7 @@ public final class TransactionCoordinator {
         }
         m.prepare(target);
         // On a failed write the store has failed (fatal): the transaction completes after the restart.
-        persist(m, t.build(), () -> { }, err -> m.markerRetryAtMs = clock.wallMs() + config.markerRetryBackoffMs());
+        persist(m, t.build(), () -> { }, err -> m.markerRetryAtMonoMs = clock.monoMs() + config.markerRetryBackoffMs());
     }
 
     private static boolean isPrepared(TransactionState s) {
@@ -545,9 +545,10 @@ public final class TransactionCoordinator {
      */
     public int onDeadlines() {
         long nowMs = clock.wallMs();
+        long monoMs = clock.monoMs();
         int acted = 0;
         for (TransactionMetadata m : List.copyOf(txns.values())) {
-            if (m.hasPending() || m.markersInFlight || nowMs < deadlineOf(m)) {
+            if (m.hasPending() || m.markersInFlight || nowMs < deadlineOf(m, nowMs, monoMs)) {
                 continue;
             }
             acted++;
@@ -564,22 +565,28 @@ public final class TransactionCoordinator {
 
     /** The earliest wall-clock time {@link #onDeadlines} has work; Long.MAX_VALUE for none. */
     public long nextDeadlineMs() {
+        long nowMs = clock.wallMs();
+        long monoMs = clock.monoMs();
         long next = Long.MAX_VALUE;
         for (TransactionMetadata m : txns.values()) {
             if (!m.hasPending() && !m.markersInFlight) {
-                next = Math.min(next, deadlineOf(m));
+                next = Math.min(next, deadlineOf(m, nowMs, monoMs));
             }
         }
         return next;
     }
 
-    private long deadlineOf(TransactionMetadata m) {
+    /**
+     * {@code m}'s next deadline in wall ms. Timeouts and expiry are wall times, as in Kafka; a
+     * marker retry is a monotonic delay, given as the wall time it comes to from {@code nowMs}.
+     */
+    private long deadlineOf(TransactionMetadata m, long nowMs, long monoMs) {
         TransactionRecord r = m.current();
         if (m.state() == TransactionState.ONGOING) {
             return r.startTimestampMs() + r.timeoutMs();
         }
         if (isPrepared(m.state())) {
-            return m.markerRetryAtMs;
+            return m.markerRetryAtMonoMs == Long.MIN_VALUE ? nowMs : nowMs + Math.max(0, m.markerRetryAtMonoMs - monoMs);
         }
         if (m.state().isIdle()) {
             long last = r.lastUpdateTimestampMs();

@@ -24,8 +24,11 @@ final class TransactionMetadata {
     private TransactionState pending;
     /** Markers of the PREPARE_* state are being written (at most one write at a time). */
     boolean markersInFlight;
-    /** When markers that failed are tried again (wall ms); 0: at once. */
-    long markerRetryAtMs;
+    /**
+     * When markers that failed are tried again, in monotonic ms ({@link Long#MIN_VALUE}: at once).
+     * A pure delay, so a step of the wall clock neither hurries nor postpones it.
+     */
+    long markerRetryAtMonoMs = Long.MIN_VALUE;
     /** Failed marker writes in a row of the current PREPARE_* state: what the warnings count. */
     int markerFailures;
     /**

@@ -2,6 +2,7 @@ package io.pier.txn;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pier.common.JumpingClock;
 import io.pier.common.ManualClock;
 import io.pier.state.TransactionRecord;
 import io.pier.state.TransactionStore;
@@ -346,6 +347,39 @@ class TransactionCoordinatorTest {
         clock.advance(TransactionConfig.DEFAULTS.markerRetryBackoffMs());
         coordinator.onDeadlines();
         assertThat(markers.calls).hasSize(2);
+        markers.completeLast();
+        assertThat(store.state(TXN)).isEqualTo(TransactionState.COMPLETE_COMMIT);
+    }
+
+    @Test
+    void shouldRetryFailedMarkersAfterTheBackoffWhateverTheWallClockDoes() {
+        // Given a coordinator on a clock whose wall time can step, and markers that failed
+        JumpingClock jumping = new JumpingClock(1_000_000);
+        coordinator = new TransactionCoordinator(TransactionConfig.DEFAULTS, jumping,
+                () -> CompletableFuture.completedFuture(nextPid++), store, markers, Runnable::run, 3);
+        ProducerIdAndEpoch p = ongoing(List.of(P0));
+        coordinator.endTxn(TXN, p.producerId(), p.producerEpoch(), true, false).join();
+        markers.results.get(0).completeExceptionally(new RuntimeException("partition unavailable"));
+        long backoff = TransactionConfig.DEFAULTS.markerRetryBackoffMs();
+
+        // When the wall clock steps an hour back, the retry still comes after the backoff
+        jumping.stepWall(-3_600_000);
+        assertThat(coordinator.nextDeadlineMs()).isEqualTo(jumping.wallMs() + backoff);
+        jumping.advance(backoff - 1);
+        coordinator.onDeadlines();
+        assertThat(markers.calls).hasSize(1);
+        jumping.advance(1);
+        coordinator.onDeadlines();
+        assertThat(markers.calls).hasSize(2);
+
+        // And when they fail again and the wall clock steps an hour on, not before the backoff
+        markers.results.get(1).completeExceptionally(new RuntimeException("still unavailable"));
+        jumping.stepWall(3_600_000);
+        coordinator.onDeadlines();
+        assertThat(markers.calls).hasSize(2);
+        jumping.advance(backoff);
+        coordinator.onDeadlines();
+        assertThat(markers.calls).hasSize(3);
         markers.completeLast();
         assertThat(store.state(TXN)).isEqualTo(TransactionState.COMPLETE_COMMIT);
     }
