@@ -5,8 +5,10 @@ import java.util.Iterator;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -31,13 +33,15 @@ final class BatchValidator {
     static final int MAX_INFLATION = 64;
 
     /**
-     * Returns the single batch of {@code records} once it is known to be well formed; with
-     * {@code keysRequired} (a compacted topic) every record must have a key.
+     * Returns the single batch of {@code records} once it is known to be well formed under
+     * {@code config}: within max.message.bytes, every record keyed on a compacted topic, and with
+     * CreateTime every record's timestamp within the topic's bounds around {@code nowMs}.
      *
+     * @param nowMs the broker's wall clock, which the timestamps are checked against
      * @param buffers decompression buffers, reused by the log's thread from batch to batch
      */
-    static MutableRecordBatch validate(MemoryRecords records, int maxMessageBytes, boolean keysRequired,
-            BufferSupplier buffers) {
+    static MutableRecordBatch validate(MemoryRecords records, LogConfig config, long nowMs, BufferSupplier buffers) {
+        int maxMessageBytes = config.maxMessageBytes();
         if (records.sizeInBytes() == 0) {
             throw new InvalidRecordException("produce request holds no record batch");
         }
@@ -90,7 +94,12 @@ final class BatchValidator {
             payload.position(payload.position() + DefaultRecordBatch.RECORD_BATCH_OVERHEAD); // the records follow the 61-byte header
             SnappyFrames.check(payload);
         }
-        checkRecords(batch, maxMessageBytes, keysRequired, buffers);
+        if (batch.timestampType() == TimestampType.LOG_APPEND_TIME) {
+            // As Kafka: the broker stamps LogAppendTime, a producer may not.
+            throw new InvalidTimestampException("Invalid timestamp type in the record batch: a producer may not set"
+                    + " LogAppendTime");
+        }
+        checkRecords(batch, config, nowMs, buffers);
         return batch;
     }
 
@@ -110,8 +119,10 @@ final class BatchValidator {
      * {@link #MAX_INFLATION} times max.message.bytes is refused as a decompression bomb, which
      * bounds the time too. On a compacted topic every record needs a key.
      */
-    private static void checkRecords(MutableRecordBatch batch, int maxMessageBytes, boolean keysRequired,
-            BufferSupplier buffers) {
+    private static void checkRecords(MutableRecordBatch batch, LogConfig config, long nowMs, BufferSupplier buffers) {
+        int maxMessageBytes = config.maxMessageBytes();
+        boolean keysRequired = config.cleanupPolicy().compact();
+        TimestampBounds bounds = config.logAppendTime() ? null : new TimestampBounds(config, nowMs);
         long span = batch.lastOffset() - batch.baseOffset() + 1;
         Integer count = batch.countOrNull();
         if (count == null || count <= 0 || count != span) {
@@ -131,6 +142,9 @@ final class BatchValidator {
                     throw new InvalidRecordException("Compacted topic cannot accept message without key (offset delta "
                             + (r.offset() - batch.baseOffset()) + ")");
                 }
+                if (bounds != null) {
+                    bounds.check(r);
+                }
                 inflatedBytes += r.sizeInBytes();
                 if (inflatedBytes > maxInflatedBytes) {
                     throw new RecordTooLargeException("compressed record batch of " + batch.sizeInBytes()
@@ -146,6 +160,33 @@ final class BatchValidator {
         if (expected != batch.lastOffset() + 1) {
             throw new InvalidRecordException("batch holds " + (expected - batch.baseOffset())
                     + " records but its header says " + count);
+        }
+    }
+
+    /**
+     * message.timestamp.before.max.ms and message.timestamp.after.max.ms around the broker's clock,
+     * for a CreateTime topic; Kafka's check and message. A record without a timestamp passes.
+     */
+    private static final class TimestampBounds {
+        /** The oldest and newest timestamps accepted; the limits of a long where there is none. */
+        private final long lowest;
+        private final long highest;
+        private final long nowMs;
+
+        TimestampBounds(LogConfig config, long nowMs) {
+            this.nowMs = nowMs;
+            lowest = nowMs - config.timestampBeforeMaxMs(); // nowMs >= 0: no overflow
+            highest = config.timestampAfterMaxMs() > Long.MAX_VALUE - nowMs ? Long.MAX_VALUE
+                    : nowMs + config.timestampAfterMaxMs();
+        }
+
+        void check(Record r) {
+            long ts = r.timestamp();
+            if (ts != RecordBatch.NO_TIMESTAMP && (ts < lowest || ts > highest)) {
+                throw new InvalidTimestampException("Timestamp " + ts + " of message with offset " + r.offset()
+                        + " is out of range. The timestamp should be within [" + lowest + ", " + highest
+                        + "] (the broker's clock: " + nowMs + ")");
+            }
         }
     }
 }

@@ -25,10 +25,14 @@ import org.apache.kafka.common.errors.InvalidConfigurationException;
  * @param preallocateBytes 0, or how far ahead of the data the active segment's file is filled with
  *     zeros (see {@link LogSegment}): an fdatasync after writing into bytes the file already has
  *     needs no journal commit. For the broker's own small-record state logs, not for topics
+ * @param timestampBeforeMaxMs with CreateTime, how far behind the broker's clock a record's
+ *     timestamp may be (message.timestamp.before.max.ms; Kafka's default: no limit)
+ * @param timestampAfterMaxMs with CreateTime, how far ahead of the broker's clock a record's
+ *     timestamp may be (message.timestamp.after.max.ms; Kafka's default since 4.0: one hour)
  */
 public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes,
         int maxMessageBytes, int indexIntervalBytes, boolean logAppendTime, Durability durability,
-        CleanupPolicy cleanupPolicy, int preallocateBytes) {
+        CleanupPolicy cleanupPolicy, int preallocateBytes, long timestampBeforeMaxMs, long timestampAfterMaxMs) {
 
     // Topic-level names, as Kafka spells them.
     static final String SEGMENT_BYTES = "segment.bytes";
@@ -39,6 +43,12 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
     static final String INDEX_INTERVAL_BYTES = "index.interval.bytes";
     static final String TIMESTAMP_TYPE = "message.timestamp.type";
     static final String CLEANUP_POLICY = "cleanup.policy";
+    static final String TIMESTAMP_BEFORE_MAX_MS = "message.timestamp.before.max.ms";
+    static final String TIMESTAMP_AFTER_MAX_MS = "message.timestamp.after.max.ms";
+
+    /** Kafka's defaults of {@link #TIMESTAMP_BEFORE_MAX_MS} and {@link #TIMESTAMP_AFTER_MAX_MS}. */
+    static final long DEFAULT_TIMESTAMP_BEFORE_MAX_MS = Long.MAX_VALUE;
+    static final long DEFAULT_TIMESTAMP_AFTER_MAX_MS = 3_600_000L;
 
     /** Smallest segment that can hold a record at all; matches Kafka's historic lower bound. */
     static final long MIN_SEGMENT_BYTES = 14;
@@ -55,9 +65,20 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         require(maxMessageBytes >= 0, MAX_MESSAGE_BYTES, maxMessageBytes);
         require(indexIntervalBytes >= 0, INDEX_INTERVAL_BYTES, indexIntervalBytes);
         require(preallocateBytes >= 0, "preallocate bytes", preallocateBytes);
+        require(timestampBeforeMaxMs >= 0, TIMESTAMP_BEFORE_MAX_MS, timestampBeforeMaxMs);
+        require(timestampAfterMaxMs >= 0, TIMESTAMP_AFTER_MAX_MS, timestampAfterMaxMs);
         if (durability == null || cleanupPolicy == null) {
             throw new IllegalArgumentException("durability and cleanup.policy must be set");
         }
+    }
+
+    /** With Kafka's default timestamp bounds. */
+    public LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes, int maxMessageBytes,
+            int indexIntervalBytes, boolean logAppendTime, Durability durability, CleanupPolicy cleanupPolicy,
+            int preallocateBytes) {
+        this(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexIntervalBytes, logAppendTime,
+                durability, cleanupPolicy, preallocateBytes, DEFAULT_TIMESTAMP_BEFORE_MAX_MS,
+                DEFAULT_TIMESTAMP_AFTER_MAX_MS);
     }
 
     /** Without preallocation. */
@@ -88,7 +109,8 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
     /**
      * Broker-level settings (Kafka names: log.segment.bytes, log.roll.ms, log.roll.hours,
      * log.retention.ms, log.retention.minutes, log.retention.hours, log.retention.bytes,
-     * message.max.bytes, log.index.interval.bytes, log.message.timestamp.type, log.cleanup.policy, and
+     * message.max.bytes, log.index.interval.bytes, log.message.timestamp.type,
+     * log.message.timestamp.before.max.ms, log.message.timestamp.after.max.ms, log.cleanup.policy, and
      * pier.log.durability = durable|none) to defaults for topics. Unknown keys are ignored here
      * because the server keeps its other settings in the same map. A bad value throws
      * {@link ConfigException} naming the setting.
@@ -119,8 +141,12 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
             checkBroker("log.retention.bytes", retentionBytes, retentionBytes >= -1);
             checkBroker("message.max.bytes", maxMessageBytes, maxMessageBytes >= 0);
             checkBroker("log.index.interval.bytes", indexInterval, indexInterval >= 0);
+            long before = longOr(props, "log.message.timestamp.before.max.ms", d.timestampBeforeMaxMs);
+            long after = longOr(props, "log.message.timestamp.after.max.ms", d.timestampAfterMaxMs);
+            checkBroker("log.message.timestamp.before.max.ms", before, before >= 0);
+            checkBroker("log.message.timestamp.after.max.ms", after, after >= 0);
             return new LogConfig(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexInterval,
-                    logAppendTime, durability, cleanupPolicy);
+                    logAppendTime, durability, cleanupPolicy, 0, before, after);
         } catch (BadValue e) {
             throw new ConfigException(e.name, e.value, e.getMessage());
         } catch (ArithmeticException e) {
@@ -157,7 +183,8 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
 
     /**
      * Topic-level overrides (segment.bytes, segment.ms, retention.ms, retention.bytes,
-     * max.message.bytes, index.interval.bytes, message.timestamp.type, cleanup.policy, see
+     * max.message.bytes, index.interval.bytes, message.timestamp.type,
+     * message.timestamp.before.max.ms, message.timestamp.after.max.ms, cleanup.policy, see
      * {@link CleanupPolicy}) applied over {@code brokerDefaults}. A null value means
      * "no override". An unknown name or bad value throws {@link InvalidConfigurationException}
      * naming the setting, which the server maps to INVALID_CONFIG.
@@ -171,6 +198,8 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         int indexInterval = brokerDefaults.indexIntervalBytes;
         boolean logAppendTime = brokerDefaults.logAppendTime;
         CleanupPolicy cleanupPolicy = brokerDefaults.cleanupPolicy;
+        long before = brokerDefaults.timestampBeforeMaxMs;
+        long after = brokerDefaults.timestampAfterMaxMs;
         try {
             for (Map.Entry<String, String> e : topicConfigs.entrySet()) {
                 String name = e.getKey();
@@ -190,6 +219,8 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
                     case INDEX_INTERVAL_BYTES -> indexInterval = (int) ranged(name, parseInt(name, v), 0, Integer.MAX_VALUE);
                     case TIMESTAMP_TYPE -> logAppendTime = parseTimestampType(name, v);
                     case CLEANUP_POLICY -> cleanupPolicy = parseCleanupPolicy(name, v);
+                    case TIMESTAMP_BEFORE_MAX_MS -> before = ranged(name, parseLong(name, v), 0, Long.MAX_VALUE);
+                    case TIMESTAMP_AFTER_MAX_MS -> after = ranged(name, parseLong(name, v), 0, Long.MAX_VALUE);
                     default -> throw new IllegalStateException("unhandled topic config " + name);
                 }
             }
@@ -198,11 +229,12 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
                     "invalid value " + e.value + " for topic config " + e.name + ": " + e.getMessage());
         }
         return new LogConfig(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexInterval,
-                logAppendTime, brokerDefaults.durability, cleanupPolicy, brokerDefaults.preallocateBytes);
+                logAppendTime, brokerDefaults.durability, cleanupPolicy, brokerDefaults.preallocateBytes, before, after);
     }
 
     private static final Set<String> TOPIC_NAMES = Set.of(SEGMENT_BYTES, SEGMENT_MS, RETENTION_MS, RETENTION_BYTES,
-            MAX_MESSAGE_BYTES, INDEX_INTERVAL_BYTES, TIMESTAMP_TYPE, CLEANUP_POLICY);
+            MAX_MESSAGE_BYTES, INDEX_INTERVAL_BYTES, TIMESTAMP_TYPE, CLEANUP_POLICY, TIMESTAMP_BEFORE_MAX_MS,
+            TIMESTAMP_AFTER_MAX_MS);
 
     /** Every topic config name {@link #withTopicOverrides} understands. */
     public static Set<String> topicConfigNames() {
@@ -215,6 +247,8 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         m.put(CLEANUP_POLICY, cleanupPolicy.toString());
         m.put(INDEX_INTERVAL_BYTES, Integer.toString(indexIntervalBytes));
         m.put(MAX_MESSAGE_BYTES, Integer.toString(maxMessageBytes));
+        m.put(TIMESTAMP_AFTER_MAX_MS, Long.toString(timestampAfterMaxMs));
+        m.put(TIMESTAMP_BEFORE_MAX_MS, Long.toString(timestampBeforeMaxMs));
         m.put(TIMESTAMP_TYPE, logAppendTime ? LOG_APPEND_TIME : CREATE_TIME);
         m.put(RETENTION_BYTES, Long.toString(retentionBytes));
         m.put(RETENTION_MS, Long.toString(retentionMs));

@@ -178,8 +178,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     public AppendResult append(MemoryRecords records) throws IOException {
         ensureWritable();
-        MutableRecordBatch batch = BatchValidator.validate(records, config.maxMessageBytes(),
-                config.cleanupPolicy().compact(), decompressionBuffers);
+        MutableRecordBatch batch = BatchValidator.validate(records, config, clock.wallMs(), decompressionBuffers);
         if (batch.hasProducerId()) {
             ProducerStateTable.BatchMetadata dup = producers.check(batch.producerId(), batch.producerEpoch(),
                     batch.baseSequence(), batch.lastSequence());

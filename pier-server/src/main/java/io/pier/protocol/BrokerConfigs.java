@@ -18,7 +18,8 @@ public final class BrokerConfigs implements ConfigResourceType {
     /** Defaults shown when a setting was not given; Kafka's names and values. */
     private static final Map<String, String> DEFAULTS = defaults();
     private static final Set<String> DYNAMIC = Set.of("log.segment.bytes", "log.roll.ms", "log.retention.ms",
-            "log.retention.bytes", "message.max.bytes", "log.index.interval.bytes", "log.message.timestamp.type");
+            "log.retention.bytes", "message.max.bytes", "log.index.interval.bytes", "log.message.timestamp.type",
+            "log.message.timestamp.before.max.ms", "log.message.timestamp.after.max.ms");
 
     private final TopicService topics;
     private final String nodeId;
@@ -50,6 +51,8 @@ public final class BrokerConfigs implements ConfigResourceType {
         d.put("message.max.bytes", "1048588");
         d.put("log.index.interval.bytes", "4096");
         d.put("log.message.timestamp.type", "CreateTime");
+        d.put("log.message.timestamp.before.max.ms", Long.toString(Long.MAX_VALUE));
+        d.put("log.message.timestamp.after.max.ms", "3600000");
         d.put("log.cleanup.policy", "delete");
         d.put("pier.log.durability", "durable");
         return d;

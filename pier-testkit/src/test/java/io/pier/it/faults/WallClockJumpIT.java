@@ -1,6 +1,7 @@
 package io.pier.it.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pier.common.Clock;
 import io.pier.common.ManualClock;
@@ -25,6 +26,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidRecordStateException;
@@ -43,8 +45,11 @@ import org.junit.jupiter.api.Timeout;
  * deadline can be checked to the millisecond: a record lock ends exactly when monotonic time
  * reaches it, not an hour early after the step forwards and not an hour late after the step back,
  * and the late ACCEPT of its first holder is refused. The members' sessions outlive both steps.
- * Produce goes on: CreateTime records are stored with the producer's timestamps, LogAppendTime
- * records are stamped with the broker's stepped wall clock.
+ * Produce goes on, its timestamps checked against the stepped clock as Kafka checks them:
+ * CreateTime records are stored with the producer's timestamps while those are within
+ * {@code message.timestamp.after.max.ms} (an hour) of the broker's clock, and refused with
+ * INVALID_TIMESTAMP once the step back leaves them more than that ahead; LogAppendTime records
+ * are stamped with the broker's stepped wall clock.
  */
 @Timeout(60)
 class WallClockJumpIT {
@@ -120,7 +125,7 @@ class WallClockJumpIT {
     }
 
     @Test
-    void shouldStoreProducerTimestampsAndStampLogAppendTimeFromTheSteppedWallClock() throws Exception {
+    void shouldCheckProducerTimestampsAndStampLogAppendTimeAgainstTheSteppedWallClock() throws Exception {
         try (Admin admin = clients.admin()) {
             admin.createTopics(List.of(new NewTopic("create-time", 1, (short) 1),
                     new NewTopic("append-time", 1, (short) 1)
@@ -130,30 +135,33 @@ class WallClockJumpIT {
         p.put("bootstrap.servers", pier.bootstrapServers());
         p.put("acks", "all");
         p.put("enable.idempotence", "true");
-        List<Long> sentStamps = new ArrayList<>();
         List<Long> brokerWall = new ArrayList<>();
+        long accepted;
         try (KafkaProducer<String, String> producer =
                 new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
-            for (long step : new long[] {HOUR_MS, -2 * HOUR_MS}) {
-                // When the broker's wall clock steps, the producer's own clock not
-                clock.stepWall(step);
-                long stamp = System.currentTimeMillis();
-                sentStamps.add(stamp);
-                brokerWall.add(clock.wallMs());
-                // Then each produce is acknowledged: with the producer's stamp, or the broker's
-                // wall clock of the append. After the step back the producer's stamp is an hour
-                // and some ms ahead of the broker's clock. Pier does not check CreateTime stamps
-                // against its clock; Kafka 4.4 would refuse this one with INVALID_TIMESTAMP, its
-                // message.timestamp.after.max.ms being 1 h by default.
-                RecordMetadata created = producer.send(new ProducerRecord<>("create-time", 0, stamp, null, "c")).get();
-                RecordMetadata appended = producer.send(new ProducerRecord<>("append-time", 0, stamp, null, "a")).get();
-                assertThat(created.timestamp()).as("CreateTime acknowledged").isEqualTo(stamp);
-                assertThat(appended.timestamp()).as("LogAppendTime acknowledged").isEqualTo(clock.wallMs());
-            }
+            // When the broker's wall clock steps an hour on, the producer's own clock not
+            clock.stepWall(HOUR_MS);
+            accepted = System.currentTimeMillis();
+            brokerWall.add(clock.wallMs());
+            // Then a record stamped an hour behind the broker is stored with its stamp (no limit behind)
+            RecordMetadata created = producer.send(new ProducerRecord<>("create-time", 0, accepted, null, "c")).get();
+            assertThat(created.timestamp()).as("CreateTime acknowledged").isEqualTo(accepted);
+            RecordMetadata appended = producer.send(new ProducerRecord<>("append-time", 0, accepted, null, "a")).get();
+            assertThat(appended.timestamp()).as("LogAppendTime acknowledged").isEqualTo(clock.wallMs());
+
+            // When it steps two hours back, the producer's stamps are an hour and some ms ahead of it
+            clock.stepWall(-2 * HOUR_MS);
+            long ahead = System.currentTimeMillis();
+            brokerWall.add(clock.wallMs());
+            // Then the CreateTime record is refused as Kafka 4 refuses it (after.max.ms: an hour)
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>("create-time", 0, ahead, null, "late")).get())
+                    .hasCauseInstanceOf(InvalidTimestampException.class)
+                    .hasMessageContaining("Timestamp " + ahead + " of message with offset 0 is out of range");
+            // and the LogAppendTime topic, which checks nothing, stamps it with its clock
+            appended = producer.send(new ProducerRecord<>("append-time", 0, ahead, null, "a")).get();
+            assertThat(appended.timestamp()).as("LogAppendTime acknowledged").isEqualTo(clock.wallMs());
         }
-        assertThat(stamps("create-time")).containsExactly(
-                Map.entry(TimestampType.CREATE_TIME, sentStamps.get(0)),
-                Map.entry(TimestampType.CREATE_TIME, sentStamps.get(1)));
+        assertThat(stamps("create-time")).containsExactly(Map.entry(TimestampType.CREATE_TIME, accepted));
         assertThat(stamps("append-time")).containsExactly(
                 Map.entry(TimestampType.LOG_APPEND_TIME, brokerWall.get(0)),
                 Map.entry(TimestampType.LOG_APPEND_TIME, brokerWall.get(1)));
