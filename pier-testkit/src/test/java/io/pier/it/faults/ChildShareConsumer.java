@@ -7,35 +7,54 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link PausableShareConsumer} in a child JVM on this test's class path: the test can pause the
- * whole process with SIGSTOP (nothing in it runs, not even the client's heartbeat thread, and its
- * connections stay open), let it go on with SIGCONT, and read what it reported in its output file.
+ * A share consumer in a child JVM on this test's class path, by default a
+ * {@link PausableShareConsumer}: the test can pause the whole process with SIGSTOP (nothing in it
+ * runs, not even the client's heartbeat thread, and its connections stay open), let it go on with
+ * SIGCONT, end it with SIGTERM or SIGKILL, and read what it reported in its output file.
  */
 final class ChildShareConsumer implements AutoCloseable {
-    /** One reported line: {@code kind offset count [detail]}; offset and count -1 where there are none. */
-    record Event(String kind, long offset, short count, String detail) {}
+    /** Prefix of the child's report lines in its output, among the client's own log lines. */
+    static final String EVENT = "CHILD-CONSUMER ";
+
+    /**
+     * One reported line: {@code kind offset count [detail] [@atMs]}; offset and count -1 where
+     * there are none, {@code atMs} (the child's wall clock, comparable across processes on one
+     * machine) -1 where the child did not say.
+     */
+    record Event(String kind, long offset, short count, String detail, long atMs) {
+        Event(String kind, long offset, short count, String detail) {
+            this(kind, offset, count, detail, -1);
+        }
+    }
 
     private final Process process;
     private final Path output;
 
     ChildShareConsumer(String bootstrap, String topic, String group, int holdBatch, Path output) throws IOException {
-        this.output = output;
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        process = new ProcessBuilder(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), PausableShareConsumer.class.getName(),
-                bootstrap, topic, group, String.valueOf(holdBatch)))
-                .redirectErrorStream(true).redirectOutput(output.toFile()).start();
+        this(output, PausableShareConsumer.class, bootstrap, topic, group, String.valueOf(holdBatch));
     }
 
-    /** Everything it reported so far, in order. */
+    /** Starts {@code main} with {@code args}, its standard output and error going to {@code output}. */
+    ChildShareConsumer(Path output, Class<?> main, String... args) throws IOException {
+        this.output = output;
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(List.of(args));
+        process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+    }
+
+    /** Everything it reported so far, in order; a line it is still writing is left for the next call. */
     List<Event> events() throws IOException {
-        return Files.readAllLines(output, StandardCharsets.UTF_8).stream()
-                .filter(l -> l.startsWith(PausedConsumerIT.EVENT))
-                .map(l -> parse(l.substring(PausedConsumerIT.EVENT.length())))
+        String text = Files.readString(output, StandardCharsets.UTF_8);
+        return text.substring(0, text.lastIndexOf('\n') + 1).lines()
+                .filter(l -> l.startsWith(EVENT))
+                .map(l -> parse(l.substring(EVENT.length())))
                 .toList();
     }
 
@@ -61,6 +80,16 @@ final class ChildShareConsumer implements AutoCloseable {
 
     boolean alive() {
         return process.isAlive();
+    }
+
+    /** SIGTERM (what {@link Process#destroy} sends on Linux): the JVM runs its shutdown hooks, then exits. */
+    void terminate() {
+        process.destroy();
+    }
+
+    /** SIGKILL (what {@link Process#destroyForcibly} sends on Linux): gone at once; the kernel closes its sockets. */
+    void kill() {
+        process.destroyForcibly();
     }
 
     /** A line on its standard input: {@link PausableShareConsumer#GO} or {@link PausableShareConsumer#STOP}. */
@@ -99,11 +128,18 @@ final class ChildShareConsumer implements AutoCloseable {
     }
 
     private static Event parse(String line) {
-        String[] f = line.trim().split(" ");
+        String body = line.trim();
+        long atMs = -1;
+        int at = body.lastIndexOf(" @");
+        if (at > 0) {
+            atMs = Long.parseLong(body.substring(at + 2));
+            body = body.substring(0, at);
+        }
+        String[] f = body.split(" ");
         return switch (f[0]) {
-            case "DELIVERED", "CONFIRMED" -> new Event(f[0], Long.parseLong(f[1]), Short.parseShort(f[2]), "");
-            case "REFUSED" -> new Event(f[0], Long.parseLong(f[1]), Short.parseShort(f[2]), f[3]);
-            default -> new Event(f[0], -1, (short) -1, line.substring(f[0].length()).trim());
+            case "DELIVERED", "CONFIRMED" -> new Event(f[0], Long.parseLong(f[1]), Short.parseShort(f[2]), "", atMs);
+            case "REFUSED" -> new Event(f[0], Long.parseLong(f[1]), Short.parseShort(f[2]), f[3], atMs);
+            default -> new Event(f[0], -1, (short) -1, body.substring(f[0].length()).trim(), atMs);
         };
     }
 }

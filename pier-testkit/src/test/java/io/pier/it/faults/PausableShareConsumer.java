@@ -111,7 +111,7 @@ public final class PausableShareConsumer {
     }
 
     private static synchronized void say(String event) {
-        System.out.println(PausedConsumerIT.EVENT + event);
+        System.out.println(ChildShareConsumer.EVENT + event);
         System.out.flush();
     }
 }

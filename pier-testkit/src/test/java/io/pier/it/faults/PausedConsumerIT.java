@@ -39,8 +39,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(120)
 class PausedConsumerIT {
-    /** Prefix of the child's report lines in its output, among the client's own log lines. */
-    static final String EVENT = "PAUSABLE-CONSUMER ";
     private static final long LOCK_MS = 2_000;
     private static final int FIRST_RECORDS = 100;
     private static final int LATER_RECORDS = 20;
