@@ -92,7 +92,10 @@ final class ChildShareConsumer implements AutoCloseable {
         process.destroyForcibly();
     }
 
-    /** A line on its standard input: {@link PausableShareConsumer#GO} or {@link PausableShareConsumer#STOP}. */
+    /**
+     * A line on its standard input, a command of its main class: {@link PausableShareConsumer#GO},
+     * {@link AcceptingShareConsumer#HOLD}, or either's {@code STOP}.
+     */
     void command(String line) throws IOException {
         OutputStream in = process.getOutputStream();
         in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
