@@ -68,6 +68,17 @@ public final class ScrapedMetrics {
     }
 
 
+    /** The sum of every sample named {@code name} with these labels (key, value, ...); 0 if none. */
+    public double sum(String name, String... labelPairs) {
+        Map<String, String> want = new HashMap<>();
+        for (int i = 0; i + 1 < labelPairs.length; i += 2) {
+            want.put(labelPairs[i], labelPairs[i + 1]);
+        }
+        return samples.stream()
+                .filter(s -> s.name().equals(name) && s.labels().entrySet().containsAll(want.entrySet()))
+                .mapToDouble(Sample::value).sum();
+    }
+
     /** The HELP / TYPE line of a metric family, for checking types. */
     public boolean declares(String typeLine) {
         return text.lines().anyMatch(typeLine::equals);
