@@ -3,9 +3,6 @@ package io.pier.it.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pier.server.Pier;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,16 +11,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidRecordStateException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,36 +42,23 @@ class NetworkFaultIT {
     /** Under added latency a round trip takes up to 2 s plus a 0.5 s fetch wait: no request may time out for it. */
     private static final int PATIENT_TIMEOUT_MS = 15_000;
 
-    private Pier pier;
+    private ProxiedBroker broker;
     private FaultyProxy proxy;
     private String proxied;
     private String direct;
 
     @BeforeEach
     void start() throws Exception {
-        int brokerPort = freePort();
-        int proxyPort = freePort();
-        int directPort = freePort();
-        pier = Pier.builder()
-                .config("listeners", "PROXIED://127.0.0.1:" + brokerPort + ",DIRECT://127.0.0.1:" + directPort)
-                .config("advertised.listeners",
-                        "PROXIED://127.0.0.1:" + proxyPort + ",DIRECT://127.0.0.1:" + directPort)
-                .config("listener.security.protocol.map", "PROXIED:PLAINTEXT,DIRECT:PLAINTEXT")
-                .config("inter.broker.listener.name", "DIRECT")
-                .config("group.share.min.record.lock.duration.ms", "1000")
-                .start();
-        proxy = new FaultyProxy(proxyPort, brokerPort);
-        proxied = "127.0.0.1:" + proxyPort;
-        direct = pier.bootstrapServers("DIRECT");
+        broker = ProxiedBroker.start(Map.of("group.share.min.record.lock.duration.ms", "1000"));
+        proxy = broker.proxy;
+        proxied = broker.proxied;
+        direct = broker.direct;
     }
 
     @AfterEach
     void stop() throws Exception {
-        if (proxy != null) {
-            proxy.close();
-        }
-        if (pier != null) {
-            pier.close();
+        if (broker != null) {
+            broker.close();
         }
     }
 
@@ -191,18 +170,6 @@ class NetworkFaultIT {
     }
 
     private void setUp(String topic, String group, Map<String, String> groupConfigs) throws Exception {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", direct))) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
-            List<AlterConfigOp> ops = new ArrayList<>();
-            ops.add(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET));
-            groupConfigs.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
-            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all().get();
-        }
-    }
-
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        broker.topicForGroup(topic, group, groupConfigs);
     }
 }
