@@ -51,6 +51,7 @@ final class FaultyProxy implements AutoCloseable {
     private final InetSocketAddress target;
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
     private final AtomicInteger resets = new AtomicInteger();
+    private final AtomicInteger accepted = new AtomicInteger();
     private final Thread acceptor;
     /** {min, max} in ms, replaced whole so that a reader never sees half a change. */
     private volatile long[] latency = {0, 0};
@@ -110,6 +111,11 @@ final class FaultyProxy implements AutoCloseable {
 
     int resets() {
         return resets.get();
+    }
+
+    /** Connections clients have opened through the proxy so far. */
+    int connections() {
+        return accepted.get();
     }
 
     /**
@@ -226,6 +232,7 @@ final class FaultyProxy implements AutoCloseable {
         while (!closed) {
             try {
                 Socket client = server.accept();
+                accepted.incrementAndGet();
                 Socket upstream = new Socket();
                 try {
                     upstream.connect(target, 5_000);
