@@ -98,9 +98,22 @@ public final class ShareFetchHandler implements ApiHandler {
         }
         ShareSessions.Key key = new ShareSessions.Key(in.groupId(), in.memberId());
         return sessions.onFetch(key, epoch, epoch == ShareSessions.FINAL_EPOCH ? List.of() : added, forgotten,
-                request.connection()).thenCompose(context -> context.error() != Errors.NONE
-                        ? error(context.error(), null, lockMs)
+                request.connection()).thenCompose(context -> context.error() == Errors.SHARE_SESSION_LIMIT_REACHED
+                        ? refuseAfterMaxWait(in, lockMs)
+                        : context.error() != Errors.NONE ? error(context.error(), null, lockMs)
                         : fetch(request, in, key, context, ackList, lockMs));
+    }
+
+    /**
+     * SHARE_SESSION_LIMIT_REACHED, answered once MaxWaitMs has passed, as Kafka answers it since
+     * 4.1 (KAFKA-19231): the client sends its next ShareFetch as soon as it has the answer, so an
+     * answer at once had a refused consumer ask thousands of times a second while the cache stayed
+     * full (SessionEvictionIT).
+     */
+    private CompletableFuture<AbstractResponse> refuseAfterMaxWait(ShareFetchRequestData in, int lockMs) {
+        return polls.<Boolean>start(ApiKeys.SHARE_FETCH, in.groupId(), in.maxWaitMs(),
+                        (last, wake) -> CompletableFuture.completedFuture(last ? Boolean.TRUE : null))
+                .thenCompose(waited -> error(Errors.SHARE_SESSION_LIMIT_REACHED, null, lockMs));
     }
 
     /**
