@@ -3,8 +3,7 @@ package io.pier.it.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pier.common.Clock;
-import io.pier.common.ManualClock;
+import io.pier.common.JumpingClock;
 import io.pier.it.share.ShareClients;
 import io.pier.server.Pier;
 import java.time.Duration;
@@ -14,7 +13,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
@@ -26,10 +24,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidRecordStateException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -225,36 +223,5 @@ class WallClockJumpIT {
     private static int members(Admin admin) throws Exception {
         ShareGroupDescription d = admin.describeShareGroups(List.of(GROUP)).all().get().get(GROUP);
         return d.members().size();
-    }
-
-    /**
-     * The broker's clock: monotonic time moves only when the test advances it (wall time with it),
-     * and the wall clock can also step on its own, either way, as an NTP step moves a host's clock.
-     */
-    private static final class JumpingClock implements Clock {
-        private final ManualClock base;
-        private final AtomicLong wallStepMs = new AtomicLong();
-
-        JumpingClock(long startWallMs) {
-            this.base = new ManualClock(startWallMs);
-        }
-
-        @Override
-        public long wallMs() {
-            return base.wallMs() + wallStepMs.get();
-        }
-
-        @Override
-        public long monoMs() {
-            return base.monoMs();
-        }
-
-        void advance(long deltaMs) {
-            base.advance(deltaMs);
-        }
-
-        void stepWall(long deltaMs) {
-            wallStepMs.addAndGet(deltaMs);
-        }
     }
 }
