@@ -19,15 +19,19 @@ import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * The child JVM of {@link PausedConsumerIT}: a real explicit-mode share consumer that ACCEPTs
- * everything it gets, except that it holds its {@code holdBatch}-th non-empty poll (counted from
- * 1) without acknowledging until the test writes {@code go} on its standard input. It stops when
- * the test writes {@code stop} or closes its input, and after two minutes in any case.
+ * The child JVM of {@link PausedConsumerIT} and {@link ConsumerPausedPastSessionIT}: a real
+ * explicit-mode share consumer that ACCEPTs everything it gets, except that it holds its {@code
+ * holdBatch}-th non-empty poll (counted from 1) without acknowledging until the test writes {@code
+ * go} on its standard input. It stops when the test writes {@code stop} or closes its input, and
+ * after two minutes in any case. Its arguments: bootstrap servers, topic, group, {@code
+ * holdBatch}, and optionally a {@code client.id} (so that the test can find its member in the
+ * group's description and its requests on the wire).
  *
- * <p>It reports on standard output, one line each, what the test's oracle needs: {@code DELIVERED
- * offset count}; {@code HOLDING offset...}; and from the acknowledgement-commit callback, for each
- * offset, {@code CONFIRMED offset count} or {@code REFUSED offset count ExceptionClass}, where
- * count is the delivery count of the delivery that was acknowledged.
+ * <p>It reports on standard output, one line each, with its wall-clock time ({@code @ms}) last,
+ * what the test's oracle needs: {@code DELIVERED offset count}; {@code HOLDING offset...}; and from
+ * the acknowledgement-commit callback, for each offset, {@code CONFIRMED offset count} or {@code
+ * REFUSED offset count ExceptionClass}, where count is the delivery count of the delivery that was
+ * acknowledged.
  */
 public final class PausableShareConsumer {
     static final String GO = "go";
@@ -41,6 +45,7 @@ public final class PausableShareConsumer {
         String topic = args[1];
         String group = args[2];
         int holdBatch = Integer.parseInt(args[3]);
+        String clientId = args.length > 4 ? args[4] : null;
         CountDownLatch go = new CountDownLatch(1);
         CountDownLatch stop = new CountDownLatch(1);
         Thread commands = new Thread(() -> readCommands(go, stop), "commands");
@@ -50,7 +55,7 @@ public final class PausableShareConsumer {
         // The delivery count of each offset's latest delivery here: the callback names offsets only.
         Map<Long, Short> counts = new ConcurrentHashMap<>();
         long deadline = System.nanoTime() + MAX_LIFE.toNanos();
-        try (KafkaShareConsumer<String, String> consumer = consumer(bootstrap, group)) {
+        try (KafkaShareConsumer<String, String> consumer = consumer(bootstrap, group, clientId)) {
             consumer.setAcknowledgementCommitCallback((offsets, exception) -> offsets.values().forEach(set ->
                     set.stream().sorted().forEach(o -> say(exception == null
                             ? "CONFIRMED " + o + " " + counts.get(o)
@@ -82,10 +87,13 @@ public final class PausableShareConsumer {
         say("CLOSED");
     }
 
-    private static KafkaShareConsumer<String, String> consumer(String bootstrap, String group) {
+    private static KafkaShareConsumer<String, String> consumer(String bootstrap, String group, String clientId) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("group.id", group);
+        if (clientId != null) {
+            p.put("client.id", clientId);
+        }
         p.put("share.acknowledgement.mode", "explicit");
         // Small acquisitions, all handed to the application: what it holds is all that is locked for it.
         p.put("max.poll.records", "10");
@@ -111,7 +119,7 @@ public final class PausableShareConsumer {
     }
 
     private static synchronized void say(String event) {
-        System.out.println(ChildShareConsumer.EVENT + event);
+        System.out.println(ChildShareConsumer.EVENT + event + " @" + System.currentTimeMillis());
         System.out.flush();
     }
 }

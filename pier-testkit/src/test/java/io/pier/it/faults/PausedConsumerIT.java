@@ -35,7 +35,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the records. Another consumer gets them with delivery count 2; when the paused one goes on, its
  * late ACCEPTs are refused with INVALID_RECORD_STATE (InvalidRecordStateException in its
  * acknowledgement-commit callback), it keeps consuming new records, and no record whose ACCEPT was
- * confirmed is delivered again, to either consumer.
+ * confirmed is delivered again, to either consumer. {@link ConsumerPausedPastSessionIT} pauses it
+ * past its group session as well.
  */
 @Timeout(120)
 class PausedConsumerIT {
@@ -146,15 +147,16 @@ class PausedConsumerIT {
                 all.stream().filter(e -> e.kind().equals("DELIVERED")).count(), confirmed(all).size());
     }
 
-    /** One poll of the in-process consumer, noted as the child notes its own. */
-    private static void pollAndAccept(KafkaShareConsumer<String, String> consumer, List<Event> events) {
+    /** One poll of the in-process consumer, noted as the child notes its own, with the time of each delivery. */
+    static void pollAndAccept(KafkaShareConsumer<String, String> consumer, List<Event> events) {
         List<ConsumerRecord<String, String>> got = new ArrayList<>();
         consumer.poll(Duration.ofMillis(200)).forEach(got::add);
         if (got.isEmpty()) {
             return;
         }
         for (ConsumerRecord<String, String> r : got) {
-            events.add(new Event("DELIVERED", r.offset(), r.deliveryCount().orElse((short) -1), ""));
+            events.add(new Event("DELIVERED", r.offset(), r.deliveryCount().orElse((short) -1), "",
+                    System.currentTimeMillis()));
             consumer.acknowledge(r, AcknowledgeType.ACCEPT);
         }
         Map<TopicIdPartition, Optional<KafkaException>> result = consumer.commitSync(Duration.ofSeconds(10));
@@ -165,13 +167,14 @@ class PausedConsumerIT {
         }
     }
 
-    private static List<Long> held(List<Event> events) {
+    /** The offsets the child said it holds. */
+    static List<Long> held(List<Event> events) {
         String offsets = events.stream().filter(e -> e.kind().equals("HOLDING")).findFirst().orElseThrow().detail();
         return Arrays.stream(offsets.split(" ")).map(Long::valueOf).toList();
     }
 
     /** Offset to the delivery count whose ACCEPT was confirmed; fails if one offset was confirmed twice. */
-    private static Map<Long, Short> confirmed(List<Event> events) {
+    static Map<Long, Short> confirmed(List<Event> events) {
         Map<Long, Short> confirmed = new HashMap<>();
         for (Event e : events) {
             if (e.kind().equals("CONFIRMED")) {
@@ -187,7 +190,7 @@ class PausedConsumerIT {
      * I5 across two processes, without a common clock: delivery counts only grow, so a delivery of
      * an offset with a count above the one whose ACCEPT was confirmed came after that confirmation.
      */
-    private static void assertAcceptedIsFinal(List<Event> events) {
+    static void assertAcceptedIsFinal(List<Event> events) {
         Map<Long, Short> confirmed = confirmed(events);
         List<Event> after = events.stream()
                 .filter(e -> e.kind().equals("DELIVERED") && confirmed.containsKey(e.offset())
