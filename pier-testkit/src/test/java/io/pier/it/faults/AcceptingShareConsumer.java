@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -17,7 +16,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * The child JVM of {@link ConsumerFailureIT}: a real explicit-mode share consumer, as an
@@ -79,7 +77,7 @@ public final class AcceptingShareConsumer {
         // The delivery count of each offset's latest delivery here: the callback names offsets only.
         Map<Long, Short> counts = new ConcurrentHashMap<>();
         long deadline = System.nanoTime() + MAX_LIFE.toNanos();
-        try (KafkaShareConsumer<String, String> consumer = consumer(bootstrap, group)) {
+        try (KafkaShareConsumer<String, String> consumer = PausableShareConsumer.consumer(bootstrap, group, null)) {
             consumer.setAcknowledgementCommitCallback((offsets, exception) -> offsets.values().forEach(set ->
                     set.stream().sorted().forEach(o -> say(exception == null
                             ? "CONFIRMED " + o + " " + counts.get(o)
@@ -118,17 +116,6 @@ public final class AcceptingShareConsumer {
 
     private static String offsets(List<ConsumerRecord<String, String>> records) {
         return String.join(" ", records.stream().map(r -> Long.toString(r.offset())).toList());
-    }
-
-    private static KafkaShareConsumer<String, String> consumer(String bootstrap, String group) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        p.put("group.id", group);
-        p.put("share.acknowledgement.mode", "explicit");
-        // Small acquisitions, all handed to the application: what it holds is all that is locked for it.
-        p.put("max.poll.records", "10");
-        p.put("share.acquire.mode", "record_limit");
-        return new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
     }
 
     private static void readCommands(AtomicBoolean holdNext, CountDownLatch stop) {

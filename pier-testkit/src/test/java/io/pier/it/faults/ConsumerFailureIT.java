@@ -1,5 +1,6 @@
 package io.pier.it.faults;
 
+import static io.pier.it.faults.PausedConsumerIT.pollAndAccept;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,13 +28,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.core.ConditionTimeoutException;
@@ -351,27 +349,6 @@ class ConsumerFailureIT {
                 new StringDeserializer());
         c.subscribe(Set.of(topic));
         return c;
-    }
-
-    /** One poll, every record ACCEPTed and committed; noted as a child notes its own. */
-    private static void pollAndAccept(KafkaShareConsumer<String, String> consumer, List<Event> events) {
-        List<ConsumerRecord<String, String>> got = new ArrayList<>();
-        consumer.poll(Duration.ofMillis(100)).forEach(got::add);
-        if (got.isEmpty()) {
-            return;
-        }
-        for (ConsumerRecord<String, String> r : got) {
-            events.add(new Event("DELIVERED", r.offset(), r.deliveryCount().orElse((short) -1), "",
-                    System.currentTimeMillis()));
-            consumer.acknowledge(r, AcknowledgeType.ACCEPT);
-        }
-        Map<TopicIdPartition, Optional<KafkaException>> result = consumer.commitSync(Duration.ofSeconds(10));
-        boolean ok = !result.isEmpty() && result.values().stream().allMatch(Optional::isEmpty);
-        long now = System.currentTimeMillis();
-        for (ConsumerRecord<String, String> r : got) {
-            events.add(new Event(ok ? "CONFIRMED" : "REFUSED", r.offset(), r.deliveryCount().orElse((short) -1),
-                    ok ? "" : result.toString(), now));
-        }
     }
 
     /**

@@ -87,7 +87,12 @@ public final class PausableShareConsumer {
         say("CLOSED");
     }
 
-    private static KafkaShareConsumer<String, String> consumer(String bootstrap, String group, String clientId) {
+    /**
+     * An explicit-mode share consumer acquiring at most the 10 records a poll hands to the
+     * application; also what {@link AcceptingShareConsumer} runs. A null {@code clientId} leaves the
+     * client its own.
+     */
+    static KafkaShareConsumer<String, String> consumer(String bootstrap, String group, String clientId) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("group.id", group);

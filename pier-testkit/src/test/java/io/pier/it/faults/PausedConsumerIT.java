@@ -147,10 +147,13 @@ class PausedConsumerIT {
                 all.stream().filter(e -> e.kind().equals("DELIVERED")).count(), confirmed(all).size());
     }
 
-    /** One poll of the in-process consumer, noted as the child notes its own, with the time of each delivery. */
+    /**
+     * One poll of an in-process consumer, every record ACCEPTed and committed, noted as a child
+     * notes its own, with the time of each event.
+     */
     static void pollAndAccept(KafkaShareConsumer<String, String> consumer, List<Event> events) {
         List<ConsumerRecord<String, String>> got = new ArrayList<>();
-        consumer.poll(Duration.ofMillis(200)).forEach(got::add);
+        consumer.poll(Duration.ofMillis(100)).forEach(got::add);
         if (got.isEmpty()) {
             return;
         }
@@ -161,9 +164,10 @@ class PausedConsumerIT {
         }
         Map<TopicIdPartition, Optional<KafkaException>> result = consumer.commitSync(Duration.ofSeconds(10));
         boolean ok = !result.isEmpty() && result.values().stream().allMatch(Optional::isEmpty);
+        long now = System.currentTimeMillis();
         for (ConsumerRecord<String, String> r : got) {
-            events.add(ok ? new Event("CONFIRMED", r.offset(), r.deliveryCount().orElse((short) -1), "")
-                    : new Event("REFUSED", r.offset(), r.deliveryCount().orElse((short) -1), "commit failed"));
+            events.add(new Event(ok ? "CONFIRMED" : "REFUSED", r.offset(), r.deliveryCount().orElse((short) -1),
+                    ok ? "" : result.toString(), now));
         }
     }
 
