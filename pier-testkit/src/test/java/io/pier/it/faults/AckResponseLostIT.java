@@ -11,7 +11,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -25,7 +24,6 @@ import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.message.ShareAcknowledgeRequestData;
-import org.apache.kafka.common.message.ShareAcknowledgeResponseData;
 import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.message.ShareFetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -35,7 +33,6 @@ import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
 import org.apache.kafka.common.requests.ShareAcknowledgeResponse;
 import org.apache.kafka.common.requests.ShareFetchRequest;
 import org.apache.kafka.common.requests.ShareFetchResponse;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -374,17 +371,7 @@ class AckResponseLostIT {
 
     /** A real explicit-mode share consumer through the proxy, taking at most 10 records a poll. */
     private KafkaShareConsumer<String, String> consumer(String group, String topic) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", broker.proxied);
-        p.put("group.id", group);
-        p.put("client.id", CLIENT_ID);
-        p.put("share.acknowledgement.mode", "explicit");
-        p.put("max.poll.records", "10");
-        p.put("share.acquire.mode", "record_limit");
-        p.put("request.timeout.ms", String.valueOf(REQUEST_TIMEOUT_MS));
-        p.put("reconnect.backoff.max.ms", "200");
-        KafkaShareConsumer<String, String> consumer =
-                new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+        KafkaShareConsumer<String, String> consumer = broker.shareConsumer(group, CLIENT_ID, REQUEST_TIMEOUT_MS);
         consumer.subscribe(Set.of(topic));
         return consumer;
     }

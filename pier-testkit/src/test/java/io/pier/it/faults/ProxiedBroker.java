@@ -7,11 +7,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * An in-process broker with two listeners: PROXIED, which it advertises at a {@link FaultyProxy}'s
@@ -69,6 +72,24 @@ final class ProxiedBroker implements AutoCloseable {
             groupConfigs.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
             admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all().get();
         }
+    }
+
+    /**
+     * A real explicit-mode share consumer through the proxy, named {@code clientId} on the wire
+     * (what {@link FaultyProxy} tells clients apart by), acquiring at most the 10 records it hands
+     * to the application in one poll; not subscribed yet.
+     */
+    KafkaShareConsumer<String, String> shareConsumer(String group, String clientId, int requestTimeoutMs) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", proxied);
+        p.put("group.id", group);
+        p.put("client.id", clientId);
+        p.put("share.acknowledgement.mode", "explicit");
+        p.put("max.poll.records", "10");
+        p.put("share.acquire.mode", "record_limit");
+        p.put("request.timeout.ms", String.valueOf(requestTimeoutMs));
+        p.put("reconnect.backoff.max.ms", "200");
+        return new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
     }
 
     @Override

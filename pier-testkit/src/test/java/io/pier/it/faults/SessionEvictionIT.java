@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.LongSummaryStatistics;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -23,7 +22,6 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ShareFetchRequest;
 import org.apache.kafka.common.requests.ShareFetchResponse;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -272,22 +270,9 @@ class SessionEvictionIT {
         return answers.stream().filter(a -> clientId.equals(a.clientId())).toList();
     }
 
-    /**
-     * A real explicit-mode share consumer through the proxy, named {@code clientId} on the wire,
-     * that acquires at most the 10 records it hands to the application in one poll.
-     */
+    /** A consumer of {@link ProxiedBroker#shareConsumer}, subscribed, closed after the test. */
     private KafkaShareConsumer<String, String> consumer(String group, String clientId) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", broker.proxied);
-        p.put("group.id", group);
-        p.put("client.id", clientId);
-        p.put("share.acknowledgement.mode", "explicit");
-        p.put("max.poll.records", "10");
-        p.put("share.acquire.mode", "record_limit");
-        p.put("request.timeout.ms", String.valueOf(REQUEST_TIMEOUT_MS));
-        p.put("reconnect.backoff.max.ms", "200");
-        KafkaShareConsumer<String, String> consumer =
-                new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+        KafkaShareConsumer<String, String> consumer = broker.shareConsumer(group, clientId, REQUEST_TIMEOUT_MS);
         consumers.add(consumer);
         consumer.subscribe(Set.of(TOPIC));
         return consumer;
