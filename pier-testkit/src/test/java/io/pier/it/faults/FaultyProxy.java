@@ -55,6 +55,9 @@ final class FaultyProxy implements AutoCloseable {
     private final Thread acceptor;
     /** {min, max} in ms, replaced whole so that a reader never sees half a change. */
     private volatile long[] latency = {0, 0};
+    /** {fraction of chunks lost, in millionths; shortest and longest retransmission delay, ms}. */
+    private volatile long[] loss = {0, 0, 0};
+    private final AtomicInteger lostChunks = new AtomicInteger();
     private volatile boolean partitioned;
     private volatile boolean closed;
     /** Client ids whose connections are reset at their first request, as {@link #cut} asks. */
@@ -87,6 +90,37 @@ final class FaultyProxy implements AutoCloseable {
         long[] range = latency;
         long ms = range[0] == range[1] ? range[0] : ThreadLocalRandom.current().nextLong(range[0], range[1] + 1);
         return TimeUnit.MILLISECONDS.toNanos(ms);
+    }
+
+    /**
+     * Packet loss as TCP shows it to the two ends: a lost segment is sent again after the
+     * retransmission timeout, so the ends see no gap but a delay, and the bytes behind it wait
+     * (they keep their order). Each chunk read is "lost" with probability {@code fraction} and then
+     * waits a further {@code minRtoMs} to {@code maxRtoMs} (Linux's RTO is at least 200 ms); 0
+     * takes it away. The proxy cannot drop real packets: it forwards a byte stream.
+     */
+    void loss(double fraction, long minRtoMs, long maxRtoMs) {
+        if (fraction < 0 || fraction > 1 || minRtoMs < 0 || maxRtoMs < minRtoMs) {
+            throw new IllegalArgumentException("loss " + fraction + ", " + minRtoMs + ".." + maxRtoMs + " ms");
+        }
+        loss = new long[] {Math.round(fraction * 1_000_000), minRtoMs, maxRtoMs};
+    }
+
+    /** Chunks delayed as lost so far. */
+    int lostChunks() {
+        return lostChunks.get();
+    }
+
+    /** The latency of one chunk, and a retransmission's delay if it is one of those lost. */
+    private long delayNanos() {
+        long[] l = loss;
+        long nanos = latencyNanos();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        if (l[0] > 0 && random.nextLong(1_000_000) < l[0]) {
+            lostChunks.incrementAndGet();
+            nanos += TimeUnit.MILLISECONDS.toNanos(l[1] == l[2] ? l[1] : random.nextLong(l[1], l[2] + 1));
+        }
+        return nanos;
     }
 
     /** Holds every byte in both directions, and any close, until {@link #heal}. */
@@ -303,7 +337,7 @@ final class FaultyProxy implements AutoCloseable {
                 while ((n = in.read(buf)) > 0) {
                     byte[] kept = frames.feed(buf, n);
                     if (kept.length > 0) {
-                        lastDue = Math.max(lastDue, System.nanoTime() + latencyNanos());
+                        lastDue = Math.max(lastDue, System.nanoTime() + delayNanos());
                         if (!enqueue(line, new Chunk(kept, lastDue))) {
                             return;
                         }

@@ -98,6 +98,28 @@ class NetworkFaultIT {
         }
     }
 
+    /**
+     * S32 of the reference: 200 +- 100 ms each way and 5% loss, which TCP turns into a
+     * retransmission's delay (200-400 ms more for the chunk and what follows it). With the 1 s lock,
+     * some round trips outlast it: more lock expiries are allowed, and I5 must hold all the same.
+     */
+    @Test
+    void shouldLoseAndRedeliverNothingAcceptedUnderLatencyAndLoss() throws Exception {
+        setUp("lossy", "lossy-group", Map.of("share.record.lock.duration.ms", String.valueOf(SHORT_LOCK_MS)));
+        proxy.latency(100, 300);
+        proxy.loss(0.05, 200, 400);
+        try (ProxiedShareLoad load =
+                new ProxiedShareLoad(proxied, direct, "lossy", "lossy-group", 1_000, PATIENT_TIMEOUT_MS)) {
+            load.start();
+            load.awaitSettled(Duration.ofSeconds(120));
+
+            System.out.printf("NetworkFaultIT latency 100-300 ms, 5%% loss: %d chunks delayed as lost; %s%n",
+                    proxy.lostChunks(), load.summary());
+            assertThat(proxy.lostChunks()).as("chunks delayed as lost").isPositive();
+            load.assertInvariants();
+        }
+    }
+
     @Test
     void shouldRefuseLateAcknowledgementsWhenLatencyOutlastsTheLock() throws Exception {
         setUp("latency-spike", "latency-spike-group",
