@@ -8,6 +8,7 @@ import io.pier.service.ShareService;
 import io.pier.service.ShareSessions.PartitionRef;
 import io.pier.service.ShareSessions;
 import io.pier.service.TopicService;
+import io.pier.share.AcknowledgeType;
 import io.pier.share.AcquireLimits;
 import io.pier.share.AcquireMode;
 import io.pier.share.AcquiredRange;
@@ -142,12 +143,66 @@ public final class ShareFetchHandler implements ApiHandler {
             return acked.outcome().thenApply(ackResults -> respond(Map.of(), ackResults, false, lockMs));
         }
         boolean carriedAcks = !ackList.isEmpty();
+        ConnectionGone gone = new ConnectionGone(request);
         return acked.applied().thenCompose(v ->
                 // At home on the group's shard, where its coordinator and share sessions are.
                 polls.<Map<PartitionRef, Acquired>>start(ApiKeys.SHARE_FETCH, in.groupId(), in.maxWaitMs(),
-                        (last, wake) -> attempt(in, context, carriedAcks, last, wake, mayRead)))
+                        (last, wake) -> gone.happened() ? CompletableFuture.completedFuture(Map.of())
+                                : attempt(in, context, carriedAcks, last, wake, mayRead)))
+                .thenApply(fetched -> gone.giveBackIfGone(in, fetched, request.version()))
+                .whenComplete((fetched, failure) -> gone.stopListening())
                 .thenCombine(acked.outcome(), (fetched, ackResults) ->
                         respond(fetched, ackResults, context.isNew(), lockMs));
+    }
+
+    /**
+     * Whether the connection of a parked fetch has closed. Its session went with it, and with that
+     * everything its member held; records the fetch acquires after that would wait out their lock
+     * for an answer no one reads. So a fetch of a closed connection acquires nothing more, and what
+     * it acquired while the connection closed is given back at once, as RELEASE from its member
+     * (the delivery counted, as on Kafka 4.4, which also gives such records back at once;
+     * ParkedShareFetchIT). Only this fetch's records: the member may already hold others through a
+     * new connection.
+     */
+    private final class ConnectionGone {
+        private final ApiRequest request;
+        private volatile boolean gone;
+        private final Runnable listener = () -> gone = true;
+
+        ConnectionGone(ApiRequest request) {
+            this.request = request;
+            request.connection().onClose(listener); // at once if it has closed already
+        }
+
+        boolean happened() {
+            return gone;
+        }
+
+        Map<PartitionRef, Acquired> giveBackIfGone(ShareFetchRequestData in, Map<PartitionRef, Acquired> fetched,
+                short version) {
+            if (!gone) {
+                return fetched;
+            }
+            List<ShareAcks.PartitionAcks> releases = new ArrayList<>();
+            fetched.forEach((ref, acquired) -> {
+                List<AcknowledgementBatches.Wire> wire = new ArrayList<>();
+                for (AcquiredRange range : acquired.ranges()) {
+                    wire.add(new AcknowledgementBatches.Wire(range.firstOffset(), range.lastOffset(),
+                            List.of(AcknowledgeType.RELEASE.id)));
+                }
+                if (!wire.isEmpty()) {
+                    releases.add(new ShareAcks.PartitionAcks(ref.topicId(), ref.partition(), wire));
+                }
+            });
+            if (!releases.isEmpty()) {
+                var unused = acks.apply(in.groupId(), in.memberId(), releases, version, false, topic -> true);
+            }
+            return fetched;
+        }
+
+        void stopListening() {
+            request.connection().removeCloseListener(listener);
+        }
     }
 
     /**
