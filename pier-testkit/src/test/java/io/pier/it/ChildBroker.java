@@ -95,6 +95,19 @@ public final class ChildBroker implements AutoCloseable {
     }
 
     /**
+     * SIGTERM, as an operator stops it: the shutdown hook closes the broker cleanly. Returns the
+     * exit status; fails (after a SIGKILL) if it has not exited within {@code timeout}.
+     */
+    public int terminate(Duration timeout) throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError("the broker had not stopped " + timeout + " after SIGTERM");
+        }
+        return process.exitValue();
+    }
+
+    /**
      * SIGSTOP: the broker process stops at once, every thread of it, and stays stopped until
      * {@link #resume()}; the kernel keeps its sockets open and queues what clients send. Returns
      * once the kernel reports it stopped.

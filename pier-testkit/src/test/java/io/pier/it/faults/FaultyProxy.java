@@ -43,7 +43,7 @@ import org.apache.kafka.common.requests.RequestHeader;
  * client id ({@link #cut}). The bytes it forwards are the bytes it read; only the first bytes of
  * a frame wait until its header is complete.
  */
-final class FaultyProxy implements AutoCloseable {
+public final class FaultyProxy implements AutoCloseable {
     private static final int CHUNK = 16 * 1024;
     private static final long PARTITION_POLL_MS = 5;
 
@@ -67,7 +67,7 @@ final class FaultyProxy implements AutoCloseable {
     private final AtomicInteger droppedResponses = new AtomicInteger();
 
     /** Listens on {@code port} (a free loopback port) and forwards to {@code targetPort}. */
-    FaultyProxy(int port, int targetPort) throws IOException {
+    public FaultyProxy(int port, int targetPort) throws IOException {
         server = new ServerSocket(port, 50, InetAddress.getLoopbackAddress());
         target = new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort);
         acceptor = new Thread(this::acceptLoop, "faulty-proxy-accept");
@@ -79,7 +79,7 @@ final class FaultyProxy implements AutoCloseable {
      * Adds a latency drawn anew for every chunk between {@code minMs} and {@code maxMs}, each way,
      * to every connection, open or new; 0, 0 takes it away.
      */
-    void latency(long minMs, long maxMs) {
+    public void latency(long minMs, long maxMs) {
         if (minMs < 0 || maxMs < minMs) {
             throw new IllegalArgumentException("latency " + minMs + ".." + maxMs + " ms");
         }
@@ -124,16 +124,16 @@ final class FaultyProxy implements AutoCloseable {
     }
 
     /** Holds every byte in both directions, and any close, until {@link #heal}. */
-    void partition() {
+    public void partition() {
         partitioned = true;
     }
 
-    void heal() {
+    public void heal() {
         partitioned = false;
     }
 
     /** Resets every open connection (RST both ways); clients reconnect through the proxy. */
-    int resetAll() {
+    public int resetAll() {
         int n = 0;
         for (Link link : links) {
             link.reset();
@@ -143,12 +143,12 @@ final class FaultyProxy implements AutoCloseable {
         return n;
     }
 
-    int resets() {
+    public int resets() {
         return resets.get();
     }
 
     /** Connections clients have opened through the proxy so far. */
-    int connections() {
+    public int connections() {
         return accepted.get();
     }
 
@@ -157,7 +157,7 @@ final class FaultyProxy implements AutoCloseable {
      * with the moments ({@link System#nanoTime}) the proxy read the first bytes of each: how long
      * the server took to answer, give or take the proxy's own latency.
      */
-    record Exchange(RequestHeader header, ByteBuffer requestBytes, ByteBuffer responseBytes, long sentNanos,
+    public record Exchange(RequestHeader header, ByteBuffer requestBytes, ByteBuffer responseBytes, long sentNanos,
             long answeredNanos) {
         /** The request as kafka-clients reads it. */
         AbstractRequest request() {
@@ -173,7 +173,7 @@ final class FaultyProxy implements AutoCloseable {
     }
 
     /** What the proxy does to a connection after it dropped one of the responses on it. */
-    enum AfterDrop {
+    public enum AfterDrop {
         /**
          * Resets it (RST both ways), as a path that breaks after losing a response would: the
          * client sees a disconnect at once, and its request fails without waiting for a timeout.
@@ -215,18 +215,18 @@ final class FaultyProxy implements AutoCloseable {
      * keeps the bytes of requests of {@code key} only while the rule is set, so a request on its way
      * when the rule was set is never dropped.
      */
-    void dropResponses(ApiKeys key, int count, Predicate<AbstractRequest> when, AfterDrop after,
+    public void dropResponses(ApiKeys key, int count, Predicate<AbstractRequest> when, AfterDrop after,
             Consumer<Exchange> onDrop) {
         dropRule = new DropRule(key, new AtomicInteger(count), when, after, onDrop);
     }
 
     /** Drops no more responses. */
-    void stopDropping() {
+    public void stopDropping() {
         dropRule = null;
     }
 
     /** Responses dropped so far, by every rule. */
-    int droppedResponses() {
+    public int droppedResponses() {
         return droppedResponses.get();
     }
 
@@ -244,7 +244,7 @@ final class FaultyProxy implements AutoCloseable {
      * now, and each new one at its first request, which the server never sees. Other clients go on.
      * Returns the connections reset now.
      */
-    int cut(String clientId) {
+    public int cut(String clientId) {
         cutClients.add(clientId);
         int n = 0;
         for (Link link : links) {
