@@ -43,10 +43,11 @@ import org.awaitility.core.ConditionTimeoutException;
  *   <li>a transactional producer committing and aborting on a topic of its own.
  * </ul>
  * Each cycle waits for fresh progress in all four, then crashes the {@link SoakBroker} at a random
- * moment and starts it again on the same data.
+ * moment and starts it again on the same data, or hits the broker, the network or a share consumer
+ * with whatever other fault the broker brings ({@link SoakBroker#fault}).
  *
- * <p>After every restart: no invariant broken so far, and every confirmed commit's offset still
- * committed. At the end:
+ * <p>After every restart (or other fault): no invariant broken so far, and every confirmed commit's
+ * offset still committed. At the end:
  * <ul>
  *   <li>every acknowledged record present once, with its value (I1, idempotence);
  *   <li>every acknowledged record delivered to the share group (I1);
@@ -72,51 +73,92 @@ final class MixedLoadSoak {
     private static final String SHARE_GROUP = "soak-share";
     private static final String GROUP = "soak-group";
     private static final int DELIVERY_LIMIT = 5;
-    private static final long LOCK_MS = 1500;
+    /** The share group's record lock; faults that must outlast it read it. */
+    static final long LOCK_MS = 1500;
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(60);
 
     private final Violations violations = new Violations();
 
     /** Runs {@code cycles} crash cycles against {@code broker} (not yet started) and checks the end state. */
     void run(String name, SoakBroker broker, int cycles, long seed) throws Exception {
-        System.out.printf("%s seed %d, %d cycles%n", name, seed, cycles);
+        run(name, broker, cycles, null, seed);
+    }
+
+    /**
+     * Runs {@code cycles} fault cycles against {@code broker} (not yet started), or fewer if
+     * {@code budget} (null: none) runs out first, and checks the end state. Each cycle's fault is
+     * {@link SoakBroker#fault}: a crash and a restart unless the broker has other faults.
+     */
+    void run(String name, SoakBroker broker, int cycles, Duration budget, long seed) throws Exception {
+        System.out.printf("%s seed %d, %d cycles%s%n", name, seed, cycles,
+                budget == null ? "" : " or " + budget.toMinutes() + " minutes, whichever ends first");
+        long deadline = budget == null ? Long.MAX_VALUE : System.nanoTime() + budget.toNanos();
         Random random = new Random(seed);
         String bootstrap = broker.bootstrapServers();
         ShareConsumeLoad.Oracle shareOracle = new ShareConsumeLoad.Oracle(DELIVERY_LIMIT, violations);
         IdempotentProduceLoad produce = new IdempotentProduceLoad(bootstrap, TOPIC, PARTITIONS);
-        List<ShareConsumeLoad> shares = List.of(
-                new ShareConsumeLoad(bootstrap, SHARE_GROUP, TOPIC, LOCK_MS, shareOracle, seed + 1),
-                new ShareConsumeLoad(bootstrap, SHARE_GROUP, TOPIC, LOCK_MS, shareOracle, seed + 2));
+        // Changed only on this thread, by the faults that replace a consumer.
+        List<ShareConsumeLoad> shares = new ArrayList<>(List.of(
+                new ShareConsumeLoad(bootstrap, "soak-share-0", SHARE_GROUP, TOPIC, LOCK_MS, shareOracle, seed + 1),
+                new ShareConsumeLoad(bootstrap, "soak-share-1", SHARE_GROUP, TOPIC, LOCK_MS, shareOracle, seed + 2)));
         GroupCommitLoad group = new GroupCommitLoad(bootstrap, GROUP, TOPIC);
         TransactionLoad txns = new TransactionLoad(bootstrap, TXN_TOPIC, TRANSACTIONAL_ID, seed + 3);
         List<Thread> threads = new ArrayList<>();
+        SoakBroker.Load load = new SoakBroker.Load() {
+            @Override
+            public void brokerGoingDown() {
+                shareOracle.crashing();
+            }
+
+            @Override
+            public List<String> shareConsumers() {
+                return shares.stream().map(ShareConsumeLoad::clientId).toList();
+            }
+
+            @Override
+            public void replaceShareConsumer(String clientId) throws Exception {
+                ShareConsumeLoad old = shares.stream().filter(s -> s.clientId().equals(clientId)).findFirst()
+                        .orElseThrow(() -> new IllegalArgumentException("no share consumer " + clientId));
+                Thread oldThread = threads.stream().filter(t -> t.getName().equals(clientId)).findFirst().orElseThrow();
+                old.abort();
+                // The new one with a number of its own, for its client id and its dice.
+                int n = threads.size();
+                ShareConsumeLoad replacement = new ShareConsumeLoad(bootstrap, "soak-share-" + n, SHARE_GROUP,
+                        TOPIC, LOCK_MS, shareOracle, seed + 100 + n);
+                shares.set(shares.indexOf(old), replacement);
+                threads.add(start(replacement, replacement.clientId()));
+                // Its poll or commit fails fast once its connections are cut; a commit gives up after 5 s.
+                oldThread.join(20_000);
+                assertThat(oldThread.isAlive()).as("aborted share consumer %s ended", clientId).isFalse();
+            }
+        };
         try {
             broker.start(0);
             try (Admin admin = admin(bootstrap)) {
                 setUp(admin);
             }
             threads.add(start(produce, "soak-producer"));
-            for (int i = 0; i < shares.size(); i++) {
-                threads.add(start(shares.get(i), "soak-share-" + i));
+            for (ShareConsumeLoad share : shares) {
+                threads.add(start(share, share.clientId()));
             }
             threads.add(start(group, "soak-group"));
             threads.add(start(txns, "soak-txn"));
 
-            for (int cycle = 1; cycle <= cycles; cycle++) {
+            int cycle = 1;
+            for (; cycle <= cycles && System.nanoTime() < deadline; cycle++) {
                 awaitProgress(broker, cycle, "acknowledged produce", produce::ackedCount, 50 + random.nextInt(300));
                 awaitProgress(broker, cycle, "confirmed share acknowledgements", shareOracle::confirmedFinal,
                         10 + random.nextInt(100));
                 awaitProgress(broker, cycle, "confirmed group commits", group::commits, 1 + random.nextInt(5));
                 awaitProgress(broker, cycle, "committed transactions", txns::committed, 1 + random.nextInt(3));
                 Thread.sleep(random.nextInt(300)); // the crash lands anywhere in the load's cycle
-                shareOracle.crashing();
-                broker.crash(random);
-                broker.start(cycle);
+                broker.fault(cycle, random, load);
                 try (Admin admin = admin(bootstrap)) {
                     group.check(admin, violations);
                 }
                 assertThat(violations.list()).as("violations after cycle %d", cycle).isEmpty();
             }
+            int cyclesRun = cycle - 1;
 
             produce.stop();
             threads.get(0).join(60_000);
@@ -141,7 +183,7 @@ final class MixedLoadSoak {
             }
             System.out.printf("%s: %d cycles, %d records acknowledged, %d share deliveries, %d confirmed"
                     + " ACCEPT/REJECT, %d late acknowledgements refused, %d group commits, %d transactions"
-                    + " committed%n", name, cycles, produce.ackedCount(), shareOracle.deliveries(),
+                    + " committed%n", name, cyclesRun, produce.ackedCount(), shareOracle.deliveries(),
                     shareOracle.confirmedFinal(), shareOracle.lateAcksRefused(), group.commits(), txns.committed());
             System.out.printf("%s: %s%n", name, redeliveries);
             assertThat(violations.list()).isEmpty();

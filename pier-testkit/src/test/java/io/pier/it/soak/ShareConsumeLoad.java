@@ -21,9 +21,12 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * Share consumers in one group (explicit acknowledgement) that ACCEPT most records and RELEASE or
  * REJECT some at random, and now and then hold a batch past its acquisition lock before
  * acknowledging it (the lock expires, the late acknowledgement must fail). Several consumers
- * share one {@link Oracle}; each runs until stopped.
+ * share one {@link Oracle}; each runs until stopped, or until aborted as a dying process would be.
  */
 final class ShareConsumeLoad implements Runnable {
+    /** KafkaShareConsumer's own default for {@code close()}. */
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
     /** What every consumer of the group saw and was told; the share-group invariants over it. */
     static final class Oracle {
         private final int deliveryLimit;
@@ -104,15 +107,20 @@ final class ShareConsumeLoad implements Runnable {
     }
 
     private final String bootstrap;
+    private final String clientId;
     private final String group;
     private final String topic;
     private final long lockMs;
     private final Oracle oracle;
     private final Random random;
     private volatile boolean running = true;
+    /** Set by {@link #abort}: the consumer closes without waiting for anything. */
+    private volatile boolean aborted;
 
-    ShareConsumeLoad(String bootstrap, String group, String topic, long lockMs, Oracle oracle, long seed) {
+    ShareConsumeLoad(String bootstrap, String clientId, String group, String topic, long lockMs, Oracle oracle,
+            long seed) {
         this.bootstrap = bootstrap;
+        this.clientId = clientId;
         this.group = group;
         this.topic = topic;
         this.lockMs = lockMs;
@@ -124,16 +132,21 @@ final class ShareConsumeLoad implements Runnable {
     public void run() {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
+        p.put("client.id", clientId);
         p.put("group.id", group);
         p.put("share.acknowledgement.mode", "explicit");
         p.put("request.timeout.ms", "5000");
         p.put("reconnect.backoff.max.ms", "250");
-        try (KafkaShareConsumer<String, String> consumer =
-                new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+        KafkaShareConsumer<String, String> consumer =
+                new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+        try {
             consumer.subscribe(Set.of(topic));
             while (running) {
                 pollOnce(consumer);
             }
+        } finally {
+            // An aborted consumer sends nothing more: no acknowledgement, no leave.
+            consumer.close(aborted ? Duration.ZERO : CLOSE_TIMEOUT);
         }
     }
 
@@ -198,5 +211,20 @@ final class ShareConsumeLoad implements Runnable {
 
     void stop() {
         running = false;
+    }
+
+    /**
+     * Ends the consumer as a process that dies would end it, as far as a thread can: it finishes
+     * the poll or commit it is in (whose outcome it reports as ever), then closes at once, sending
+     * no acknowledgement and not leaving the group. Whoever aborts it cuts its connections first
+     * if the broker must not hear from it again.
+     */
+    void abort() {
+        aborted = true;
+        running = false;
+    }
+
+    String clientId() {
+        return clientId;
     }
 }

@@ -1,5 +1,6 @@
 package io.pier.it.soak;
 
+import java.util.List;
 import java.util.Random;
 
 /** The broker a {@link MixedLoadSoak} crashes: how it starts on its data, and how it dies. */
@@ -15,6 +16,38 @@ interface SoakBroker extends AutoCloseable {
 
     /** The broker dies at once, without a clean shutdown; {@link #start} may follow. */
     void crash(Random random) throws Exception;
+
+    /**
+     * Cycle {@code cycle}'s fault, which returns with the broker running again: by default a
+     * {@link #crash} and a {@link #start} on the same data, the oracle told first. A broker with
+     * faults that leave it running (a pause, a network fault) or that hit the load's clients
+     * instead overrides it, and tells {@code load} only of what it does.
+     */
+    default void fault(int cycle, Random random, Load load) throws Exception {
+        load.brokerGoingDown();
+        crash(random);
+        start(cycle);
+    }
+
+    /** What a fault may tell, or do to, the load it hits. */
+    interface Load {
+        /**
+         * The broker is about to go down (killed, stopped or losing power), taking every record
+         * lock with it: the oracle must know before, so that it explains the redeliveries after.
+         * Faults that leave the broker running do not call it.
+         */
+        void brokerGoingDown();
+
+        /** The client ids of the load's share consumers now. */
+        List<String> shareConsumers();
+
+        /**
+         * Ends share consumer {@code clientId} at once, without sending its acknowledgements or
+         * leaving the group, as a process that dies does, and starts another in its place with a
+         * new client id; returns once the old one has ended.
+         */
+        void replaceShareConsumer(String clientId) throws Exception;
+    }
 
     @Override
     void close() throws Exception;
