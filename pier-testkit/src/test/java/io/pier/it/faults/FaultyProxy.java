@@ -11,7 +11,9 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -64,6 +66,7 @@ public final class FaultyProxy implements AutoCloseable {
     private final Set<String> cutClients = ConcurrentHashMap.newKeySet();
     private final Map<ApiKeys, Consumer<Exchange>> watchers = new ConcurrentHashMap<>();
     private volatile DropRule dropRule;
+    private volatile long drainOnClientEndMs;
     private final AtomicInteger droppedResponses = new AtomicInteger();
 
     /** Listens on {@code port} (a free loopback port) and forwards to {@code targetPort}. */
@@ -147,6 +150,49 @@ public final class FaultyProxy implements AutoCloseable {
         return resets.get();
     }
 
+    /**
+     * Resets every open connection as the client sees it (RST), as {@link #resetAll} does, but
+     * leaves each one's server side open and silent for {@code drainMs}, reading what the server
+     * still sends (its bytes dropped), then resets it: to the server, a client that vanished and
+     * whose connection a middlebox reset later. Every answer the server sends before the reset
+     * reaches {@link #watch watchers}, never the client: with {@code drainMs} past the clients'
+     * fetch wait, a request the server had parked is answered, not left to a connection it sees
+     * closing.
+     */
+    public int resetClients(long drainMs) {
+        return drainThenReset(link -> true, drainMs);
+    }
+
+    private int drainThenReset(Predicate<Link> which, long drainMs) {
+        List<Link> drained = new ArrayList<>();
+        for (Link link : links) {
+            if (which.test(link) && link.drain()) {
+                drained.add(link);
+            }
+        }
+        resets.addAndGet(drained.size());
+        if (!drained.isEmpty()) {
+            daemon("faulty-proxy-drain", () -> {
+                try {
+                    Thread.sleep(drainMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                drained.forEach(Link::reset);
+            });
+        }
+        return drained.size();
+    }
+
+    /**
+     * From now on, when a client ends a connection (it closes it, or resets it), the proxy leaves
+     * the server's side open and silent for {@code drainMs} before resetting it, as
+     * {@link #resetClients} does, instead of resetting it at once. 0 turns it off.
+     */
+    public void drainOnClientEnd(long drainMs) {
+        drainOnClientEndMs = drainMs;
+    }
+
     /** Connections clients have opened through the proxy so far. */
     public int connections() {
         return accepted.get();
@@ -160,14 +206,14 @@ public final class FaultyProxy implements AutoCloseable {
     public record Exchange(RequestHeader header, ByteBuffer requestBytes, ByteBuffer responseBytes, long sentNanos,
             long answeredNanos) {
         /** The request as kafka-clients reads it. */
-        AbstractRequest request() {
+        public AbstractRequest request() {
             ByteBuffer b = requestBytes.duplicate();
             RequestHeader.parse(b);
             return AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(), new ByteBufferAccessor(b)).request;
         }
 
         /** The response as kafka-clients reads it. */
-        AbstractResponse response() {
+        public AbstractResponse response() {
             return AbstractResponse.parseResponse(responseBytes.duplicate(), header);
         }
     }
@@ -234,7 +280,7 @@ public final class FaultyProxy implements AutoCloseable {
      * Hands {@code watcher} every exchange of API {@code key} that the proxy forwards whole, on the
      * thread that reads the server's side, once the response has come. It must be quick.
      */
-    void watch(ApiKeys key, Consumer<Exchange> watcher) {
+    public void watch(ApiKeys key, Consumer<Exchange> watcher) {
         watchers.put(key, watcher);
     }
 
@@ -255,6 +301,15 @@ public final class FaultyProxy implements AutoCloseable {
         }
         resets.addAndGet(n);
         return n;
+    }
+
+    /**
+     * {@link #cut} with the server's side of each connection open now ended as
+     * {@link #resetClients} ends it: left open and silent for {@code drainMs}, read, then reset.
+     */
+    public int cut(String clientId, long drainMs) {
+        cutClients.add(clientId);
+        return drainThenReset(link -> clientId.equals(link.clientId), drainMs);
     }
 
     private boolean captured(ApiKeys key) {
@@ -312,6 +367,8 @@ public final class FaultyProxy implements AutoCloseable {
         /** The client id of its first request; null before. */
         private volatile String clientId;
         private volatile boolean dead;
+        /** Set by {@link #drain}: the client is gone, the server's side is read to its end. */
+        private volatile boolean draining;
 
         Link(Socket client, Socket upstream) {
             this.client = client;
@@ -319,14 +376,49 @@ public final class FaultyProxy implements AutoCloseable {
         }
 
         void start() throws IOException {
-            pump(client.getInputStream(), upstream.getOutputStream(), "up", new Requests());
-            pump(upstream.getInputStream(), client.getOutputStream(), "down", new Responses());
+            pump(client.getInputStream(), upstream.getOutputStream(), false, new Requests());
+            pump(upstream.getInputStream(), client.getOutputStream(), true, new Responses());
         }
 
-        private void pump(InputStream in, OutputStream out, String way, Frames frames) {
+        private void pump(InputStream in, OutputStream out, boolean toClient, Frames frames) {
             BlockingQueue<Chunk> line = new ArrayBlockingQueue<>(QUEUED_CHUNKS);
+            String way = toClient ? "down" : "up";
             daemon("faulty-proxy-" + way + "-read", () -> read(in, line, frames));
-            daemon("faulty-proxy-" + way + "-write", () -> write(line, out));
+            daemon("faulty-proxy-" + way + "-write", () -> write(line, out, toClient));
+        }
+
+        /**
+         * The client ended the connection: with {@link #drainOnClientEnd} set, the server's side
+         * drains that long before it is reset. Whether it drains.
+         */
+        private boolean clientEnded() {
+            long drainMs = drainOnClientEndMs;
+            if (drainMs <= 0 || !drain()) {
+                return draining;
+            }
+            daemon("faulty-proxy-drain", () -> {
+                try {
+                    Thread.sleep(drainMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                reset();
+            });
+            return true;
+        }
+
+        /**
+         * RST to the client; the server's side stays open, nothing more sent to it, its bytes read
+         * (and dropped) until it closes or {@link #reset}. False if the link was already going.
+         */
+        boolean drain() {
+            if (dead || draining) {
+                return false;
+            }
+            draining = true;
+            links.remove(this);
+            abort(client);
+            return true;
         }
 
         private void read(InputStream in, BlockingQueue<Chunk> line, Frames frames) {
@@ -366,7 +458,8 @@ public final class FaultyProxy implements AutoCloseable {
             }
         }
 
-        private void write(BlockingQueue<Chunk> line, OutputStream out) {
+        private void write(BlockingQueue<Chunk> line, OutputStream out, boolean toClient) {
+            boolean serverClosed = false;
             try {
                 while (!dead) {
                     Chunk chunk = line.poll(PARTITION_POLL_MS, TimeUnit.MILLISECONDS);
@@ -381,15 +474,31 @@ public final class FaultyProxy implements AutoCloseable {
                         TimeUnit.NANOSECONDS.sleep(wait);
                     }
                     if (chunk.bytes() == null) {
+                        serverClosed = toClient;
+                        if (!toClient) {
+                            clientEnded();
+                        }
                         break;
                     }
-                    out.write(chunk.bytes());
-                    out.flush();
+                    if (toClient && draining) {
+                        continue; // the client is gone: the server's bytes are read, and dropped
+                    }
+                    try {
+                        out.write(chunk.bytes());
+                        out.flush();
+                    } catch (IOException e) {
+                        if (!(toClient && (draining || clientEnded()))) {
+                            throw e;
+                        }
+                    }
                 }
             } catch (IOException | InterruptedException e) {
                 // reset, closed, or the other side went away
             } finally {
-                reset();
+                // A draining link ends when the server closes its side, or when its drain runs out.
+                if (!draining || serverClosed) {
+                    reset();
+                }
             }
         }
 
