@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -20,8 +22,10 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -50,7 +54,9 @@ import org.awaitility.core.ConditionTimeoutException;
  * offset still committed. At the end:
  * <ul>
  *   <li>every acknowledged record present once, with its value (I1, idempotence);
- *   <li>every acknowledged record delivered to the share group (I1);
+ *   <li>every acknowledged record delivered to the share group (I1), or, where the broker's
+ *       answers can be watched ({@link SoakBroker#seenHandedOut}), seen handed out at the delivery
+ *       limit in answers that never reached the load, and terminal;
  *   <li>no record redelivered after a confirmed ACCEPT or REJECT (I5);
  *   <li>delivery counts within the limit (I6) and never repeated (I7);
  *   <li>every transaction whole or absent under read_committed, committed ones present and
@@ -72,7 +78,8 @@ final class MixedLoadSoak {
     private static final String TRANSACTIONAL_ID = "soak-txn-producer";
     private static final String SHARE_GROUP = "soak-share";
     private static final String GROUP = "soak-group";
-    private static final int DELIVERY_LIMIT = 5;
+    /** The share group's delivery limit; a record handed out this many times is archived. */
+    static final int DELIVERY_LIMIT = 5;
     /** The share group's record lock; faults that must outlast it read it. */
     static final long LOCK_MS = 1500;
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(60);
@@ -163,9 +170,26 @@ final class MixedLoadSoak {
             produce.stop();
             threads.get(0).join(60_000);
             Map<TopicPartition, Map<Long, String>> acked = produce.acked();
-            await("every acknowledged record delivered to the share group").atMost(PROGRESS_TIMEOUT)
-                    .pollInterval(Duration.ofMillis(100))
-                    .until(() -> undelivered(acked, shareOracle).isEmpty());
+            // I1 as the load sees it: every acknowledged record reaches a share consumer, unless
+            // every hand-out of it was lost on the way (see lostOnTheWay).
+            List<Place> lostOnTheWay = new ArrayList<>();
+            try (Admin admin = admin(bootstrap)) {
+                await("every acknowledged record delivered to the share group").atMost(PROGRESS_TIMEOUT)
+                        .pollInterval(Duration.ofMillis(100))
+                        .until(() -> unexplained(undelivered(acked, shareOracle), broker, admin, lostOnTheWay).isEmpty());
+            } catch (ConditionTimeoutException e) {
+                List<Place> missing = undelivered(acked, shareOracle);
+                System.out.println("MixedLoadSoak: acknowledged records never delivered to the share group: "
+                        + ranges(missing) + "; of them seen handed out at the delivery limit: " + ranges(
+                                missing.stream().filter(r -> seenAtLimit(broker, r)).toList()));
+                printStall("share deliveries after the last fault", broker.bootstrapServers());
+                throw e;
+            }
+            if (!lostOnTheWay.isEmpty()) {
+                System.out.printf("%s: acknowledged records that never reached the load: every hand-out lost on the"
+                        + " way, the last at the delivery limit (%d), then archived: %s%n", name, DELIVERY_LIMIT,
+                        ranges(lostOnTheWay));
+            }
             group.stop();
             txns.stop();
             shares.forEach(ShareConsumeLoad::stop);
@@ -183,8 +207,9 @@ final class MixedLoadSoak {
             }
             System.out.printf("%s: %d cycles, %d records acknowledged, %d share deliveries, %d confirmed"
                     + " ACCEPT/REJECT, %d late acknowledgements refused, %d group commits, %d transactions"
-                    + " committed%n", name, cyclesRun, produce.ackedCount(), shareOracle.deliveries(),
-                    shareOracle.confirmedFinal(), shareOracle.lateAcksRefused(), group.commits(), txns.committed());
+                    + " committed, %d records lost on the way to the share group%n", name, cyclesRun,
+                    produce.ackedCount(), shareOracle.deliveries(), shareOracle.confirmedFinal(),
+                    shareOracle.lateAcksRefused(), group.commits(), txns.committed(), lostOnTheWay.size());
             System.out.printf("%s: %s%n", name, redeliveries);
             assertThat(violations.list()).isEmpty();
         } finally {
@@ -237,6 +262,11 @@ final class MixedLoadSoak {
                     .get(10, TimeUnit.SECONDS));
             ask("committed offsets of " + GROUP, () -> admin.listConsumerGroupOffsets(GROUP)
                     .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS));
+            ask("share group " + SHARE_GROUP, () -> admin.describeShareGroups(List.of(SHARE_GROUP)).all()
+                    .get(10, TimeUnit.SECONDS));
+            ask("share start offsets of " + SHARE_GROUP, () -> admin.listShareGroupOffsets(
+                    Map.of(SHARE_GROUP, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(SHARE_GROUP)
+                    .get(10, TimeUnit.SECONDS));
             Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
             for (String topic : List.of(TOPIC, TXN_TOPIC)) {
                 for (int p = 0; p < PARTITIONS; p++) {
@@ -262,36 +292,110 @@ final class MixedLoadSoak {
     private static void awaitProgress(SoakBroker broker, int cycle, String what, LongSupplier figure, long by) {
         long target = figure.getAsLong() + by;
         try {
-            await(what + " before crash " + cycle).atMost(PROGRESS_TIMEOUT).pollInterval(Duration.ofMillis(10))
+            await(what + " before fault " + cycle).atMost(PROGRESS_TIMEOUT).pollInterval(Duration.ofMillis(10))
                     .until(() -> {
                         broker.assertAlive();
                         return figure.getAsLong() >= target;
                     });
         } catch (ConditionTimeoutException e) {
-            // A load that stalls is a broker that stopped answering (or a client that gave up):
-            // what every thread of this JVM (an in-process broker's included) was doing says which.
-            System.out.println("MixedLoadSoak: no progress of " + what + " before crash " + cycle
-                    + "; the threads of this JVM:");
-            Thread.getAllStackTraces().forEach((thread, stack) -> {
-                System.out.println("\"" + thread.getName() + "\" " + thread.getState());
-                for (StackTraceElement frame : stack) {
-                    System.out.println("    at " + frame);
-                }
-            });
-            printBrokerView(broker.bootstrapServers());
+            printStall(what + " before fault " + cycle, broker.bootstrapServers());
             throw e;
         }
     }
 
-    private static List<String> undelivered(Map<TopicPartition, Map<Long, String>> acked,
+    /**
+     * A load that stalls is a broker that stopped answering (or a client that gave up): what every
+     * thread of this JVM (an in-process broker's included) was doing says which, and what the broker
+     * says of the load's groups, transaction and partitions.
+     */
+    private static void printStall(String what, String bootstrap) {
+        System.out.println("MixedLoadSoak: no progress of " + what + "; the threads of this JVM:");
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            System.out.println("\"" + thread.getName() + "\" " + thread.getState());
+            for (StackTraceElement frame : stack) {
+                System.out.println("    at " + frame);
+            }
+        });
+        printBrokerView(bootstrap);
+    }
+
+    /** One record's place. */
+    private record Place(TopicPartition tp, long offset) {}
+
+    /** Places as runs of consecutive offsets per partition. */
+    private static String ranges(List<Place> places) {
+        Map<String, List<Long>> offsets = new TreeMap<>();
+        for (Place p : places) {
+            offsets.computeIfAbsent(p.tp().toString(), k -> new ArrayList<>()).add(p.offset());
+        }
+        StringBuilder out = new StringBuilder(places.size() + " records");
+        offsets.forEach((tp, list) -> {
+            Collections.sort(list);
+            out.append(' ').append(tp).append(" [");
+            for (int i = 0; i < list.size(); ) {
+                int j = i;
+                while (j + 1 < list.size() && list.get(j + 1) == list.get(j) + 1) {
+                    j++;
+                }
+                out.append(i == 0 ? "" : ", ").append(list.get(i)).append(j == i ? "" : "-" + list.get(j));
+                i = j + 1;
+            }
+            out.append(']');
+        });
+        return out.toString();
+    }
+
+    private static List<Place> undelivered(Map<TopicPartition, Map<Long, String>> acked,
             ShareConsumeLoad.Oracle oracle) {
-        List<String> missing = new ArrayList<>();
+        List<Place> missing = new ArrayList<>();
         acked.forEach((tp, records) -> records.keySet().forEach(offset -> {
             if (!oracle.wasDelivered(tp, offset)) {
-                missing.add(tp + "@" + offset);
+                missing.add(new Place(tp, offset));
             }
         }));
         return missing;
+    }
+
+    /**
+     * The records of {@code missing} (never delivered to the load) that nothing explains; the
+     * explained ones go into {@code lostOnTheWay}. A record is explained when the broker was seen
+     * on the wire handing it out at the delivery limit and it is terminal now (below the share
+     * group's start offset): the load never saw it, so every one of its hand-outs was lost before
+     * it reached the application (in the network, or in a client whose connection reset), and a
+     * record released at the limit is archived. Kafka 4.4 counts such hand-outs too
+     * (KAFKA-19972: a share session that ends releases its records with their delivery count as
+     * it stands), so the record is terminal without ever reaching an application. Nothing else
+     * explains a missing record: a broker that archived one it never handed out at the limit, or
+     * left one unfinished, fails here.
+     */
+    private static List<Place> unexplained(List<Place> missing, SoakBroker broker, Admin admin,
+            List<Place> lostOnTheWay) throws Exception {
+        lostOnTheWay.clear();
+        List<Place> left = new ArrayList<>();
+        Map<TopicPartition, SharePartitionOffsetInfo> start = null;
+        for (Place r : missing) {
+            if (seenAtLimit(broker, r)) {
+                if (start == null) {
+                    start = admin.listShareGroupOffsets(Map.of(SHARE_GROUP, new ListShareGroupOffsetsSpec()))
+                            .partitionsToOffsetInfo(SHARE_GROUP).get(10, TimeUnit.SECONDS);
+                }
+                SharePartitionOffsetInfo info = start.get(r.tp());
+                if (info != null && info.startOffset() > r.offset()) {
+                    lostOnTheWay.add(r);
+                    continue;
+                }
+            }
+            left.add(r);
+        }
+        return left;
+    }
+
+    private static boolean seenAtLimit(SoakBroker broker, Place r) {
+        try {
+            return broker.seenHandedOut(r.tp(), r.offset(), DELIVERY_LIMIT);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot ask the broker's watcher about " + r, e);
+        }
     }
 
     /** I1 and idempotence: every acknowledged record in its place with its value; no value twice. */

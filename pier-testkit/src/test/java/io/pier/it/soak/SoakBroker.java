@@ -2,6 +2,7 @@ package io.pier.it.soak;
 
 import java.util.List;
 import java.util.Random;
+import org.apache.kafka.common.TopicPartition;
 
 /** The broker a {@link MixedLoadSoak} crashes: how it starts on its data, and how it dies. */
 interface SoakBroker extends AutoCloseable {
@@ -27,6 +28,15 @@ interface SoakBroker extends AutoCloseable {
         load.brokerGoingDown();
         crash(random);
         start(cycle);
+    }
+
+    /**
+     * Whether the broker was seen on the wire handing {@code tp@offset} out with a delivery count
+     * of at least {@code count}: in a ShareFetch answer it sent, whether or not the answer reached
+     * its client. False where the broker's connections cannot be watched.
+     */
+    default boolean seenHandedOut(TopicPartition tp, long offset, int count) throws Exception {
+        return false;
     }
 
     /** What a fault may tell, or do to, the load it hits. */
