@@ -55,8 +55,9 @@ import org.apache.kafka.common.requests.ShareFetchResponse;
  * ({@link #seenHandedOut}). For it to be complete, a reset (and a client's own close, and a cut)
  * reaches the broker 2 s after the client: RST to the client at once, the broker's side left open
  * and silent, read, then reset. With the broker told at once, a fetch it had parked on that
- * connection still wakes and acquires records when data comes, for an answer that never leaves
- * the broker (the parked-fetch finding of {@code ParkedShareFetchIT}): a delivery no one can see.
+ * connection could acquire records for an answer that never left the broker, a delivery no one
+ * sees: every time, until {@code ParkedShareFetchIT}'s finding was fixed; still in the moment the
+ * connection closes, what such a fetch acquired then being given back with its delivery counted.
  */
 final class NemesisBroker implements SoakBroker {
     /** A fault of one cycle. */
