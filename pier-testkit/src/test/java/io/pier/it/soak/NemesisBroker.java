@@ -6,6 +6,7 @@ import io.pier.it.ChildBroker;
 import io.pier.it.faults.FaultyProxy;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -197,7 +198,8 @@ final class NemesisBroker implements SoakBroker {
             case LOST_ANSWERS -> loseAnswers(LOSABLE.get(random.nextInt(LOSABLE.size())), 1 + random.nextInt(5));
             case CONSUMER -> replaceConsumer(random, load);
         };
-        System.out.printf("nemesis cycle %d: %s%n", cycle, what);
+        // When it ended, to line it up with the broker's logs and its share-state log.
+        System.out.printf("nemesis cycle %d (%s): %s%n", cycle, LocalTime.now(), what);
     }
 
     private String pause(long ms) throws Exception {
@@ -276,7 +278,7 @@ final class NemesisBroker implements SoakBroker {
     @Override
     public void close() throws Exception {
         int atLimit = handedOutAtLimit.values().stream().flatMap(m -> m.values().stream()).mapToInt(Set::size).sum();
-        System.out.printf("NemesisSoakIT: faults run %s; %d connections reset by the proxy in all; answers lost %s;"
+        System.out.printf("NemesisSoakIT: faults run %s; %d connections reset by bursts and cuts; answers lost %s;"
                 + " longest pause %d ms, %d pauses past the %d ms request timeout; %d records seen handed out at"
                 + " the delivery limit%n", ran, proxy.resets(), answersLost, longestPauseMs, pausesPastRequestTimeout,
                 REQUEST_TIMEOUT_MS, atLimit);
