@@ -102,13 +102,15 @@ class SharePowerLossTest {
         for (int cycle = 1; cycle <= CYCLES; cycle++) {
             io = new PowerLossFileIO();
             start(io);
-            // three cycles in four armed: enough of them go off at their point for any seed, and
-            // the rest lose power at a random step
+            // three cycles in four armed, and the rest lose power at a random step. An armed cycle
+            // runs all its steps, so that its point comes: with a random number of steps a seed
+            // (38705640093346) reached only 5 of 45 armed points.
             boolean armed = random.nextInt(4) != 0;
             if (armed) {
                 io.arm(POINTS[random.nextInt(POINTS.length)], 1 + random.nextInt(4));
             }
-            int steps = 1 + random.nextInt(MAX_STEPS);
+            int randomSteps = 1 + random.nextInt(MAX_STEPS);
+            int steps = armed ? MAX_STEPS : randomSteps;
             for (int s = 0; s < steps && !io.crashed(); s++) {
                 try {
                     step();
