@@ -78,10 +78,7 @@ public final class AcceptingShareConsumer {
         Map<Long, Short> counts = new ConcurrentHashMap<>();
         long deadline = System.nanoTime() + MAX_LIFE.toNanos();
         try (KafkaShareConsumer<String, String> consumer = PausableShareConsumer.consumer(bootstrap, group, null)) {
-            consumer.setAcknowledgementCommitCallback((offsets, exception) -> offsets.values().forEach(set ->
-                    set.stream().sorted().forEach(o -> say(exception == null
-                            ? "CONFIRMED " + o + " " + counts.get(o)
-                            : "REFUSED " + o + " " + counts.get(o) + " " + exception.getClass().getSimpleName()))));
+            PausableShareConsumer.reportCommits(consumer, counts);
             consumer.subscribe(Set.of(topic));
             while (stop.getCount() > 0 && System.nanoTime() < deadline) {
                 List<ConsumerRecord<String, String>> got = new ArrayList<>();
@@ -134,8 +131,7 @@ public final class AcceptingShareConsumer {
         stop.countDown();
     }
 
-    private static synchronized void say(String event) {
-        System.out.println(ChildShareConsumer.EVENT + event + " @" + System.currentTimeMillis());
-        System.out.flush();
+    private static void say(String event) {
+        PausableShareConsumer.say(event);
     }
 }

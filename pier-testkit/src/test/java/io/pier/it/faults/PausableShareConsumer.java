@@ -56,10 +56,7 @@ public final class PausableShareConsumer {
         Map<Long, Short> counts = new ConcurrentHashMap<>();
         long deadline = System.nanoTime() + MAX_LIFE.toNanos();
         try (KafkaShareConsumer<String, String> consumer = consumer(bootstrap, group, clientId)) {
-            consumer.setAcknowledgementCommitCallback((offsets, exception) -> offsets.values().forEach(set ->
-                    set.stream().sorted().forEach(o -> say(exception == null
-                            ? "CONFIRMED " + o + " " + counts.get(o)
-                            : "REFUSED " + o + " " + counts.get(o) + " " + exception.getClass().getSimpleName()))));
+            reportCommits(consumer, counts);
             consumer.subscribe(Set.of(topic));
             int batches = 0;
             while (stop.getCount() > 0 && System.nanoTime() < deadline) {
@@ -123,7 +120,20 @@ public final class PausableShareConsumer {
         stop.countDown();
     }
 
-    private static synchronized void say(String event) {
+    /**
+     * Reports what the acknowledgement-commit callback says of each offset: {@code CONFIRMED offset
+     * count} or {@code REFUSED offset count ExceptionClass}, count being that of the delivery
+     * acknowledged, as {@code counts} noted it. Also what {@link AcceptingShareConsumer} reports.
+     */
+    static void reportCommits(KafkaShareConsumer<String, String> consumer, Map<Long, Short> counts) {
+        consumer.setAcknowledgementCommitCallback((offsets, exception) -> offsets.values().forEach(set ->
+                set.stream().sorted().forEach(o -> say(exception == null
+                        ? "CONFIRMED " + o + " " + counts.get(o)
+                        : "REFUSED " + o + " " + counts.get(o) + " " + exception.getClass().getSimpleName()))));
+    }
+
+    /** One report line on standard output, with the wall-clock time; both child consumers' lines. */
+    static synchronized void say(String event) {
         System.out.println(ChildShareConsumer.EVENT + event + " @" + System.currentTimeMillis());
         System.out.flush();
     }
