@@ -79,6 +79,11 @@ final class Connection implements ClientConnection {
         closeListeners.remove(listener);
     }
 
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
     void markClosed() {
         closed = true;
         for (Runnable r : closeListeners) {

@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.service.ClientConnection;
 import io.pier.service.LongPoll;
 import io.pier.service.Partition;
 import io.pier.service.Polls;
@@ -143,66 +144,43 @@ public final class ShareFetchHandler implements ApiHandler {
             return acked.outcome().thenApply(ackResults -> respond(Map.of(), ackResults, false, lockMs));
         }
         boolean carriedAcks = !ackList.isEmpty();
-        ConnectionGone gone = new ConnectionGone(request);
+        ClientConnection connection = request.connection();
         return acked.applied().thenCompose(v ->
                 // At home on the group's shard, where its coordinator and share sessions are.
                 polls.<Map<PartitionRef, Acquired>>start(ApiKeys.SHARE_FETCH, in.groupId(), in.maxWaitMs(),
-                        (last, wake) -> gone.happened() ? CompletableFuture.completedFuture(Map.of())
+                        (last, wake) -> connection.isClosed() ? CompletableFuture.completedFuture(Map.of())
                                 : attempt(in, context, carriedAcks, last, wake, mayRead)))
-                .thenApply(fetched -> gone.giveBackIfGone(in, fetched, request.version()))
-                .whenComplete((fetched, failure) -> gone.stopListening())
+                .thenApply(fetched -> connection.isClosed() ? giveBack(in, fetched, request.version()) : fetched)
                 .thenCombine(acked.outcome(), (fetched, ackResults) ->
                         respond(fetched, ackResults, context.isNew(), lockMs));
     }
 
     /**
-     * Whether the connection of a parked fetch has closed. Its session went with it, and with that
-     * everything its member held; records the fetch acquires after that would wait out their lock
-     * for an answer no one reads. So a fetch of a closed connection acquires nothing more, and what
-     * it acquired while the connection closed is given back at once, as RELEASE from its member
-     * (the delivery counted, as on Kafka 4.4, which also gives such records back at once;
-     * ParkedShareFetchIT). Only this fetch's records: the member may already hold others through a
-     * new connection.
+     * What a fetch acquired for a connection that has closed meanwhile, given back at once as
+     * RELEASE from its member. The connection's session went with it, and with that everything its
+     * member held; records acquired after that would wait out their lock for an answer no one
+     * reads, so a fetch of a closed connection acquires nothing more (above), and this gives back
+     * what it acquired while the connection closed (the delivery counted, as on Kafka 4.4, which
+     * also gives such records back at once; ParkedShareFetchIT). Only this fetch's records: the
+     * member may already hold others through a new connection.
      */
-    private final class ConnectionGone {
-        private final ApiRequest request;
-        private volatile boolean gone;
-        private final Runnable listener = () -> gone = true;
-
-        ConnectionGone(ApiRequest request) {
-            this.request = request;
-            request.connection().onClose(listener); // at once if it has closed already
-        }
-
-        boolean happened() {
-            return gone;
-        }
-
-        Map<PartitionRef, Acquired> giveBackIfGone(ShareFetchRequestData in, Map<PartitionRef, Acquired> fetched,
-                short version) {
-            if (!gone) {
-                return fetched;
+    private Map<PartitionRef, Acquired> giveBack(ShareFetchRequestData in, Map<PartitionRef, Acquired> fetched,
+            short version) {
+        List<ShareAcks.PartitionAcks> releases = new ArrayList<>();
+        fetched.forEach((ref, acquired) -> {
+            List<AcknowledgementBatches.Wire> wire = new ArrayList<>();
+            for (AcquiredRange range : acquired.ranges()) {
+                wire.add(new AcknowledgementBatches.Wire(range.firstOffset(), range.lastOffset(),
+                        List.of(AcknowledgeType.RELEASE.id)));
             }
-            List<ShareAcks.PartitionAcks> releases = new ArrayList<>();
-            fetched.forEach((ref, acquired) -> {
-                List<AcknowledgementBatches.Wire> wire = new ArrayList<>();
-                for (AcquiredRange range : acquired.ranges()) {
-                    wire.add(new AcknowledgementBatches.Wire(range.firstOffset(), range.lastOffset(),
-                            List.of(AcknowledgeType.RELEASE.id)));
-                }
-                if (!wire.isEmpty()) {
-                    releases.add(new ShareAcks.PartitionAcks(ref.topicId(), ref.partition(), wire));
-                }
-            });
-            if (!releases.isEmpty()) {
-                var unused = acks.apply(in.groupId(), in.memberId(), releases, version, false, topic -> true);
+            if (!wire.isEmpty()) {
+                releases.add(new ShareAcks.PartitionAcks(ref.topicId(), ref.partition(), wire));
             }
-            return fetched;
+        });
+        if (!releases.isEmpty()) {
+            var unused = acks.apply(in.groupId(), in.memberId(), releases, version, false, topic -> true);
         }
-
-        void stopListening() {
-            request.connection().removeCloseListener(listener);
-        }
+        return fetched;
     }
 
     /**

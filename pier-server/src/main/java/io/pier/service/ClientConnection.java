@@ -36,4 +36,7 @@ public interface ClientConnection {
     void onClose(Runnable listener);
 
     void removeCloseListener(Runnable listener);
+
+    /** Whether the connection has closed: true before the listeners of {@link #onClose} run. */
+    boolean isClosed();
 }
