@@ -1,0 +1,372 @@
+package io.pier.it.upstream;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.Uuid;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A real Apache Kafka broker (the release this build's kafka-clients come from) for tests of
+ * gateway mode, where Pier forwards to an existing Kafka-API cluster, the upstream. It runs as a
+ * single-node KRaft cluster (one process that is broker and controller) in a child JVM on this
+ * test's class path, on 127.0.0.1, with its data in a temporary folder that {@link #close()}
+ * deletes. A child JVM rather than the broker classes in the test JVM: the broker then has its own
+ * heap, threads and logging, and a test can kill it like a real upstream.
+ *
+ * <pre>{@code
+ * @RegisterExtension
+ * static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().build();   // one per test class
+ * ... props.put("bootstrap.servers", UPSTREAM.bootstrapServers());
+ *
+ * try (UpstreamKafka upstream = UpstreamKafka.builder().shareGroups(true).start()) { ... }
+ * }</pre>
+ *
+ * <p>Share groups are off unless asked for: the storage is formatted with {@code share.version=0}
+ * (Kafka 4.4 has no broker setting for it; the feature level alone decides), so a share consumer
+ * pointed at the upstream fails, and anything that works must have come from Pier.
+ *
+ * <p>Start-up: free ports are found by binding port 0 and closing it (a Kafka listener needs a
+ * fixed port), the storage is formatted ({@code kafka.tools.StorageTool format --standalone}),
+ * {@code kafka.Kafka} starts, and the broker is ready once the Admin client describes a cluster of
+ * one node. Its output (stdout and stderr) goes to a file in the temporary folder; every failure
+ * message carries the file's tail.
+ */
+public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration FORMAT_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration KILL_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration POLL_INTERVAL = Duration.ofMillis(50);
+    /** Start attempts when another process takes a probed port before the broker binds it. */
+    private static final int START_ATTEMPTS = 3;
+    private static final int TAIL_BYTES = 8 * 1024;
+
+    private final boolean shareGroups;
+    private final Map<String, String> configs;
+    private Path home;
+    private Path output;
+    private int port;
+    private Process process;
+    private Thread killOnExit;
+
+    private UpstreamKafka(Builder builder) {
+        this.shareGroups = builder.shareGroups;
+        this.configs = Map.copyOf(builder.configs);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Options of an upstream; {@link #build()} makes one to register as an extension. */
+    public static final class Builder {
+        private boolean shareGroups;
+        private final Map<String, String> configs = new LinkedHashMap<>();
+
+        private Builder() {}
+
+        /** Whether the upstream serves share groups itself: {@code share.version} 0 (the default) or the release's default. */
+        public Builder shareGroups(boolean enabled) {
+            this.shareGroups = enabled;
+            return this;
+        }
+
+        /** A broker setting on top of (or instead of) the single-node defaults. */
+        public Builder config(String key, String value) {
+            configs.put(key, value);
+            return this;
+        }
+
+        /** An upstream not started yet: for {@code @RegisterExtension}, which starts it before all tests. */
+        public UpstreamKafka build() {
+            return new UpstreamKafka(this);
+        }
+
+        /** Builds and starts an upstream; close it when done. */
+        public UpstreamKafka start() throws IOException, InterruptedException {
+            return build().start();
+        }
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        start();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws Exception {
+        close();
+    }
+
+    /**
+     * Formats a fresh storage folder and starts the broker, returning once it serves requests.
+     *
+     * @throws AssertionError with the broker's output if it exits or is not ready in 60 s
+     */
+    public UpstreamKafka start() throws IOException, InterruptedException {
+        if (process != null) {
+            throw new IllegalStateException("already started");
+        }
+        home = Files.createTempDirectory("upstream-kafka-");
+        killOnExit = new Thread(this::killNow, "upstream-kafka-kill-on-exit");
+        Runtime.getRuntime().addShutdownHook(killOnExit);
+        try {
+            for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+                Path data = home.resolve("data-" + attempt);
+                output = home.resolve("kafka-" + attempt + ".out");
+                port = freePort();
+                int controllerPort = freePort();
+                Path props = home.resolve("server-" + attempt + ".properties");
+                Files.writeString(props, serverProperties(data, controllerPort), StandardCharsets.UTF_8);
+                format(props);
+                process = javaCommand("kafka.Kafka", props.toString()).redirectOutput(output.toFile()).start();
+                if (awaitReady()) {
+                    return this;
+                }
+            }
+            throw notReady("another process took one of its probed ports on each of " + START_ATTEMPTS + " attempts");
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            // A caller whose start failed has nothing to close: leave no process or folder behind.
+            try {
+                close();
+            } catch (IOException | InterruptedException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    /** "127.0.0.1:port" of the broker's client listener. */
+    public String bootstrapServers() {
+        return "127.0.0.1:" + port;
+    }
+
+    /** A client config that reaches this upstream, to add to. */
+    public Map<String, Object> clientConfig() {
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("bootstrap.servers", bootstrapServers());
+        return config;
+    }
+
+    /** The end of the broker's output, for failure messages. */
+    public String outputTail() {
+        if (output == null || !Files.exists(output)) {
+            return "(no output)";
+        }
+        try (RandomAccessFile f = new RandomAccessFile(output.toFile(), "r")) {
+            long from = Math.max(0, f.length() - TAIL_BYTES);
+            byte[] tail = new byte[(int) (f.length() - from)];
+            f.seek(from);
+            f.readFully(tail);
+            return new String(tail, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(output unreadable: " + e + ")";
+        }
+    }
+
+    /** SIGKILL: the broker stops at once, with nothing flushed; {@link #close()} still cleans up. */
+    public void kill() throws InterruptedException {
+        if (process != null) {
+            process.destroyForcibly();
+            if (!process.waitFor(KILL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new AssertionError("the upstream broker had not exited " + KILL_TIMEOUT + " after SIGKILL");
+            }
+        }
+    }
+
+    /** Whether the broker process is running. */
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /**
+     * Stops the broker (SIGTERM: a controlled shutdown; SIGKILL if it has not exited after 30 s)
+     * and deletes its folder. Idempotent.
+     */
+    @Override
+    public void close() throws IOException, InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                kill();
+            }
+        }
+        if (killOnExit != null) {
+            Runtime.getRuntime().removeShutdownHook(killOnExit);
+            killOnExit = null;
+        }
+        if (home != null) {
+            deleteTree(home);
+            home = null;
+        }
+    }
+
+    /** The shutdown hook's job: a test JVM that exits without {@link #close()} leaves no broker behind. */
+    private void killNow() {
+        if (process != null) {
+            process.destroyForcibly();
+        }
+    }
+
+    private String serverProperties(Path data, int controllerPort) {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", "1");
+        p.put("controller.quorum.bootstrap.servers", "127.0.0.1:" + controllerPort);
+        p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        p.put("inter.broker.listener.name", "PLAINTEXT");
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT");
+        p.put("log.dirs", data.toString());
+        p.put("num.partitions", "1");
+        // One node: the internal topics cannot have more replicas than that.
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        // A consumer group's first member need not wait 3 s for others.
+        p.put("group.initial.rebalance.delay.ms", "0");
+        // Two cores are shared by the test JVM and this one.
+        p.put("num.network.threads", "2");
+        p.put("num.io.threads", "2");
+        p.putAll(configs);
+        StringBuilder out = new StringBuilder();
+        p.forEach((k, v) -> out.append(k).append('=').append(v).append('\n'));
+        return out.toString();
+    }
+
+    private void format(Path props) throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>(List.of("format", "--standalone", "-t", Uuid.randomUuid().toString(),
+                "-c", props.toString()));
+        if (!shareGroups) {
+            args.addAll(List.of("--feature", "share.version=0"));
+        }
+        Path formatOutput = home.resolve("format.out");
+        Process format = javaCommand("kafka.tools.StorageTool", args.toArray(String[]::new))
+                .redirectOutput(formatOutput.toFile()).start();
+        if (!format.waitFor(FORMAT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            format.destroyForcibly();
+            throw new AssertionError("formatting the upstream storage took over " + FORMAT_TIMEOUT);
+        }
+        if (format.exitValue() != 0) {
+            throw new AssertionError("formatting the upstream storage failed with " + format.exitValue() + ":\n"
+                    + Files.readString(formatOutput, StandardCharsets.UTF_8));
+        }
+    }
+
+    private static ProcessBuilder javaCommand(String mainClass, String... args) {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Djava.awt.headless=true",
+                // The broker logs through this class path's slf4j-simple: keep its info lines, not
+                // the hundreds of config lines every client and server prints on start.
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config=warn",
+                "-cp", System.getProperty("java.class.path"), mainClass));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectErrorStream(true);
+    }
+
+    /**
+     * Waits until the broker serves an Admin request. Returns false (the process gone, ready for
+     * another attempt) if it exited because a probed port was taken in the meantime.
+     */
+    private boolean awaitReady() throws InterruptedException, IOException {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        // Wait for the port first, so the Admin client does not log a failed connection per retry.
+        while (!accepting()) {
+            if (!process.isAlive()) {
+                return portTaken();
+            }
+            if (System.nanoTime() > deadline) {
+                throw notReady("its port did not open");
+            }
+            Thread.sleep(POLL_INTERVAL.toMillis());
+        }
+        Map<String, Object> config = clientConfig();
+        config.put("request.timeout.ms", 5_000);
+        config.put("default.api.timeout.ms", 5_000);
+        try (Admin admin = Admin.create(config)) {
+            while (true) {
+                if (!process.isAlive()) {
+                    return portTaken();
+                }
+                try {
+                    if (admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).size() == 1) {
+                        return true;
+                    }
+                } catch (ExecutionException | TimeoutException e) {
+                    if (System.nanoTime() > deadline) {
+                        throw notReady("describeCluster failed: " + e);
+                    }
+                }
+                if (System.nanoTime() > deadline) {
+                    throw notReady("it described no node");
+                }
+                Thread.sleep(POLL_INTERVAL.toMillis());
+            }
+        }
+    }
+
+    private boolean accepting() {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1_000);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The broker exited while starting: true if because a port was taken, else fails with its output. */
+    private boolean portTaken() {
+        if (outputTail().contains("Address already in use")) {
+            return false;
+        }
+        throw notReady("it exited with " + process.exitValue());
+    }
+
+    private AssertionError notReady(String why) {
+        killNow();
+        return new AssertionError("the upstream Kafka broker did not become ready: " + why
+                + "\n--- its output, last lines:\n" + outputTail());
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path f : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(f);
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+}
