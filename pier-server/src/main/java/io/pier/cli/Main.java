@@ -56,7 +56,8 @@ public final class Main {
         if (args[0].equals("cds-training")) {
             return CdsTraining.run(args, out, err);
         }
-        if (!args[0].equals("start")) {
+        boolean gateway = args[0].equals("gateway");
+        if (!args[0].equals("start") && !gateway) {
             err.println("unknown command: " + args[0]);
             usage(err);
             return 2;
@@ -70,6 +71,11 @@ public final class Main {
                 switch (a) {
                     case "--port" -> port = Integer.parseInt(value(args, ++i, a));
                     case "--data-dir" -> dataDir = Path.of(value(args, ++i, a));
+                    case "--upstream-bootstrap" -> {
+                        requireGateway(gateway, a);
+                        props.put(BrokerConfig.GATEWAY_UPSTREAM_BOOTSTRAP, value(args, ++i, a));
+                    }
+                    case "--node-id" -> props.put(BrokerConfig.NODE_ID, value(args, ++i, a));
                     case "--config" -> props.putAll(load(Path.of(value(args, ++i, a))));
                     case "--set" -> {
                         String kv = value(args, ++i, a);
@@ -81,6 +87,10 @@ public final class Main {
                     }
                     default -> throw new IllegalArgumentException("unknown option " + a);
                 }
+            }
+            if (gateway && !props.containsKey(BrokerConfig.GATEWAY_UPSTREAM_BOOTSTRAP)) {
+                throw new IllegalArgumentException("pier gateway needs --upstream-bootstrap HOST:PORT (or "
+                        + BrokerConfig.GATEWAY_UPSTREAM_BOOTSTRAP + " in --config)");
             }
         } catch (IOException | IllegalArgumentException e) {
             err.println("pier: " + e.getMessage());
@@ -115,7 +125,7 @@ public final class Main {
             pier.close();
             stopped.countDown();
         }, "pier-shutdown"));
-        out.println("Pier is ready: bootstrap.servers=" + pier.bootstrapServers() + " listeners=" + pier.listeners()
+        out.println("Pier " + (gateway ? "gateway " : "") + "is ready: bootstrap.servers=" + pier.bootstrapServers() + " listeners=" + pier.listeners()
                 + " data=" + pier.dataDir().toAbsolutePath()
                 + (pier.metricsPort() < 0 ? "" : " metrics=http://" + props.getOrDefault(BrokerConfig.METRICS_HOST,
                         "127.0.0.1") + ":" + pier.metricsPort() + "/metrics"));
@@ -125,6 +135,12 @@ public final class Main {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    private static void requireGateway(boolean gateway, String option) {
+        if (!gateway) {
+            throw new IllegalArgumentException(option + " is an option of pier gateway");
+        }
     }
 
     private static boolean hasOption(String[] args, String option) {
@@ -155,6 +171,10 @@ public final class Main {
 
     private static void usage(PrintStream s) {
         s.println("usage: pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value ...]");
+        s.println("       pier gateway --upstream-bootstrap HOST:PORT [--node-id N] [--port N] [--data-dir DIR] [--config FILE]");
+        s.println("         [--set key=value ...]");
+        s.println("  gateway: serves Kafka clients in front of an existing Kafka cluster, forwarding to it;");
+        s.println("  upstream client settings as pier.gateway.upstream.<Kafka client setting>.");
         s.println("  Runs a Kafka-compatible broker on 127.0.0.1:9092 with its data in ./data.");
         s.println("  --config reads server.properties-style settings (Kafka's names).");
         s.println("  Metrics: http://127.0.0.1:9404/metrics (pier.metrics.port, pier.metrics.enable=false to turn off).");

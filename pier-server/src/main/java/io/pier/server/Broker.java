@@ -4,6 +4,8 @@ import io.pier.common.Clock;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
+import io.pier.gateway.GatewayApis;
+import io.pier.gateway.Upstream;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
@@ -14,6 +16,7 @@ import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 import io.pier.state.DurableSharePersister;
 import java.io.IOException;
+import java.time.Duration;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import io.pier.security.acl.AclAuthorizer;
@@ -55,6 +58,9 @@ final class Broker implements AutoCloseable {
     private final ParallelStep<Listener> listener;
     private final NodeInfo node;
     private final MetricsEndpoint metricsEndpoint;
+    /** The upstream cluster in gateway mode; null for a broker of its own. */
+    private final Upstream upstream;
+    private static final Duration UPSTREAM_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
     /**
      * @param listener the listener being built ({@link Listener#startBuilding}), owned from here on:
@@ -111,10 +117,20 @@ final class Broker implements AutoCloseable {
                 router.observer(metrics::onResponse);
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
-            AclAuthorizer acls = openAcls(config, dataDir, io);
-            Apis.register(router, services, config, this::node, clock, acls);
-            ScramBootstrap.apply(config.raw(), listener.join().scram());
-            Apis.registerSasl(router, listener.join().scram(), acls, services.topics()::metadataWrite);
+            String clusterId;
+            if (config.gateway()) {
+                upstream = Upstream.connect(config.upstreamClientSettings(), UPSTREAM_CONNECT_TIMEOUT);
+                started.push(upstream);
+                GatewayApis.register(router, upstream, this::node, clock.wallMs());
+                clusterId = upstream.clusterId();
+            } else {
+                upstream = null;
+                AclAuthorizer acls = openAcls(config, dataDir, io);
+                Apis.register(router, services, config, this::node, clock, acls);
+                ScramBootstrap.apply(config.raw(), listener.join().scram());
+                Apis.registerSasl(router, listener.join().scram(), acls, services.topics()::metadataWrite);
+                clusterId = services.topics().clusterId();
+            }
             NetworkServer network = listener.join().server();
             Map<String, NodeInfo.Address> advertised = new LinkedHashMap<>();
             for (ListenerSpec spec : config.listeners()) {
@@ -128,7 +144,7 @@ final class Broker implements AutoCloseable {
                 metrics.requestBytes(network.requestBytes()::heldBytes, network.requestBytes()::waits);
             }
             NodeInfo.Address first = advertised.values().iterator().next();
-            node = new NodeInfo(config.nodeId(), first.host(), first.port(), services.topics().clusterId(), advertised);
+            node = new NodeInfo(config.nodeId(), first.host(), first.port(), clusterId, advertised);
             metricsEndpoint = metrics == null ? null : metrics.serve(config.metricsHost(), config.metricsPort());
             if (metricsEndpoint != null) {
                 started.push(metricsEndpoint);
@@ -137,8 +153,8 @@ final class Broker implements AutoCloseable {
             stopAfterFailedStart(started, e);
             throw e;
         }
-        LOG.info("Pier broker {} serving Kafka clients on {} with data in {} (cluster {}, {} shards, started in {} ms)",
-                node.nodeId(), describeListeners(config, node), dataDir, node.clusterId(), services.shardCount(),
+        LOG.info("Pier {} {} serving Kafka clients on {} with data in {} (cluster {}, {} shards, started in {} ms)",
+                config.gateway() ? "gateway" : "broker", node.nodeId(), describeListeners(config, node), dataDir, node.clusterId(), services.shardCount(),
                 clock.monoMs() - startMs);
         if (metricsEndpoint != null) {
             LOG.info("Metrics on http://{}:{}/metrics", config.metricsHost(), metricsEndpoint.port());
@@ -223,6 +239,9 @@ final class Broker implements AutoCloseable {
             metricsEndpoint.close();
         }
         closeListener(); // the network: stops accepting, closes the connections
+        if (upstream != null) {
+            upstream.close();
+        }
         services.close();
         shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
         try {

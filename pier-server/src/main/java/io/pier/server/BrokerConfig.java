@@ -31,6 +31,12 @@ public final class BrokerConfig {
     public static final String METRICS_SNAPSHOT_INTERVAL_MS = "pier.metrics.snapshot.interval.ms";
     public static final String AGENT_SPIN_US = "pier.agent.spin.us";
     public static final String QUOTA_WINDOW_NUM = "quota.window.num";
+    /**
+     * Settings of the gateway's client of its upstream cluster (issue 16): Kafka's client names
+     * after this prefix; {@code pier.gateway.upstream.bootstrap.servers} turns gateway mode on.
+     */
+    public static final String GATEWAY_UPSTREAM_PREFIX = "pier.gateway.upstream.";
+    public static final String GATEWAY_UPSTREAM_BOOTSTRAP = GATEWAY_UPSTREAM_PREFIX + "bootstrap.servers";
     public static final String QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds";
     /** Default metrics port (the JMX exporter's customary one); the embedded broker uses 0. */
     public static final int DEFAULT_METRICS_PORT = 9404;
@@ -142,6 +148,22 @@ public final class BrokerConfig {
     /** Every setting as given, including those parsed by engine components. */
     public Map<String, String> raw() {
         return raw;
+    }
+
+    /** True if this node is a gateway in front of an upstream cluster rather than a broker of its own. */
+    public boolean gateway() {
+        return raw.containsKey(GATEWAY_UPSTREAM_BOOTSTRAP);
+    }
+
+    /** The upstream client settings: every {@code pier.gateway.upstream.*} setting without the prefix. */
+    public Map<String, Object> upstreamClientSettings() {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        raw.forEach((k, v) -> {
+            if (k.startsWith(GATEWAY_UPSTREAM_PREFIX)) {
+                out.put(k.substring(GATEWAY_UPSTREAM_PREFIX.length()), v);
+            }
+        });
+        return out;
     }
 
     /** The listeners Pier serves, in the order of {@code listeners}; never empty. */

@@ -1,0 +1,170 @@
+package io.pier.gateway;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
+import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import io.pier.txn.TransactionConfig;
+
+import io.pier.protocol.Access;
+import io.pier.protocol.ApiHandler;
+import io.pier.protocol.ApiRequest;
+import io.pier.protocol.ApiRouter;
+import io.pier.protocol.ApiVersionsHandler;
+import io.pier.protocol.BrokerFeatures;
+import io.pier.protocol.CoordinatorHandlers;
+import io.pier.service.NodeInfo;
+
+/**
+ * The Kafka APIs a gateway forwards to its upstream, each registered at the versions both the
+ * upstream and kafka-clients (which parses them here) serve, so a client always picks a version
+ * the upstream takes as it is. An API the upstream lacks is not advertised at all: the client
+ * then behaves as against the upstream itself.
+ */
+public final class GatewayApis {
+    /** AddPartitionsToTxn v4+ is the brokers' batched form (KIP-890); clients send v3 at most. */
+    private static final short ADD_PARTITIONS_TO_TXN_CLIENT_MAX = 3;
+    /** Extra time a JoinGroup may wait upstream beyond its rebalance timeout, as the Java client allows. */
+    private static final int JOIN_GROUP_GRACE_MS = 5_000;
+
+    private final ApiRouter router;
+    private final Upstream upstream;
+    private final Forwarding forwarding;
+    private final PartitionForwarding partitions;
+    private final KeyedForwarding keyed;
+
+    private GatewayApis(ApiRouter router, Upstream upstream, GatewayNodes nodes) {
+        this.router = router;
+        this.upstream = upstream;
+        this.forwarding = new Forwarding(upstream, nodes);
+        this.partitions = new PartitionForwarding(upstream);
+        this.keyed = new KeyedForwarding(upstream);
+    }
+
+    /**
+     * Registers every API of a single gateway node: those forwarded to the upstream, and those it
+     * answers itself: ApiVersions (the versions both sides serve, the upstream's transaction
+     * version, so clients follow the upstream's transaction protocol), FindCoordinator (this node
+     * for every group and transactional id: it forwards to the real coordinator) and
+     * DescribeCluster (this node, in the upstream's cluster).
+     */
+    public static void register(ApiRouter router, Upstream upstream, Supplier<NodeInfo> node, long startWallMs) {
+        short transactionVersion = upstream.versions().finalizedFeatures()
+                .getOrDefault(TransactionConfig.TRANSACTION_VERSION, (short) 0);
+        CoordinatorHandlers coordinators = new CoordinatorHandlers(node, Access.ALLOW_ALL);
+        router.register(ApiKeys.API_VERSIONS, 0, 5,
+                        new ApiVersionsHandler(router, BrokerFeatures.of(transactionVersion, startWallMs)))
+                .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
+                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster);
+        new GatewayApis(router, upstream, GatewayNodes.single(node)).registerAll();
+    }
+
+    private void registerAll() {
+        int timeout = upstream.requestTimeoutMs();
+        forward(ApiKeys.METADATA, forwarding::metadata);
+        // Partitions, to their leaders.
+        forward(ApiKeys.PRODUCE, r -> partitions.forward(r, PartitionShapes.PRODUCE,
+                Math.max(timeout, r.bodyAs(ProduceRequest.class).timeout() + JOIN_GROUP_GRACE_MS)));
+        forward(ApiKeys.FETCH, r -> partitions.forward(r, PartitionShapes.FETCH,
+                timeout + r.bodyAs(FetchRequest.class).maxWait()));
+        forward(ApiKeys.LIST_OFFSETS, r -> partitions.forward(r, PartitionShapes.LIST_OFFSETS, timeout));
+        forward(ApiKeys.DELETE_RECORDS, r -> partitions.forward(r, PartitionShapes.DELETE_RECORDS, timeout));
+        forward(ApiKeys.OFFSET_FOR_LEADER_EPOCH, r -> partitions.forward(r, PartitionShapes.OFFSET_FOR_LEADER_EPOCH,
+                timeout));
+        forward(ApiKeys.DESCRIBE_PRODUCERS, r -> partitions.forward(r, PartitionShapes.DESCRIBE_PRODUCERS, timeout));
+        // Groups, to their coordinators.
+        group(ApiKeys.OFFSET_COMMIT, r -> r.bodyAs(OffsetCommitRequest.class).data().groupId());
+        forward(ApiKeys.OFFSET_FETCH, r -> r.version() < 8
+                ? keyed.forward(r, Upstream.GROUP, r.bodyAs(OffsetFetchRequest.class).data().groupId())
+                : keyed.forwardBatch(r, Upstream.GROUP, KeyShapes.OFFSET_FETCH));
+        group(ApiKeys.OFFSET_DELETE, r -> r.bodyAs(OffsetDeleteRequest.class).data().groupId());
+        forward(ApiKeys.JOIN_GROUP, r -> {
+            JoinGroupRequest join = r.bodyAs(JoinGroupRequest.class);
+            int rebalanceMs = r.version() == 0 ? join.data().sessionTimeoutMs() : join.data().rebalanceTimeoutMs();
+            return keyed.forward(r, Upstream.GROUP, join.data().groupId(),
+                    Math.max(timeout, rebalanceMs + JOIN_GROUP_GRACE_MS));
+        });
+        group(ApiKeys.SYNC_GROUP, r -> r.bodyAs(SyncGroupRequest.class).data().groupId());
+        group(ApiKeys.HEARTBEAT, r -> r.bodyAs(HeartbeatRequest.class).data().groupId());
+        group(ApiKeys.LEAVE_GROUP, r -> r.bodyAs(LeaveGroupRequest.class).data().groupId());
+        group(ApiKeys.CONSUMER_GROUP_HEARTBEAT, r -> r.bodyAs(ConsumerGroupHeartbeatRequest.class).data().groupId());
+        group(ApiKeys.TXN_OFFSET_COMMIT, r -> r.bodyAs(TxnOffsetCommitRequest.class).data().groupId());
+        forward(ApiKeys.DESCRIBE_GROUPS, r -> keyed.forwardBatch(r, Upstream.GROUP, KeyShapes.DESCRIBE_GROUPS));
+        forward(ApiKeys.CONSUMER_GROUP_DESCRIBE, r -> keyed.forwardBatch(r, Upstream.GROUP,
+                KeyShapes.CONSUMER_GROUP_DESCRIBE));
+        forward(ApiKeys.DELETE_GROUPS, r -> keyed.forwardBatch(r, Upstream.GROUP, KeyShapes.DELETE_GROUPS));
+        forward(ApiKeys.LIST_GROUPS, forwarding::listGroups);
+        // Transactions, to their coordinators.
+        forward(ApiKeys.INIT_PRODUCER_ID, r -> {
+            String id = r.bodyAs(InitProducerIdRequest.class).data().transactionalId();
+            return id == null ? forwarding.toAny(r) : keyed.forward(r, Upstream.TRANSACTION, id);
+        });
+        forward(ApiKeys.ADD_PARTITIONS_TO_TXN, ADD_PARTITIONS_TO_TXN_CLIENT_MAX, r -> keyed.forward(r,
+                Upstream.TRANSACTION, r.bodyAs(AddPartitionsToTxnRequest.class).data().v3AndBelowTransactionalId()));
+        transaction(ApiKeys.ADD_OFFSETS_TO_TXN, r -> r.bodyAs(AddOffsetsToTxnRequest.class).data().transactionalId());
+        transaction(ApiKeys.END_TXN, r -> r.bodyAs(EndTxnRequest.class).data().transactionalId());
+        forward(ApiKeys.DESCRIBE_TRANSACTIONS, r -> keyed.forwardBatch(r, Upstream.TRANSACTION,
+                KeyShapes.DESCRIBE_TRANSACTIONS));
+        forward(ApiKeys.LIST_TRANSACTIONS, forwarding::listTransactions);
+        // Cluster-wide administration, to any broker (the upstream routes to its controller).
+        for (ApiKeys api : new ApiKeys[] {ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS,
+                ApiKeys.DESCRIBE_CONFIGS, ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS,
+                ApiKeys.DESCRIBE_ACLS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS, ApiKeys.DESCRIBE_CLIENT_QUOTAS,
+                ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS,
+                ApiKeys.ALTER_USER_SCRAM_CREDENTIALS}) {
+            forward(api, forwarding::toAny);
+        }
+    }
+
+    private void group(ApiKeys api, Function<ApiRequest, String> groupId) {
+        forward(api, r -> keyed.forward(r, Upstream.GROUP, groupId.apply(r)));
+    }
+
+    private void transaction(ApiKeys api, Function<ApiRequest, String> transactionalId) {
+        forward(api, r -> keyed.forward(r, Upstream.TRANSACTION, transactionalId.apply(r)));
+    }
+
+    private void forward(ApiKeys api, ApiHandler handler) {
+        forward(api, api.latestVersion(), handler);
+    }
+
+    /** Registers {@code api} at the versions the upstream and kafka-clients share, up to {@code max}. */
+    private void forward(ApiKeys api, short max, ApiHandler handler) {
+        ApiVersion theirs = upstream.versions().apiVersion(api);
+        if (theirs == null) {
+            return;
+        }
+        int min = Math.max(api.oldestVersion(), theirs.minVersion());
+        int top = Math.min(Math.min(api.latestVersion(), max), theirs.maxVersion());
+        if (min <= top) {
+            router.register(api, min, top, request -> guarded(handler, request));
+        }
+    }
+
+    /** A handler that throws answers with the request's error response instead of closing the connection. */
+    private static CompletableFuture<AbstractResponse> guarded(ApiHandler handler, ApiRequest request) {
+        try {
+            return handler.handle(request);
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(request.body().getErrorResponse(0, e));
+        }
+    }
+}

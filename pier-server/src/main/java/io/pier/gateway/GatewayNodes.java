@@ -1,0 +1,53 @@
+package io.pier.gateway;
+
+import java.util.List;
+
+import org.apache.kafka.common.Node;
+
+import io.pier.service.ClientConnection;
+import io.pier.service.NodeInfo;
+
+/**
+ * The gateway nodes as clients are to see them: the brokers of the cluster, the leader of each
+ * partition (the node that serves its share groups) and the part of the upstream's per-broker
+ * listings (ListGroups, ListTransactions) each node answers for, so that a client asking every
+ * broker sees each upstream group once.
+ */
+interface GatewayNodes {
+    /** Every gateway node, with the address of the listener {@code seenFrom} came through. */
+    List<NodeInfo> all(ClientConnection seenFrom);
+
+    /** The node named as controller. */
+    int controller();
+
+    /** The node that leads this partition for clients. */
+    int owner(String topic, int partition);
+
+    /** The upstream brokers whose listings this node forwards. */
+    List<Node> upstreamShare(List<Node> upstreamBrokers);
+
+    /** One gateway node: it is every partition's leader and answers for every upstream broker. */
+    static GatewayNodes single(java.util.function.Supplier<NodeInfo> self) {
+        return new GatewayNodes() {
+            @Override
+            public List<NodeInfo> all(ClientConnection seenFrom) {
+                return List.of(self.get().seenFrom(seenFrom));
+            }
+
+            @Override
+            public int controller() {
+                return self.get().nodeId();
+            }
+
+            @Override
+            public int owner(String topic, int partition) {
+                return self.get().nodeId();
+            }
+
+            @Override
+            public List<Node> upstreamShare(List<Node> upstreamBrokers) {
+                return upstreamBrokers;
+            }
+        };
+    }
+}

@@ -1,0 +1,178 @@
+package io.pier.gateway;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+
+import io.pier.protocol.ApiRequest;
+
+/**
+ * Forwards requests addressed to partitions (Produce, Fetch, ListOffsets, DeleteRecords,
+ * OffsetForLeaderEpoch, DescribeProducers) to the upstream leader of each partition. A request
+ * whose partitions share one leader goes there unchanged; otherwise it is cut into one request per
+ * leader and the answers are joined into one. A partition the gateway cannot route, even after
+ * reading the upstream's metadata again, is answered with the error the upstream would give
+ * (UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, LEADER_NOT_AVAILABLE), through kafka-clients' own
+ * error answer for that part of the request.
+ */
+final class PartitionForwarding {
+    /** A partition as a request names it: by topic name, or from Fetch v13 and Produce v13 by topic id. */
+    record PartitionRef(String name, Uuid id, int partition) {}
+
+    /**
+     * What forwarding needs to know of one API's data: its partitions, how to keep only some of
+     * them in a copy, how to join answers, and what to change in an answer before a client sees it.
+     */
+    interface Shape<Q extends ApiMessage, R extends ApiMessage> {
+        List<PartitionRef> partitions(Q request);
+
+        /** Removes from {@code copy} every partition {@code keep} refuses (and topics left empty). */
+        void retain(Q copy, Predicate<PartitionRef> keep);
+
+        /** Adds the answers of {@code part} to {@code into}. */
+        void join(R into, R part);
+
+        /** Changes an upstream answer for a client of the gateway (addresses, sessions). */
+        default void rewrite(R answer) { }
+
+        /** The request to send upstream in place of the client's (Fetch: without a session). */
+        default Q outgoing(Q request) {
+            return request;
+        }
+    }
+
+    private final Upstream upstream;
+
+    PartitionForwarding(Upstream upstream) {
+        this.upstream = upstream;
+    }
+
+    <Q extends ApiMessage, R extends ApiMessage> CompletableFuture<AbstractResponse> forward(ApiRequest request,
+            Shape<Q, R> shape, int timeoutMs) {
+        return forward(request, shape, timeoutMs, false);
+    }
+
+    @SuppressWarnings("unchecked")
+    private <Q extends ApiMessage, R extends ApiMessage> CompletableFuture<AbstractResponse> forward(
+            ApiRequest request, Shape<Q, R> shape, int timeoutMs, boolean refreshed) {
+        AbstractRequest body = request.body();
+        Q data = (Q) body.data();
+        UpstreamView view = upstream.view();
+        Map<PartitionRef, Node> route = new HashMap<>();
+        boolean unknown = false;
+        for (PartitionRef ref : shape.partitions(data)) {
+            Node leader = leader(view, ref);
+            route.put(ref, leader);
+            unknown |= leader == null;
+        }
+        if (unknown && !refreshed) {
+            // A topic created a moment ago, or a leader that moved: read the metadata once more.
+            return upstream.refresh().handle((v, failure) -> null)
+                    .thenCompose(ignored -> forward(request, shape, timeoutMs, true));
+        }
+        Map<Node, List<PartitionRef>> byNode = new LinkedHashMap<>();
+        route.forEach((ref, node) -> byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(ref));
+        if (byNode.isEmpty()) {
+            // No partitions (a consumer closing its fetch session sends such a Fetch): any broker
+            // answers it, at once, as the client expects.
+            byNode.put(upstream.anyBroker(), List.of());
+        }
+        String clientId = request.header().clientId();
+        short version = request.version();
+        Q outgoing = shape.outgoing(data);
+        List<CompletableFuture<AbstractResponse>> parts = new ArrayList<>();
+        if (byNode.size() == 1 && byNode.keySet().iterator().next() != null) {
+            Node node = byNode.keySet().iterator().next();
+            AbstractRequest send = outgoing == data ? body : Messages.request(body.apiKey(), outgoing, version);
+            parts.add(sendTo(node, send, clientId, timeoutMs));
+        } else {
+            for (Map.Entry<Node, List<PartitionRef>> e : byNode.entrySet()) {
+                Q copy = (Q) outgoing.duplicate();
+                Node node = e.getKey();
+                shape.retain(copy, ref -> Objects.equals(route.get(ref), node));
+                AbstractRequest part = Messages.request(body.apiKey(), copy, version);
+                parts.add(node == null
+                        ? CompletableFuture.completedFuture(part.getErrorResponse(0, unroutable(view, e.getValue())))
+                        : sendTo(node, part, clientId, timeoutMs));
+            }
+        }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(done -> {
+            List<AbstractResponse> answers = new ArrayList<>();
+            for (CompletableFuture<AbstractResponse> p : parts) {
+                AbstractResponse answer = p.join();
+                if (answer != null) {
+                    answers.add(answer);
+                }
+            }
+            if (answers.isEmpty()) {
+                return null; // Produce with acks=0: no answer for the client either
+            }
+            return join(body, shape, answers, version);
+        });
+    }
+
+    @SuppressWarnings("unchecked")
+    private <Q extends ApiMessage, R extends ApiMessage> AbstractResponse join(AbstractRequest body,
+            Shape<Q, R> shape, List<AbstractResponse> answers, short version) {
+        for (AbstractResponse a : answers) {
+            if (a.errorCounts().containsKey(Errors.NOT_LEADER_OR_FOLLOWER)
+                    || a.errorCounts().containsKey(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                    || a.errorCounts().containsKey(Errors.UNKNOWN_TOPIC_ID)) {
+                var unused = upstream.refresh(); // the client retries; the next routing sees the new leader
+                break;
+            }
+        }
+        AbstractResponse first = answers.get(0);
+        R joined = (R) first.data();
+        int throttle = first.throttleTimeMs();
+        for (int i = 1; i < answers.size(); i++) {
+            shape.join(joined, (R) answers.get(i).data());
+            throttle = Math.max(throttle, answers.get(i).throttleTimeMs());
+        }
+        shape.rewrite(joined);
+        if (answers.size() == 1) {
+            return first;
+        }
+        AbstractResponse out = Messages.response(body.apiKey(), joined, version);
+        out.maybeSetThrottleTimeMs(throttle);
+        return out;
+    }
+
+    /** Sends a part; an upstream that cannot be reached answers with the matching error code. */
+    private CompletableFuture<AbstractResponse> sendTo(Node node, AbstractRequest part, String clientId, int timeoutMs) {
+        return upstream.send(node, part, clientId, timeoutMs)
+                .exceptionally(failure -> part.getErrorResponse(0, Forwarding.unwrap(failure)));
+    }
+
+    private static Node leader(UpstreamView view, PartitionRef ref) {
+        String name = ref.name() != null && !ref.name().isEmpty() ? ref.name() : view.name(ref.id());
+        return name == null ? null : view.leader(new TopicPartition(name, ref.partition()));
+    }
+
+    /** Why these partitions have no leader to go to, as the upstream would say it. */
+    private static Throwable unroutable(UpstreamView view, List<PartitionRef> refs) {
+        PartitionRef ref = refs.get(0);
+        boolean byId = ref.name() == null || ref.name().isEmpty();
+        String name = byId ? view.name(ref.id()) : ref.name();
+        if (name == null) {
+            return byId ? Errors.UNKNOWN_TOPIC_ID.exception() : Errors.UNKNOWN_TOPIC_OR_PARTITION.exception();
+        }
+        UpstreamView.Topic topic = view.topics().get(name);
+        return topic != null && ref.partition() >= 0 && ref.partition() < topic.partitions()
+                ? Errors.LEADER_NOT_AVAILABLE.exception()
+                : Errors.UNKNOWN_TOPIC_OR_PARTITION.exception();
+    }
+}
