@@ -50,7 +50,12 @@ public interface ShareStateLog extends AutoCloseable {
      */
     long append(List<Entry> entries) throws IOException;
 
-    /** Makes everything appended so far durable (one fsync for the local log: group commit). */
+    /**
+     * Makes everything appended so far durable (one fsync for the local log: group commit). It may
+     * move {@link #endOffset()} on past the records: an upstream Kafka topic's transaction commit
+     * adds a marker that takes an offset. So offsets always increase, and are consecutive within
+     * what one flush covers, but not necessarily across flushes.
+     */
     void flush() throws IOException;
 
     /** Calls {@code visitor} for every durable record from {@link #startOffset()}, in offset order. */
