@@ -10,8 +10,9 @@ import java.util.List;
  * persister; what to write, when to snapshot and how far the start may move is decided by
  * {@link DurableSharePersister} ({@link DurableOffsetStore} keeps committed offsets in one too),
  * whose {@link DurableStoreAgent} is the only writer. {@link LocalShareStateLog} keeps the
- * records on Pier's own partition log; a backend over an upstream Kafka topic implements the same
- * contract ({@code ShareStateLogContract} in the tests checks it for every backend).
+ * records on Pier's own partition log; in gateway mode {@code KafkaShareStateLog} keeps them on a
+ * topic of the upstream Kafka cluster ({@code ShareStateLogContract} in the tests checks the same
+ * contract for every backend).
  *
  * <pre>
  *   startOffset                      durable end                 endOffset

@@ -1,0 +1,456 @@
+package io.pier.gateway;
+
+import io.pier.state.ShareStateLog;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The share-state records on one partition of a topic of the upstream Kafka cluster, for a Pier
+ * node in gateway mode: it serves share groups itself but keeps their state where the upstream
+ * keeps everything else, so another node can take the state over. Only the stock kafka-clients
+ * talk to the upstream: a transactional producer writes, a {@code read_committed} consumer
+ * replays, the Admin client reads offsets and moves the start.
+ *
+ * <pre>
+ *   open        initTransactions (fences the earlier writer with the same transactional id,
+ *                 aborts its open transaction), then start = log start, end = log end
+ *   append      begin a transaction if none is open; send each entry; return end (predicted)
+ *   flush       commitTransaction; every record's offset must be the predicted one;
+ *                 end = last + 2 (the commit marker takes an offset)
+ *   moveStart   Admin.deleteRecords: the upstream moves its log start durably
+ *   replay      read_committed from the log start to the log end, once no transaction is open
+ * </pre>
+ *
+ * <p><b>One writer.</b> The transactional id names the state partition's writer. When a gateway
+ * node takes over a state partition, opening this log fences the node that wrote it before:
+ * whatever that node (now a zombie) still sends or commits fails with a fenced producer, and its
+ * unfinished transaction is aborted, so replay never shows it. With one writer the offsets are
+ * predictable: the records of a transaction are consecutive from the log end, and its commit adds
+ * one control marker after them. They are not dense across flushes, which the {@link ShareStateLog}
+ * contract allows. A record at any other offset than predicted means someone else writes to the
+ * partition: the flush fails.
+ *
+ * <p><b>Failure.</b> Any error (fenced, timed out, refused) is an {@link IOException}, and the log
+ * refuses every later write: per {@link ShareStateLog}, a failure is fatal to the caller, which
+ * never retries. Damage to the stored bytes is the upstream's to detect (CRCs, replication).
+ *
+ * <p>Used by one thread at a time (see {@link ShareStateLog}); every call blocks on the upstream,
+ * each wait bounded by the timeout given to {@link #open}.
+ */
+public final class KafkaShareStateLog implements ShareStateLog {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaShareStateLog.class);
+    private static final Duration POLL = Duration.ofMillis(100);
+    private static final long RECHECK_MS = 10;
+
+    private final TopicPartition partition;
+    private final Map<String, Object> clientConfig;
+    private final Duration timeout;
+    private final Admin admin;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private long start;
+    private long end;
+    /** The end of what the last commit made durable: moveStart may go no further. */
+    private long durableEnd;
+    /** The sends of the open transaction, in order; the i-th record is predicted at {@link #transactionFirst} + i. */
+    private final List<Future<RecordMetadata>> sends = new ArrayList<>();
+    private long transactionFirst = -1;
+    private Throwable failure;
+    private boolean closed;
+
+    private KafkaShareStateLog(TopicPartition partition, Map<String, Object> clientConfig, Duration timeout,
+            Admin admin, KafkaProducer<byte[], byte[]> producer) {
+        this.partition = partition;
+        this.clientConfig = clientConfig;
+        this.timeout = timeout;
+        this.admin = admin;
+        this.producer = producer;
+    }
+
+    /**
+     * Opens the log over {@code topic}'s {@code partition} (the topic must exist, see
+     * {@link #createTopicIfMissing}) and fences any earlier writer with {@code transactionalId}.
+     *
+     * @param upstreamClientConfig how to reach the upstream (bootstrap servers, security); the
+     *     settings this log depends on (serializers, transactions, acks, isolation) are its own
+     * @param timeout bound of every wait on the upstream: a send, a commit, an offset lookup, the
+     *     end of a transaction left open by the fenced writer, a replay that makes no progress
+     * @throws IOException if the upstream cannot be reached, refuses, or does not answer in time
+     */
+    public static KafkaShareStateLog open(Map<String, Object> upstreamClientConfig, String topic, int partition,
+            String transactionalId, Duration timeout) throws IOException {
+        Objects.requireNonNull(transactionalId, "transactionalId");
+        Map<String, Object> base = Map.copyOf(upstreamClientConfig);
+        Map<String, Object> producerConfig = new HashMap<>(base);
+        producerConfig.put("transactional.id", transactionalId);
+        producerConfig.put("enable.idempotence", true);
+        producerConfig.put("acks", "all");
+        producerConfig.put("key.serializer", ByteArraySerializer.class.getName());
+        producerConfig.put("value.serializer", ByteArraySerializer.class.getName());
+        // initTransactions, commitTransaction and a send waiting for metadata block at most this long
+        producerConfig.put("max.block.ms", timeout.toMillis());
+        Admin admin = null;
+        KafkaProducer<byte[], byte[]> producer = null;
+        try {
+            admin = Admin.create(base);
+            producer = new KafkaProducer<>(producerConfig);
+            KafkaShareStateLog log = new KafkaShareStateLog(new TopicPartition(topic, partition), base, timeout,
+                    admin, producer);
+            producer.initTransactions();
+            long logEnd = log.awaitNoOpenTransaction();
+            log.start = log.offset(OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
+            log.end = logEnd;
+            log.durableEnd = logEnd;
+            return log;
+        } catch (IOException | RuntimeException e) {
+            if (producer != null) {
+                producer.close(Duration.ZERO);
+            }
+            if (admin != null) {
+                admin.close(Duration.ZERO);
+            }
+            throw e instanceof IOException io ? io
+                    : new IOException("cannot open the share-state log on upstream topic " + topic + " partition "
+                            + partition + ": " + e, e);
+        }
+    }
+
+    /**
+     * Creates the state topic with {@code partitions} partitions unless it exists, and returns how
+     * many partitions it has. Replication factor min(3, upstream brokers), {@code min.insync.replicas}
+     * min(2, that): a state record is acknowledged once two replicas hold it. Retention is
+     * unlimited and the cleanup policy is delete, as for Kafka's own share-group state topic: the
+     * start moves only by {@link #moveStart} (DeleteRecords), once every key has a full record
+     * after it. A compacted topic would not do: compaction keeps only the latest record of each
+     * key, but a key's state is its last snapshot plus the updates after it, which have keys of
+     * their own, so compaction could drop updates still needed, or keep an update whose snapshot
+     * it dropped.
+     *
+     * @throws IOException if the topic cannot be created or described, or exists compacted
+     */
+    public static int createTopicIfMissing(Map<String, Object> upstreamClientConfig, String topic, int partitions,
+            Duration timeout) throws IOException {
+        try (Admin admin = Admin.create(Map.copyOf(upstreamClientConfig))) {
+            int brokers = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS).size();
+            short replicas = (short) Math.max(1, Math.min(3, brokers));
+            NewTopic newTopic = new NewTopic(topic, partitions, replicas).configs(Map.of(
+                    TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_DELETE,
+                    TopicConfig.RETENTION_MS_CONFIG, "-1",
+                    TopicConfig.RETENTION_BYTES_CONFIG, "-1",
+                    TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, String.valueOf(Math.min(2, replicas))));
+            try {
+                admin.createTopics(List.of(newTopic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                return partitions;
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    throw e;
+                }
+            }
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            Config config = admin.describeConfigs(List.of(resource)).all()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(resource);
+            ConfigEntry policy = config.get(TopicConfig.CLEANUP_POLICY_CONFIG);
+            if (policy != null && policy.value().contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
+                throw new IOException("upstream topic " + topic + " has cleanup.policy=" + policy.value()
+                        + "; the share state needs delete (compaction would drop records still needed)");
+            }
+            TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+            return description.partitions().size();
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            throw new IOException("cannot create the share-state topic " + topic + " on the upstream: " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted creating the share-state topic " + topic, e);
+        }
+    }
+
+    @Override
+    public long append(List<Entry> entries) throws IOException {
+        if (entries.isEmpty()) {
+            throw new IllegalArgumentException("nothing to append");
+        }
+        checkWritable();
+        long first = end;
+        try {
+            if (transactionFirst < 0) {
+                producer.beginTransaction();
+                transactionFirst = first;
+            }
+            for (Entry e : entries) {
+                sends.add(producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), e.key(),
+                        e.value())));
+            }
+        } catch (RuntimeException e) {
+            throw fail("appending to", e);
+        }
+        end += entries.size();
+        return first;
+    }
+
+    /**
+     * Commits the open transaction, if any: it returns once the upstream acknowledged every record
+     * ({@code acks=all}) and made the transaction's outcome durable.
+     */
+    @Override
+    public void flush() throws IOException {
+        checkWritable();
+        if (transactionFirst < 0) {
+            return;
+        }
+        try {
+            producer.commitTransaction();
+        } catch (RuntimeException e) {
+            throw fail("committing to", e);
+        }
+        for (int i = 0; i < sends.size(); i++) {
+            long actual;
+            try {
+                // done: the commit waited for every send
+                actual = sends.get(i).get(0, TimeUnit.MILLISECONDS).offset();
+            } catch (ExecutionException | TimeoutException e) {
+                throw fail("reading the offsets of a commit to", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw fail("reading the offsets of a commit to", e);
+            }
+            long expected = transactionFirst + i;
+            if (actual != expected) {
+                throw fail("checking the offsets of", new IOException("a record expected at offset " + expected
+                        + " was written at offset " + actual + ": something else writes to " + name()));
+            }
+        }
+        // The commit marker follows the last record.
+        end = transactionFirst + sends.size() + 1;
+        durableEnd = end;
+        sends.clear();
+        transactionFirst = -1;
+    }
+
+    /**
+     * Visits the committed records from the upstream log start to its end; an aborted
+     * transaction's records are skipped. Waits first until no transaction is open on the
+     * partition: the abort of a fenced writer's transaction (started by {@link #open}) and the
+     * marker of a commit reach the partition after the transaction coordinator answered.
+     *
+     * @throws IllegalStateException with records appended and not flushed (this log's own open
+     *     transaction would keep the partition from becoming stable)
+     */
+    @Override
+    public void replay(Visitor visitor) throws IOException {
+        checkWritable();
+        if (transactionFirst >= 0) {
+            throw new IllegalStateException("replay of " + name() + " with records appended and not flushed");
+        }
+        long logEnd = awaitNoOpenTransaction();
+        long from = offset(OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
+        Map<String, Object> consumerConfig = new HashMap<>(clientConfig);
+        consumerConfig.put("isolation.level", "read_committed");
+        consumerConfig.put("enable.auto.commit", false);
+        consumerConfig.put("auto.offset.reset", "none");
+        consumerConfig.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        consumerConfig.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        consumerConfig.remove("group.id");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig)) {
+            consumer.assign(Set.of(partition));
+            consumer.seek(partition, from);
+            long position = from;
+            long stalledSince = System.nanoTime();
+            while (position < logEnd) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL).records(partition)) {
+                    if (r.key() == null) {
+                        throw new IOException("a record without a key at offset " + r.offset() + " of " + name());
+                    }
+                    if (r.offset() < logEnd) {
+                        visitor.onRecord(r.offset(), ByteBuffer.wrap(r.key()),
+                                r.value() == null ? null : ByteBuffer.wrap(r.value()));
+                    }
+                }
+                // Past aborted records and control markers too, which poll does not return.
+                long now = consumer.position(partition, timeout);
+                if (now > position) {
+                    position = now;
+                    stalledSince = System.nanoTime();
+                } else if (System.nanoTime() - stalledSince > timeout.toNanos()) {
+                    throw new IOException("replay of " + name() + " made no progress at offset " + position
+                            + " in " + timeout + " (log end " + logEnd + ")");
+                }
+            }
+        } catch (RuntimeException e) {
+            throw new IOException("replay of " + name() + " failed: " + e, e);
+        }
+    }
+
+    @Override
+    public long startOffset() {
+        return start;
+    }
+
+    @Override
+    public long endOffset() {
+        return end;
+    }
+
+    @Override
+    public boolean reclaimable() {
+        return start < durableEnd;
+    }
+
+    /**
+     * Deletes the records below {@code offset} on the upstream (DeleteRecords moves the
+     * partition's log start durably; the upstream frees whole segments below it on its own).
+     */
+    @Override
+    public void moveStart(long offset) throws IOException {
+        checkWritable();
+        if (offset > durableEnd) {
+            throw new IllegalArgumentException("cannot move the start of " + name() + " to " + offset
+                    + ", beyond its durable end " + durableEnd);
+        }
+        if (offset <= start) {
+            return;
+        }
+        try {
+            // The durable end counts the last commit's marker, which may still be on its way:
+            // DeleteRecords refuses an offset above the partition's high watermark.
+            awaitLogEnd(offset);
+            start = admin.deleteRecords(Map.of(partition, RecordsToDelete.beforeOffset(offset))).lowWatermarks()
+                    .get(partition).get(timeout.toMillis(), TimeUnit.MILLISECONDS).lowWatermark();
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            throw fail("moving the start of", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw fail("moving the start of", e);
+        }
+    }
+
+    @Override
+    public String name() {
+        return "upstream topic " + partition.topic() + " partition " + partition.partition();
+    }
+
+    /** Commits what was appended (unless the log failed), then closes the clients. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            if (failure == null && transactionFirst >= 0) {
+                flush();
+            }
+        } catch (IOException e) {
+            LOG.warn("Committing the last share-state records to {} on close failed", name(), e);
+        } finally {
+            closed = true;
+            producer.close(timeout);
+            admin.close(timeout);
+        }
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    private void checkWritable() throws IOException {
+        if (closed) {
+            throw new IOException(name() + " is closed");
+        }
+        if (failure != null) {
+            throw new IOException(name() + " failed earlier; nothing more is written", failure);
+        }
+    }
+
+    /** Records {@code cause} as the log's failure and returns the IOException to throw. */
+    private IOException fail(String doing, Throwable cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+        return new IOException(doing + " " + name() + " failed: " + cause, cause);
+    }
+
+    /**
+     * Waits until the partition's last stable offset reaches its end (no transaction open on it)
+     * and returns that end.
+     */
+    private long awaitNoOpenTransaction() throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            long logEnd = offset(OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+            long stable = offset(OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+            if (stable == logEnd) {
+                return logEnd;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("a transaction stayed open on " + name() + " for " + timeout
+                        + ": last stable offset " + stable + ", log end " + logEnd);
+            }
+            pause();
+        }
+    }
+
+    /** Waits until the partition's end (its high watermark) reaches {@code offset}. */
+    private void awaitLogEnd(long offset) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long logEnd;
+        while ((logEnd = offset(OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED)) < offset) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the end of " + name() + " stayed at " + logEnd + " below " + offset
+                        + " for " + timeout);
+            }
+            pause();
+        }
+    }
+
+    /** An offset of the partition from the upstream: its start, end or last stable offset. */
+    private long offset(OffsetSpec spec, IsolationLevel isolation) throws IOException {
+        try {
+            return admin.listOffsets(Map.of(partition, spec), new ListOffsetsOptions(isolation))
+                    .partitionResult(partition).get(timeout.toMillis(), TimeUnit.MILLISECONDS).offset();
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            throw new IOException("cannot read the offsets of " + name() + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted reading the offsets of " + name(), e);
+        }
+    }
+
+    private void pause() throws IOException {
+        try {
+            Thread.sleep(RECHECK_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted waiting on " + name(), e);
+        }
+    }
+}

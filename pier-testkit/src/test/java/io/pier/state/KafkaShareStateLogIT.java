@@ -1,0 +1,282 @@
+package io.pier.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pier.common.ManualAgentRunner;
+import io.pier.common.ManualClock;
+import io.pier.common.Wakeup;
+import io.pier.gateway.KafkaShareStateLog;
+import io.pier.it.upstream.UpstreamKafka;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The share-state log contract on a partition of a real Kafka topic ({@link KafkaShareStateLog}
+ * against {@link UpstreamKafka}), plus what is particular to it: a second writer with the same
+ * transactional id fences the first, and a persister's state survives a reopen on the upstream.
+ * One upstream for the class; each test has a topic of its own.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class KafkaShareStateLogIT extends ShareStateLogContract {
+    @RegisterExtension
+    static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().build();
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final int PARTITION = 1;
+    private static final AtomicInteger TOPICS = new AtomicInteger();
+
+    private String topic;
+
+    @BeforeEach
+    void createTopic() throws IOException {
+        topic = "share-state-" + TOPICS.incrementAndGet();
+        assertThat(KafkaShareStateLog.createTopicIfMissing(UPSTREAM.clientConfig(), topic, 2, TIMEOUT)).isEqualTo(2);
+    }
+
+    @Override
+    protected ShareStateLog openBackend() throws IOException {
+        return open();
+    }
+
+    private KafkaShareStateLog open() throws IOException {
+        return KafkaShareStateLog.open(UPSTREAM.clientConfig(), topic, PARTITION, "pier-state-" + topic, TIMEOUT);
+    }
+
+    @Override
+    protected boolean supportsDamage() {
+        return false;
+    }
+
+    @Override
+    protected void tearTail() {
+        throw new UnsupportedOperationException("the upstream guards its own bytes");
+    }
+
+    @Override
+    protected void flipFlushedByte() {
+        throw new UnsupportedOperationException("the upstream guards its own bytes");
+    }
+
+    private static List<ShareStateLog.Entry> entries(String prefix, int count) {
+        List<ShareStateLog.Entry> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            out.add(new ShareStateLog.Entry((prefix + "-key-" + i).getBytes(StandardCharsets.UTF_8),
+                    (prefix + "-value-" + i).getBytes(StandardCharsets.UTF_8)));
+        }
+        return out;
+    }
+
+    /** A replayed record as text: "offset key=value". */
+    private static List<String> replay(ShareStateLog log) throws IOException {
+        List<String> out = new ArrayList<>();
+        log.replay((offset, key, value) -> out.add(offset + " " + text(key) + "=" + (value == null ? null : text(value))));
+        return out;
+    }
+
+    private static String text(ByteBuffer b) {
+        return StandardCharsets.UTF_8.decode(b.duplicate()).toString();
+    }
+
+    private long upstreamLogEnd(Admin admin) throws Exception {
+        TopicPartition tp = new TopicPartition(topic, PARTITION);
+        return admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+    }
+
+    @Test
+    void shouldCreateTheTopicWithDeletePolicyAndUnlimitedRetention() throws Exception {
+        try (Admin admin = Admin.create(UPSTREAM.clientConfig())) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            Config config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+            assertThat(config.get("cleanup.policy").value()).isEqualTo("delete");
+            assertThat(config.get("retention.ms").value()).isEqualTo("-1");
+            assertThat(config.get("retention.bytes").value()).isEqualTo("-1");
+            assertThat(config.get("min.insync.replicas").value()).as("one upstream broker").isEqualTo("1");
+            assertThat(admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions())
+                    .allSatisfy(p -> assertThat(p.replicas()).hasSize(1));
+        }
+        // An existing topic is left as it is, and its partition count is what comes back
+        assertThat(KafkaShareStateLog.createTopicIfMissing(UPSTREAM.clientConfig(), topic, 5, TIMEOUT)).isEqualTo(2);
+    }
+
+    @Test
+    void shouldFenceTheEarlierWriterWithTheSameTransactionalId() throws Exception {
+        try (KafkaShareStateLog a = open()) {
+            // Given A flushed three records
+            assertThat(a.append(entries("flushed", 3))).isZero();
+            a.flush();
+
+            // When B opens the same partition with the same transactional id
+            try (KafkaShareStateLog b = open()) {
+                assertThat(b.endOffset()).as("three records and A's commit marker").isEqualTo(4);
+
+                // Then A's next append and flush fail (the upstream refuses A's records: B's open
+                // bumped the producer epoch), and so does everything after
+                a.append(entries("after-fence", 2));
+                assertThatThrownBy(a::flush).isInstanceOf(IOException.class)
+                        .hasMessageContaining("upstream topic " + topic + " partition 1")
+                        .hasRootCauseInstanceOf(InvalidProducerEpochException.class);
+                assertThatThrownBy(() -> a.append(entries("later", 1))).isInstanceOf(IOException.class)
+                        .hasMessageContaining("failed earlier");
+
+                // and B replays A's flushed records and none of its later ones, and writes after them
+                assertThat(replay(b)).containsExactly(
+                        "0 flushed-key-0=flushed-value-0", "1 flushed-key-1=flushed-value-1",
+                        "2 flushed-key-2=flushed-value-2");
+                assertThat(b.append(entries("b", 1))).isEqualTo(4);
+                b.flush();
+                assertThat(replay(b)).hasSize(4).last().isEqualTo("4 b-key-0=b-value-0");
+            }
+        }
+    }
+
+    @Test
+    void shouldFenceTheEarlierWriterAndAbortItsOpenTransaction() throws Exception {
+        try (KafkaShareStateLog a = open(); Admin admin = Admin.create(UPSTREAM.clientConfig())) {
+            // Given A flushed three records, then appended two more that reached the upstream
+            // inside A's still open transaction
+            assertThat(a.append(entries("flushed", 3))).isZero();
+            a.flush();
+            assertThat(a.endOffset()).as("three records and the commit marker").isEqualTo(4);
+            assertThat(a.append(entries("open", 2))).isEqualTo(4);
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (upstreamLogEnd(admin) < 6 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(upstreamLogEnd(admin)).isEqualTo(6);
+
+            // When B opens the same partition with the same transactional id
+            try (KafkaShareStateLog b = open()) {
+                // Then A's open transaction was aborted (its marker at 6), and B appends after it
+                assertThat(b.startOffset()).isZero();
+                assertThat(b.endOffset()).isEqualTo(7);
+
+                // and A can no longer write: its next record is refused, its flush fails, and all after it
+                a.append(entries("after-fence", 1));
+                assertThatThrownBy(a::flush).isInstanceOf(IOException.class)
+                        .hasMessageContaining("upstream topic " + topic + " partition 1")
+                        .hasRootCauseInstanceOf(InvalidProducerEpochException.class);
+                assertThatThrownBy(() -> a.append(entries("later", 1))).isInstanceOf(IOException.class)
+                        .hasMessageContaining("failed earlier");
+
+                // and B replays only what A flushed before it was fenced
+                assertThat(replay(b)).containsExactly(
+                        "0 flushed-key-0=flushed-value-0", "1 flushed-key-1=flushed-value-1",
+                        "2 flushed-key-2=flushed-value-2");
+                assertThat(b.append(entries("b", 1))).isEqualTo(7);
+                b.flush();
+            }
+        }
+        try (KafkaShareStateLog c = open()) {
+            assertThat(replay(c)).containsExactly(
+                    "0 flushed-key-0=flushed-value-0", "1 flushed-key-1=flushed-value-1",
+                    "2 flushed-key-2=flushed-value-2", "7 b-key-0=b-value-0");
+            assertThat(c.endOffset()).isEqualTo(9);
+        }
+    }
+
+    @Test
+    void shouldFailAFlushWhenAnotherWriterMovedTheOffsets() throws Exception {
+        try (KafkaShareStateLog a = open();
+                KafkaShareStateLog intruder = KafkaShareStateLog.open(UPSTREAM.clientConfig(), topic, PARTITION,
+                        "another-writer-" + topic, TIMEOUT)) {
+            // Given another transactional id that writes two records first
+            intruder.append(entries("intruder", 2));
+            intruder.flush();
+
+            // Then A's records do not land where A predicted, and its flush says so
+            assertThat(a.append(entries("a", 1))).isZero();
+            assertThatThrownBy(a::flush).isInstanceOf(IOException.class)
+                    .hasMessageContaining("a record expected at offset 0 was written at offset 3")
+                    .hasMessageContaining("upstream topic " + topic + " partition 1");
+        }
+    }
+
+    @Test
+    void shouldKeepAPersistersStateAcrossAReopenOnTheUpstream() throws Exception {
+        // Given a persister over the upstream log: three keys written, one of them deleted, a group
+        // recorded, two cold passes that move the log start, and writes after them
+        Uuid topicId = new Uuid(5L, 6L);
+        List<SharePartitionKey> keys = List.of(new SharePartitionKey("g1", topicId, 0),
+                new SharePartitionKey("g1", topicId, 1), new SharePartitionKey("g2", topicId, 0));
+        InMemorySharePersister reference = new InMemorySharePersister();
+        DurableSharePersister.Options options = new DurableSharePersister.Options(4, 1_000_000, 1024 * 1024);
+        ManualClock clock = new ManualClock(1_000_000);
+        List<String> fatal = new CopyOnWriteArrayList<>();
+        Map<SharePartitionKey, ShareState> before;
+        long startBefore;
+        DurableSharePersister persister = DurableSharePersister.open(open(), options, Wakeup.NONE,
+                (what, cause) -> fatal.add(what));
+        try {
+            ManualAgentRunner runner = new ManualAgentRunner(persister, clock);
+            for (SharePartitionKey k : keys) {
+                runner.await(persister.initialize(k, 0));
+                reference.initialize(k, 0).get();
+            }
+            for (int round = 0; round < 12; round++) {
+                // a round's three writes go out in one flush
+                List<CompletableFuture<Void>> pending = new ArrayList<>();
+                for (int p = 0; p < keys.size(); p++) {
+                    ShareStateWrite w = new ShareStateWrite(keys.get(p), 0, round, List.of(new PersistedBatch(
+                            round + p, round + p + 2, p == 1 ? PersistedBatch.ARCHIVED : PersistedBatch.ACKNOWLEDGED,
+                            (short) (1 + p))));
+                    pending.add(persister.write(w));
+                    reference.write(w).get();
+                }
+                for (CompletableFuture<Void> f : pending) {
+                    runner.await(f);
+                }
+                if (round == 5) {
+                    runner.await(persister.compactNow());
+                    runner.await(persister.compactNow());
+                }
+            }
+            runner.await(persister.delete(keys.get(2)));
+            reference.delete(keys.get(2)).get();
+            runner.await(persister.recordGroup("g1"));
+            before = persister.states();
+            startBefore = persister.logStartOffset();
+        } finally {
+            persister.close();
+        }
+        for (SharePartitionKey k : keys) {
+            assertThat(before.get(k)).as("%s", k).isEqualTo(reference.read(k));
+        }
+        assertThat(before).hasSize(2);
+        assertThat(startBefore).as("the cold passes moved the start").isGreaterThan(0);
+
+        // When another persister opens the log (taking over its transactional id)
+        DurableSharePersister reopened = DurableSharePersister.open(open(), options, Wakeup.NONE,
+                (what, cause) -> fatal.add(what));
+        try {
+            // Then it holds the same state, replayed from the moved start
+            assertThat(reopened.states()).isEqualTo(before);
+            assertThat(reopened.groups()).isEqualTo(Set.of("g1"));
+            assertThat(reopened.logStartOffset()).isEqualTo(startBefore);
+        } finally {
+            reopened.close();
+        }
+        assertThat(fatal).isEmpty();
+    }
+}
