@@ -68,6 +68,12 @@ final class AbortedTransactions {
         }
     }
 
+    /** Forgets every transaction, for a log emptied and started afresh (a mirror's restart). */
+    void clear() {
+        entries.clear();
+        maxSpan = 0;
+    }
+
     int size() {
         return entries.size();
     }

@@ -13,6 +13,8 @@ package io.pier.log;
  *   checkpoint (AtomicFiles.write): temp file written and fsynced, CHECKPOINT_BEFORE_RENAME,
  *                 rename over the old one, CHECKPOINT_BEFORE_DIRECTORY_FSYNC, directory fsync
  *   retention or DeleteRecords: segments deleted, AFTER_DELETE_BEFORE_DIRECTORY_FSYNC, directory fsync
+ *   mirror restart: start checkpoint written, every segment deleted and the new one created,
+ *                 AFTER_DELETE_BEFORE_DIRECTORY_FSYNC, directory fsync
  * </pre>
  */
 public enum CrashPoint {

@@ -182,7 +182,7 @@ final class LogRecovery {
                     seg.setFirstAppendWallMs(ts < 0 ? nowWallMs : Math.min(ts, nowWallMs));
                 }
                 seg.onBatch(validEnd, b.sizeInBytes(), last, b.maxTimestamp(), indexIntervalBytes);
-                replayProducerState(b, last);
+                replayProducerState(b, producers, aborted);
                 validEnd += b.sizeInBytes();
                 expectedNext = last + 1;
             }
@@ -203,17 +203,25 @@ final class LogRecovery {
         return new Scan(validEnd, zeroTail);
     }
 
-    private void replayProducerState(FileChannelRecordBatch b, long last) {
+    /**
+     * Replays one whole, valid batch into {@code producers} and {@code aborted}: a data batch with
+     * a producer id is recorded (a transactional one starts its producer's transaction), an end
+     * marker ends the transaction and, for an ABORT, adds it to {@code aborted}. The one rule for
+     * a batch already in the log, used by this scan and by {@link PartitionLog#appendMirrored}, so
+     * that a mirrored batch leaves the same state before and after a reopen.
+     */
+    static void replayProducerState(RecordBatch b, ProducerStateTable producers, AbortedTransactions aborted) {
         if (!b.hasProducerId()) {
             return;
         }
+        long last = b.lastOffset();
         if (!b.isControlBatch()) {
             producers.record(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(), b.baseOffset(),
                     last, b.isTransactional());
             producers.recordTimestamp(b.producerId(), b.maxTimestamp());
             return;
         }
-        EndTransactionMarker marker = endMarkerOf(b); // check() has decoded it once already
+        EndTransactionMarker marker = endMarkerOf(b); // checked to decode before the batch was kept
         if (marker == null) {
             return;
         }
@@ -225,7 +233,7 @@ final class LogRecovery {
     }
 
     /** The end-transaction marker a control batch holds, or null for another kind of control record. */
-    private static EndTransactionMarker endMarkerOf(FileChannelRecordBatch b) {
+    private static EndTransactionMarker endMarkerOf(RecordBatch b) {
         Iterator<Record> records = b.iterator();
         if (!records.hasNext()) {
             return null;
@@ -236,7 +244,13 @@ final class LogRecovery {
                 ? EndTransactionMarker.deserialize(r) : null;
     }
 
-    /** Why the batch cannot be kept, or null if it can. */
+    /**
+     * Why the batch cannot be kept, or null if it can. Its base offset may lie above
+     * {@code expectedNext}: a mirrored log keeps the offsets its upstream skipped as gaps (see
+     * {@link PartitionLog#appendMirrored}), as Kafka's logs have gaps after compaction. Offsets
+     * that go back, or a batch ending before it begins, are damage. (Segments stay contiguous:
+     * each begins where the one before ends, so a gap never lies between two segment files.)
+     */
     private static String check(FileChannelRecordBatch b, long expectedNext, long segmentBase) {
         if (b.magic() != RecordBatch.MAGIC_VALUE_V2) {
             return "unexpected magic " + b.magic();
@@ -244,13 +258,23 @@ final class LogRecovery {
         if (!b.isValid()) {
             return "checksum mismatch or malformed batch";
         }
-        if (b.baseOffset() != expectedNext) {
-            return "batch offset " + b.baseOffset() + " where " + expectedNext + " was expected";
+        if (b.baseOffset() < expectedNext) {
+            return "batch offset " + b.baseOffset() + " goes back below " + expectedNext;
         }
         long last = b.lastOffset();
         if (last < b.baseOffset() || last - segmentBase > Integer.MAX_VALUE) {
             return "impossible last offset " + last;
         }
+        return contentProblem(b);
+    }
+
+    /**
+     * Why a v2 batch whose checksum matches cannot be kept, whatever its offsets, or null if it
+     * can: a compression codec that does not exist, or a control batch that is compressed or whose
+     * record cannot be decoded. Also the check of {@link PartitionLog#appendMirrored}, so that a
+     * mirror appends only batches this scan keeps.
+     */
+    static String contentProblem(RecordBatch b) {
         CompressionType compression;
         try {
             compression = b.compressionType();
@@ -258,10 +282,11 @@ final class LogRecovery {
             return "unknown compression: " + e.getMessage();
         }
         if (b.isControlBatch()) {
-            // Pier writes a control batch itself, uncompressed (PartitionLog's end markers; produce
-            // refuses control batches), so a compressed one is damage: it is not handed to a
-            // decompressor. The marker is decoded here, before the batch counts, so that one
-            // that cannot be decoded cuts the log at this batch like any other damage.
+            // Control batches are written uncompressed (Pier's end markers, and those of a Kafka
+            // upstream that a mirror copies; produce refuses control batches), so a compressed one
+            // is damage: it is not handed to a decompressor. The marker is decoded here, before
+            // the batch counts, so that one that cannot be decoded cuts the log at this batch like
+            // any other damage.
             if (compression != CompressionType.NONE) {
                 return "control batch compressed with " + compression.name;
             }

@@ -17,7 +17,8 @@ import org.apache.kafka.common.record.internal.RecordBatch;
  * and time indexes, and a few figures kept in memory (next offset, largest timestamp, time of
  * first append). Owned by the log's thread.
  *
- * <p>Invariants: batches are contiguous in offsets starting at {@link #baseOffset()}; the file
+ * <p>Invariants: batch offsets increase from {@link #baseOffset()} on, without gaps except in a
+ * mirrored log, which keeps its upstream's (a lookup in a gap finds the next batch); the file
  * holds only whole, valid batches (recovery cuts anything else off before a segment is used);
  * every offset in the segment is below {@code baseOffset + 2^31} so relative offsets fit an int.
  *

@@ -7,7 +7,8 @@ import java.nio.file.Path;
 
 /**
  * Persists a log start offset moved by DeleteRecords, which may point inside a segment and so
- * cannot be derived from file names. One text line {@code v1 <offset>}, replaced atomically.
+ * cannot be derived from file names, or set by a mirror's restart, which may lie below every
+ * earlier segment. One text line {@code v1 <offset>}, replaced atomically.
  */
 final class LogStartOffsetFile {
     static final String FILE_NAME = "log-start-offset.checkpoint";

@@ -3,19 +3,24 @@ package io.pier.log;
 import io.pier.common.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 
 /**
@@ -39,18 +44,20 @@ import org.apache.kafka.common.utils.internals.BufferSupplier;
  *  |-- 00000000000000004712.index
  *  |-- 00000000000000004712.timeindex
  *  |-- recovery-point.checkpoint       "v1 segmentBase position": all bytes before it were fsynced
- *  `-- log-start-offset.checkpoint     "v1 offset": written by DeleteRecords (absent until then)
+ *  `-- log-start-offset.checkpoint     "v1 offset": written by DeleteRecords and restartMirrorAt (absent until then)
  *
  *  .log file:  | batch | batch | batch | ... |
  *  batch:      [baseOffset int64][length int32][leaderEpoch int32][magic=2][crc32c][attributes]
  *              [lastOffsetDelta][timestamps][producerId/epoch/baseSequence][count][records...]
  * </pre>
  *
- * <p><b>Invariants.</b> {@code logStartOffset <= highWatermark <= logEndOffset}; offsets are
- * contiguous across segments and never reused, even after a torn tail is cut off; the
- * high watermark never moves back while the log is open. Under {@link Durability#DURABLE} the
- * high watermark only covers data forced to disk by a flush; under {@link Durability#NONE} it is
- * the log end offset.
+ * <p><b>Invariants.</b> {@code logStartOffset <= highWatermark <= logEndOffset}; offsets
+ * increase across segments and are never reused, even after a torn tail is cut off; they are
+ * contiguous except in a mirror ({@link #appendMirrored}), which keeps its upstream's offsets and
+ * so the gaps between them; each segment begins where the one before it ends. The high watermark
+ * never moves back while the log is open, but for {@link #restartMirrorAt}. Under
+ * {@link Durability#DURABLE} the high watermark only covers data forced to disk by a flush; under
+ * {@link Durability#NONE} it is the log end offset.
  *
  * <p><b>Flushing.</b> {@link #flush()} is a group commit on the owner thread. A broker shard
  * instead cuts it in three ({@link LogFlush}): {@link #beginFlush} says what to force, the force
@@ -240,6 +247,171 @@ public final class PartitionLog implements AutoCloseable {
             aborted.add(producerId, first, offset);
         }
         return new AppendResult(offset, offset, -1, logStartOffset, false);
+    }
+
+    /**
+     * Appends record batches fetched from the upstream Kafka partition this log mirrors (gateway
+     * mode), exactly as they are: offsets, producer ids, epochs, sequences, timestamps,
+     * compression and control batches stay the upstream's, so this log serves the upstream's
+     * records at the upstream's offsets. {@code records} is a Fetch answer's data for the
+     * partition; a batch cut off at its end (the answer reached its byte limit) is left out, to
+     * come whole with the next fetch.
+     *
+     * <p>No offset is assigned and no sequence checked: the upstream did that. Every batch must
+     * still be one this log replays on open (see {@link LogRecovery}), and all are checked before
+     * the first is written, so a refused call appends nothing. Each batch, by its offsets against
+     * the log end offset:
+     *
+     * <ul>
+     *   <li>wholly below it: skipped, a refetch of what is already here;
+     *   <li>above it: appended at its own offsets, leaving a gap of offsets the upstream no longer
+     *       has (compaction removes records; Kafka's own logs have such gaps);
+     *   <li>across it: appended only if the log holds no record (start = end), which a mirror
+     *       restarted inside an upstream batch does; the log then restarts at the batch's base
+     *       offset as {@link #restartMirrorAt} does. On a log holding records it is refused.
+     * </ul>
+     *
+     * <p>Producer state follows as on replay: transactional batches start transactions and end
+     * markers end them, so {@link #lastStableOffset()} and {@link #abortedTransactions} answer as
+     * the upstream does for the offsets mirrored. Under {@link Durability#NONE}, a mirror's
+     * setting (it is a cache of the upstream), the batches are readable at once; under
+     * {@link Durability#DURABLE} after the next flush, as any append.
+     *
+     * @return the number of batches appended
+     * @throws CorruptRecordException if a batch's checksum does not match, or it cannot be kept for
+     *     other damage (offsets, an unknown codec, a control batch that does not decode)
+     * @throws UnsupportedForMessageFormatException for a batch older than magic v2
+     * @throws IllegalStateException if a batch straddles the end of a log holding records, or starts
+     *     2^31 offsets or more above its end (too far for one segment: restart the mirror there); if
+     *     the log must restart while a flush is in flight; if the log is closed
+     * @throws IOException if writing fails; the log then refuses further writes
+     */
+    public int appendMirrored(MemoryRecords records) throws IOException {
+        ensureWritable();
+        List<MutableRecordBatch> complete = completeBatches(records);
+        List<MutableRecordBatch> toAppend = new ArrayList<>(complete.size());
+        int[] positions = new int[complete.size()];
+        long end = logEndOffset();
+        boolean holdsRecords = logStartOffset < end;
+        long restartAt = -1;
+        int position = 0;
+        for (MutableRecordBatch batch : complete) {
+            checkMirrorable(batch);
+            long base = batch.baseOffset();
+            long last = batch.lastOffset();
+            if (last >= end) {
+                if (base < end || last - end > Integer.MAX_VALUE) {
+                    if (holdsRecords) {
+                        throw new IllegalStateException(base < end
+                                ? "mirrored batch at offsets " + base + ".." + last + " straddles the log end offset "
+                                        + end + " of " + dir + ", which holds records"
+                                : "mirrored batch at offsets " + base + ".." + last + " lies too far above the log end"
+                                        + " offset " + end + " of " + dir + " for one segment: restart the mirror");
+                    }
+                    restartAt = base; // only ever the first batch appended: it makes the log hold records
+                }
+                positions[toAppend.size()] = position;
+                toAppend.add(batch);
+                end = last + 1;
+                holdsRecords = true;
+            }
+            position += batch.sizeInBytes();
+        }
+        if (restartAt >= 0) {
+            restartMirrorAt(restartAt);
+        }
+        for (int i = 0; i < toAppend.size(); i++) {
+            MutableRecordBatch batch = toAppend.get(i);
+            // The batch's own bytes, in place: batches() reads them back to back from the buffer's position.
+            ByteBuffer bytes = records.buffer();
+            int start = bytes.position() + positions[i];
+            bytes.position(start).limit(start + batch.sizeInBytes());
+            long now = clock.wallMs();
+            maybeRoll(batch.sizeInBytes(), batch.lastOffset(), now);
+            appendToActive(MemoryRecords.readableRecords(bytes.slice()), batch.lastOffset(), batch.maxTimestamp(), now);
+            LogRecovery.replayProducerState(batch, producers, aborted);
+        }
+        return toAppend.size();
+    }
+
+    /** The whole batches of a Fetch answer, without a truncated one at its end. */
+    private static List<MutableRecordBatch> completeBatches(MemoryRecords records) {
+        List<MutableRecordBatch> out = new ArrayList<>();
+        try {
+            for (MutableRecordBatch batch : records.batches()) { // stops before an incomplete batch
+                out.add(batch);
+            }
+        } catch (CorruptRecordException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new CorruptRecordException("unreadable mirrored record batch: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    /** Refuses a batch that recovery would not keep, whatever its offsets. */
+    private static void checkMirrorable(MutableRecordBatch batch) {
+        if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+            throw new UnsupportedForMessageFormatException("mirrored record batch at offset " + batch.baseOffset()
+                    + " has magic " + batch.magic() + "; only magic v2 is kept");
+        }
+        batch.ensureValid(); // size and checksum
+        if (batch.baseOffset() < 0 || batch.lastOffset() < batch.baseOffset()) {
+            throw new CorruptRecordException("mirrored record batch has impossible offsets " + batch.baseOffset() + ".."
+                    + batch.lastOffset());
+        }
+        String problem = LogRecovery.contentProblem(batch);
+        if (problem != null) {
+            throw new CorruptRecordException("mirrored record batch at offset " + batch.baseOffset() + ": " + problem);
+        }
+    }
+
+    /**
+     * Empties the log and starts it afresh at {@code offset}, below or above its current start or
+     * end: every segment is deleted, producer state and aborted transactions are forgotten, and
+     * start, end and high watermark become {@code offset}. For a mirror that must begin elsewhere:
+     * earlier, when a share group needs records older than it holds, or later, when the upstream's
+     * retention passed its end. Durable on return, so a reopened log is empty at {@code offset}.
+     * Readers holding a slice of a deleted segment fail as after retention. The one way the high
+     * watermark moves back.
+     *
+     * @throws IllegalArgumentException if {@code offset} is negative
+     * @throws IllegalStateException if a flush is in flight (it could record a recovery point in a
+     *     deleted segment), or the log is closed
+     * @throws IOException if writing fails; the log then refuses further writes
+     */
+    public void restartMirrorAt(long offset) throws IOException {
+        ensureWritable();
+        if (offset < 0) {
+            throw new IllegalArgumentException("cannot restart " + dir + " at negative offset " + offset);
+        }
+        if (inFlight != null) {
+            throw new IllegalStateException("cannot restart " + dir + " while a flush is in flight");
+        }
+        try {
+            // The recovery point names a segment about to be deleted; once that is gone and a new
+            // segment below it exists, open would take the point for a lost segment. Without a
+            // point, open checks everything as possibly torn, which is right for files going away.
+            io.deleteIfExists(dir.resolve(RecoveryPoint.FILE_NAME));
+            // The new start is durable before any segment goes (its directory fsync also makes the
+            // point's removal durable). After a crash, open cuts whatever old segments survive at
+            // it, as after DeleteRecords: the log comes back empty at the offset, or holding old
+            // records from it on, which are the upstream's at their own offsets all the same.
+            LogStartOffsetFile.write(io, dir, offset);
+            startAfreshAt(offset);
+            io.crashPoint(CrashPoint.AFTER_DELETE_BEFORE_DIRECTORY_FSYNC);
+            io.syncDirectory(dir);
+            directoryDirty = false;
+            writeRecoveryPoint();
+        } catch (IOException e) {
+            failure = e;
+            throw e;
+        }
+        logStartOffset = offset;
+        committedEnd = offset;
+        flushedEnd = offset;
+        producers.clear();
+        aborted.clear();
     }
 
     /**

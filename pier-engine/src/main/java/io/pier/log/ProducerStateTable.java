@@ -228,6 +228,13 @@ final class ProducerStateTable {
         }
     }
 
+    /** Forgets every producer, for a log emptied and started afresh (a mirror's restart). */
+    void clear() {
+        producers.clear();
+        ongoing.clear();
+        endedNotVisible.clear();
+    }
+
     int size() {
         return producers.size();
     }

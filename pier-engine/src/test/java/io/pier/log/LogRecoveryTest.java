@@ -210,7 +210,30 @@ class LogRecoveryTest {
                 Arguments.of("marker of version -1", damaged(Compression.NONE, true, -1, commit,
                         new byte[] {-1, -1, 0, 0, 0, 0})),
                 Arguments.of("control record length an overlong varint", overlongRecordLength(
-                        damaged(Compression.NONE, true, -1, commit, marker))));
+                        damaged(Compression.NONE, true, -1, commit, marker))),
+                // The CRC does not cover the base offset; offsets may skip ahead (a mirror's gaps),
+                // never go back.
+                Arguments.of("base offset going back", withBaseOffset(
+                        damaged(Compression.NONE, false, -1, new byte[] {1}, new byte[] {2}), 4)));
+    }
+
+    /**
+     * A mirrored log keeps its upstream's offset gaps (PartitionLog.appendMirrored): a valid batch
+     * above the next expected offset is kept, in the fsynced region too, and reads from the gap find it.
+     */
+    @Test
+    void shouldKeepABatchThatSkipsOffsetsAhead() throws IOException {
+        writeAndCrash(config(Durability.DURABLE));
+        Files.write(firstLog(), withBaseOffset(damaged(Compression.NONE, false, -1, new byte[] {1}, new byte[] {2}),
+                10), StandardOpenOption.APPEND);
+        Files.write(dir().resolve(RecoveryPoint.FILE_NAME),
+                ("v1 0 " + Files.size(firstLog()) + "\n").getBytes(StandardCharsets.UTF_8));
+
+        try (PartitionLog log = PartitionLog.open(dir(), config(Durability.DURABLE), clock)) {
+            assertThat(log.logEndOffset()).isEqualTo(11);
+            assertThat(offsetsOf(log.read(7, 1 << 20, false).records())).containsExactly(10L);
+            assertThat(log.lastStableOffset()).as("its transaction replayed").isEqualTo(10);
+        }
     }
 
     @ParameterizedTest(name = "{0}")
@@ -271,6 +294,12 @@ class LogRecoveryTest {
         batch.putShort(attributesAt, attributes);
         RecordBatchFuzzTest.fixCrc(batch);
         return bytes;
+    }
+
+    /** {@code batch} moved to {@code baseOffset}: only its first eight bytes change, which its CRC does not cover. */
+    private static byte[] withBaseOffset(byte[] batch, long baseOffset) {
+        ByteBuffer.wrap(batch).putLong(0, baseOffset);
+        return batch;
     }
 
     private static void flipByte(Path file, int position) throws IOException {
