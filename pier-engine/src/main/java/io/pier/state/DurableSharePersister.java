@@ -58,7 +58,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * is the {@link ShareStateLog}'s.
  */
 public final class DurableSharePersister
-        extends DurableStoreAgent<DurableSharePersister.Op, ShareStateChanges.Staged> implements SharePersister {
+        extends DurableStoreAgent<DurableSharePersister.Op, ShareStateChanges.Staged> implements ShareStateStore {
     private static final Wording WORDING = new Wording("share-state", "share state is not writable after an I/O error",
             "share-state persister is closed", "no further share state is written");
 
@@ -170,7 +170,7 @@ public final class DurableSharePersister
         return submit(new DeleteOp(key, new CompletableFuture<>()));
     }
 
-    /** Makes the existence of a share group durable; completes at once if it already is. */
+    @Override
     public CompletableFuture<Void> recordGroup(String groupId) {
         if (publishedGroups.contains(groupId)) {
             return CompletableFuture.completedFuture(null);
@@ -178,7 +178,7 @@ public final class DurableSharePersister
         return submit(new GroupOp(groupId, true, new CompletableFuture<>()));
     }
 
-    /** Makes the deletion of a share group durable. */
+    @Override
     public CompletableFuture<Void> deleteGroup(String groupId) {
         return submit(new GroupOp(groupId, false, new CompletableFuture<>()));
     }
@@ -188,7 +188,7 @@ public final class DurableSharePersister
         return submit(new CompactOp(new CompletableFuture<>()));
     }
 
-    /** The share groups whose existence is durable. */
+    @Override
     public Set<String> groups() {
         return Collections.unmodifiableSet(publishedGroups);
     }

@@ -1,5 +1,7 @@
 package io.pier.gateway;
 
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -20,6 +22,7 @@ import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.OffsetDeleteRequest;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
 import io.pier.txn.TransactionConfig;
@@ -31,6 +34,7 @@ import io.pier.protocol.ApiRouter;
 import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerFeatures;
 import io.pier.protocol.CoordinatorHandlers;
+import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 
 /**
@@ -59,14 +63,31 @@ public final class GatewayApis {
         this.keyed = new KeyedForwarding(upstream);
     }
 
+    /** What a gateway answers itself, of what a broker registers: the rest is forwarded. */
+    private static final Set<ApiKeys> ANSWERED_HERE = EnumSet.of(ApiKeys.API_VERSIONS, ApiKeys.FIND_COORDINATOR,
+            ApiKeys.DESCRIBE_CLUSTER, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
+            ApiKeys.SHARE_GROUP_HEARTBEAT, ApiKeys.SHARE_FETCH, ApiKeys.SHARE_ACKNOWLEDGE, ApiKeys.SHARE_GROUP_DESCRIBE,
+            ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKeys.ALTER_SHARE_GROUP_OFFSETS, ApiKeys.DELETE_SHARE_GROUP_OFFSETS);
+
     /**
-     * Registers every API of a single gateway node: those forwarded to the upstream, and those it
-     * answers itself: ApiVersions (the versions both sides serve, the upstream's transaction
-     * version, so clients follow the upstream's transaction protocol), FindCoordinator (this node
-     * for every group and transactional id: it forwards to the real coordinator) and
-     * DescribeCluster (this node, in the upstream's cluster).
+     * Turns a broker's APIs ({@code router}, as {@code Apis.register} filled it) into a single
+     * gateway node's. Share groups stay with the broker's own engine, which reads mirrors of the
+     * upstream partitions ({@link Mirrors}) instead of its own logs; everything else is forwarded.
+     * The gateway also answers ApiVersions (the versions both sides serve, the upstream's
+     * transaction version, so clients follow the upstream's transaction protocol), FindCoordinator
+     * (this node for every group and transactional id: it forwards to the real coordinator) and
+     * DescribeCluster (this node, in the upstream's cluster). ListGroups, DeleteGroups and the
+     * GROUP resources of DescribeConfigs and IncrementalAlterConfigs are answered in both places.
      */
-    public static void register(ApiRouter router, Upstream upstream, Supplier<NodeInfo> node, long startWallMs) {
+    public static void register(ApiRouter router, Upstream upstream, Supplier<NodeInfo> node, long startWallMs,
+            BrokerServices services) {
+        ApiHandler localListGroups = router.handler(ApiKeys.LIST_GROUPS);
+        ApiHandler localDeleteGroups = router.handler(ApiKeys.DELETE_GROUPS);
+        ApiHandler localDescribeConfigs = router.handler(ApiKeys.DESCRIBE_CONFIGS);
+        ApiHandler localAlterConfigs = router.handler(ApiKeys.INCREMENTAL_ALTER_CONFIGS);
+        ApiHandler localHeartbeat = router.handler(ApiKeys.SHARE_GROUP_HEARTBEAT);
+        router.retainOnly(ANSWERED_HERE);
+
         short transactionVersion = upstream.versions().finalizedFeatures()
                 .getOrDefault(TransactionConfig.TRANSACTION_VERSION, (short) 0);
         CoordinatorHandlers coordinators = new CoordinatorHandlers(node, Access.ALLOW_ALL);
@@ -74,7 +95,29 @@ public final class GatewayApis {
                         new ApiVersionsHandler(router, BrokerFeatures.of(transactionVersion, startWallMs)))
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster);
-        new GatewayApis(router, upstream, GatewayNodes.single(node)).registerAll();
+        GatewayApis apis = new GatewayApis(router, upstream, GatewayNodes.single(node));
+        apis.registerAll();
+
+        GatewayTopics topics = new GatewayTopics(upstream, services.topics());
+        router.register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, r -> topics.ensure(
+                r.bodyAs(ShareGroupHeartbeatRequest.class).data().subscribedTopicNames())
+                .thenCompose(v -> localHeartbeat.handle(r)));
+        LocalOrUpstream both = new LocalOrUpstream(apis.forwarding);
+        apis.replace(ApiKeys.LIST_GROUPS, both.listGroups(localListGroups));
+        apis.replace(ApiKeys.DELETE_GROUPS, both.deleteGroups(localDeleteGroups, router.handler(ApiKeys.DELETE_GROUPS),
+                group -> services.shareGroups().isShareGroup(group)));
+        apis.replace(ApiKeys.DESCRIBE_CONFIGS, both.describeConfigs(localDescribeConfigs,
+                router.handler(ApiKeys.DESCRIBE_CONFIGS)));
+        apis.replace(ApiKeys.INCREMENTAL_ALTER_CONFIGS, both.incrementalAlterConfigs(localAlterConfigs,
+                router.handler(ApiKeys.INCREMENTAL_ALTER_CONFIGS)));
+        services.shareLogSource(new Mirrors(upstream, services.logs()));
+    }
+
+    /** Replaces the handler of a forwarded API (kept at its forwarded versions). */
+    private void replace(ApiKeys api, ApiHandler handler) {
+        if (router.handler(api) != null) {
+            forward(api, handler);
+        }
     }
 
     private void registerAll() {

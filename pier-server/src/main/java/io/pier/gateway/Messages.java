@@ -22,4 +22,18 @@ final class Messages {
     static AbstractResponse response(ApiKeys api, ApiMessage data, short version) {
         return AbstractResponse.parseResponse(api, MessageUtil.toByteBufferAccessor(data, version), version);
     }
+
+    /**
+     * A request of the gateway's own, sent at the newest version both sides know: {@code data}
+     * gives the message for the version chosen (Fetch names topics by id from v13, by name before).
+     */
+    static AbstractRequest.Builder<AbstractRequest> builder(ApiKeys api, short oldest,
+            java.util.function.IntFunction<ApiMessage> data) {
+        return new AbstractRequest.Builder<>(api, oldest, api.latestVersion()) {
+            @Override
+            public AbstractRequest build(short version) {
+                return request(api, data.apply(version), version);
+            }
+        };
+    }
 }

@@ -13,7 +13,11 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.NodeApiVersions;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
@@ -23,6 +27,8 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.utils.Utils;
@@ -196,6 +202,61 @@ public final class Upstream implements AutoCloseable {
     /** Forgets a coordinator an answer said has moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE). */
     void forgetCoordinator(byte type, String key) {
         coordinators.remove(new CoordinatorKey(type, key));
+    }
+
+    /** Runs {@code task} on the upstream thread (see {@link UpstreamClient#execute}). */
+    void execute(Runnable task) {
+        client.execute(task);
+    }
+
+    /** Runs {@code task} on the upstream thread after {@code delayMs}. */
+    void schedule(long delayMs, Runnable task) {
+        client.schedule(delayMs, task);
+    }
+
+    /** Sends the gateway's own request to {@code node}. */
+    CompletableFuture<AbstractResponse> send(Node node, AbstractRequest.Builder<?> request) {
+        return client.send(node, request);
+    }
+
+    /**
+     * The upstream's offset for {@code timestamp} in {@code tp} (ListOffsets at its leader):
+     * {@link ListOffsetsRequest#EARLIEST_TIMESTAMP}, {@link ListOffsetsRequest#LATEST_TIMESTAMP}
+     * (the high watermark) or a time, for which the end comes back when no record is that new.
+     */
+    CompletableFuture<Long> listOffset(TopicPartition tp, long timestamp) {
+        Node leader = view().leader(tp);
+        if (leader == null) {
+            return refresh().thenCompose(v -> {
+                Node now = v.leader(tp);
+                return now == null ? CompletableFuture.failedFuture(Errors.LEADER_NOT_AVAILABLE.exception(
+                        "no upstream leader for " + tp)) : listOffset(now, tp, timestamp);
+            });
+        }
+        return listOffset(leader, tp, timestamp);
+    }
+
+    private CompletableFuture<Long> listOffset(Node leader, TopicPartition tp, long timestamp) {
+        ListOffsetsRequestData data = new ListOffsetsRequestData().setReplicaId(-1)
+                .setIsolationLevel(IsolationLevel.READ_UNCOMMITTED.id());
+        data.topics().add(new ListOffsetsRequestData.ListOffsetsTopic().setName(tp.topic())
+                .setPartitions(new ArrayList<>(List.of(new ListOffsetsRequestData.ListOffsetsPartition()
+                        .setPartitionIndex(tp.partition()).setTimestamp(timestamp)))));
+        return client.send(leader, Messages.builder(ApiKeys.LIST_OFFSETS, (short) 1, v -> data)).thenCompose(answer -> {
+            ListOffsetsResponseData.ListOffsetsPartitionResponse p =
+                    ((ListOffsetsResponse) answer).data().topics().get(0).partitions().get(0);
+            Errors error = Errors.forCode(p.errorCode());
+            if (error != Errors.NONE) {
+                if (error == Errors.NOT_LEADER_OR_FOLLOWER || error == Errors.UNKNOWN_TOPIC_OR_PARTITION) {
+                    var unused = refresh();
+                }
+                return CompletableFuture.failedFuture(error.exception("ListOffsets of " + tp + " upstream"));
+            }
+            if (p.offset() < 0 && timestamp >= 0) {
+                return listOffset(leader, tp, ListOffsetsRequest.LATEST_TIMESTAMP); // nothing that new yet
+            }
+            return CompletableFuture.completedFuture(p.offset());
+        });
     }
 
     /** True if the upstream serves {@code api} (at any version). */

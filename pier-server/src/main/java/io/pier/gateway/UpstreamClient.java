@@ -61,6 +61,18 @@ public final class UpstreamClient implements AutoCloseable {
     private final Time time = Time.SYSTEM;
     private final int requestTimeoutMs;
     private final ConcurrentLinkedQueue<Pending> submitted = new ConcurrentLinkedQueue<>();
+    /** Work other threads hand to the upstream thread ({@link #execute}). */
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** Owned by the upstream thread: tasks waiting for their time ({@link #schedule}), soonest first. */
+    private final java.util.PriorityQueue<Timer> timers = new java.util.PriorityQueue<>();
+    private long timerSequence;
+
+    private record Timer(long dueMs, long sequence, Runnable task) implements Comparable<Timer> {
+        @Override
+        public int compareTo(Timer o) {
+            return dueMs != o.dueMs ? Long.compare(dueMs, o.dueMs) : Long.compare(sequence, o.sequence);
+        }
+    }
     /** Owned by the upstream thread: requests whose node is not connected yet. */
     private final List<Pending> waiting = new ArrayList<>();
     /** Owned by the upstream thread: requests sent and not yet answered. */
@@ -108,6 +120,20 @@ public final class UpstreamClient implements AutoCloseable {
         return requestTimeoutMs;
     }
 
+    /**
+     * Runs {@code task} on the upstream thread, in submission order: the owner thread of what
+     * lives beside the connections (the mirrors' fetch state).
+     */
+    public void execute(Runnable task) {
+        tasks.add(task);
+        client.wakeup();
+    }
+
+    /** Runs {@code task} on the upstream thread once {@code delayMs} have passed (a retry's backoff). */
+    public void schedule(long delayMs, Runnable task) {
+        execute(() -> timers.add(new Timer(time.milliseconds() + delayMs, timerSequence++, task)));
+    }
+
     /** Sends {@code body} to {@code node} under the default request timeout. */
     public CompletableFuture<AbstractResponse> send(Node node, AbstractRequest body, String clientId) {
         return send(node, body, clientId, requestTimeoutMs);
@@ -149,10 +175,22 @@ public final class UpstreamClient implements AutoCloseable {
         try {
             while (running) {
                 long now = time.milliseconds();
+                for (Runnable task; (task = tasks.poll()) != null; ) {
+                    runTask(task);
+                }
+                while (!timers.isEmpty() && timers.peek().dueMs() <= now) {
+                    runTask(timers.poll().task());
+                }
                 for (Pending p; (p = submitted.poll()) != null; ) {
                     waiting.add(p);
                 }
                 long pollMs = sendReady(now);
+                if (!timers.isEmpty()) {
+                    pollMs = Math.min(pollMs, Math.max(0, timers.peek().dueMs() - now));
+                }
+                if (!tasks.isEmpty()) {
+                    pollMs = 0; // a task queued by one that just ran: no sleeping past it
+                }
                 client.poll(Math.min(pollMs, MAX_POLL_MS), now);
             }
         } catch (RuntimeException | Error e) {
@@ -160,6 +198,14 @@ public final class UpstreamClient implements AutoCloseable {
         } finally {
             running = false;
             failAll(new DisconnectException("the gateway's upstream client stopped"));
+        }
+    }
+
+    private static void runTask(Runnable task) {
+        try {
+            task.run();
+        } catch (RuntimeException e) {
+            LOG.error("A task on the upstream thread failed", e);
         }
     }
 

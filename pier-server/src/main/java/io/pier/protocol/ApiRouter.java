@@ -78,6 +78,19 @@ public final class ApiRouter {
         return this;
     }
 
+    /** The handler registered for {@code key}, or null. */
+    public ApiHandler handler(ApiKeys key) {
+        return handlers.get(key);
+    }
+
+    /** Removes every API but {@code kept}: a gateway keeps the few it answers itself. */
+    public ApiRouter retainOnly(java.util.Set<ApiKeys> kept) {
+        versions.keySet().retainAll(kept);
+        served.keySet().retainAll(kept);
+        handlers.keySet().retainAll(kept);
+        return this;
+    }
+
     public boolean supports(ApiKeys key, short version) {
         ApiVersion v = served.get(key);
         return v != null && version >= v.minVersion() && version <= v.maxVersion();

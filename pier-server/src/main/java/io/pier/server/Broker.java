@@ -5,6 +5,7 @@ import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
 import io.pier.gateway.GatewayApis;
+import io.pier.gateway.GatewayState;
 import io.pier.gateway.Upstream;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
@@ -15,6 +16,7 @@ import io.pier.runtime.AgentSlot;
 import io.pier.service.BrokerServices;
 import io.pier.service.NodeInfo;
 import io.pier.state.DurableSharePersister;
+import io.pier.state.ShareStateStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.nio.channels.FileChannel;
@@ -52,8 +54,9 @@ final class Broker implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final FileChannel lockChannel;
     private final FileLock dataLock;
-    private final DurableSharePersister shareState;
-    private final AgentSlot shareStateRunner;
+    private final ShareStateStore shareState;
+    /** Stops the share-state agents: the local one, or a gateway's one per state partition. */
+    private final AutoCloseable shareStateRunner;
     private final BrokerServices services;
     private final ParallelStep<Listener> listener;
     private final NodeInfo node;
@@ -92,21 +95,32 @@ final class Broker implements AutoCloseable {
                 throw new IOException("another broker is using the data folder " + dataDir);
             }
             ShareGroupBrokerConfig shareConfig = ShareGroupBrokerConfig.fromProperties(config.raw());
-            // Share state and group existence: an internal log under <data>/share-state, written by
-            // an agent on its own runner thread with group commit; a failed fsync there, or a failed
-            // duty cycle, halts the broker like any other.
+            // Share state and group existence: an internal log under <data>/share-state (on a
+            // gateway: the partitions of a state topic on the upstream), written by an agent on its
+            // own runner thread with group commit; a failed write there, or a failed duty cycle,
+            // halts the broker like any other.
             AgentHost agents = AgentHost.threads(clock, TimeUnit.MICROSECONDS.toNanos(config.agentSpinUs()),
                     (agent, cause) -> onFatal(agent + " failed", cause));
-            shareStateRunner = agents.slot();
-            shareState = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
-                    DurableSharePersister.Options.fromProperties(config.raw()), clock, io,
-                    shareStateRunner.wakeup(), this::onFatal);
-            shareStateRunner.start(shareState);
-            started.push(shareStateRunner);
+            if (config.gateway()) {
+                // A gateway keeps its share state on the upstream, so it connects first.
+                upstream = Upstream.connect(config.upstreamClientSettings(), UPSTREAM_CONNECT_TIMEOUT);
+                started.push(upstream);
+                GatewayState state = GatewayState.openAll(config.raw(), config.upstreamClientSettings(), agents,
+                        this::onFatal);
+                started.push(state);
+                shareStateRunner = state;
+                shareState = state.store();
+            } else {
+                upstream = null;
+                AgentSlot slot = agents.slot();
+                shareStateRunner = slot;
+                shareState = openLocalShareState(config, dataDir, clock, io, slot);
+                started.push(slot);
+            }
             boolean durableCounts = BrokerConfig.bool(DELIVERY_COUNT_DURABLE,
                     config.raw().getOrDefault(DELIVERY_COUNT_DURABLE, "true"));
             PierMetrics metrics = config.metricsEnabled() ? new PierMetrics(config.shards()) : null;
-            services = new BrokerServices(new BrokerServices.Settings(dataDir, config.shards(), config.raw(),
+            services = new BrokerServices(new BrokerServices.Settings(dataDir, config.shards(), logSettings(config),
                     config.retentionCheckIntervalMs(), shareConfig, durableCounts, config.metricsSnapshotIntervalMs(), io),
                     clock, agents, shareState, metrics, this::onFatal);
             started.push(services);
@@ -119,12 +133,10 @@ final class Broker implements AutoCloseable {
             // Handlers read the node when they answer; its port is known only once the network has bound.
             String clusterId;
             if (config.gateway()) {
-                upstream = Upstream.connect(config.upstreamClientSettings(), UPSTREAM_CONNECT_TIMEOUT);
-                started.push(upstream);
-                GatewayApis.register(router, upstream, this::node, clock.wallMs());
+                Apis.register(router, services, config, this::node, clock, null);
+                GatewayApis.register(router, upstream, this::node, clock.wallMs(), services);
                 clusterId = upstream.clusterId();
             } else {
-                upstream = null;
                 AclAuthorizer acls = openAcls(config, dataDir, io);
                 Apis.register(router, services, config, this::node, clock, acls);
                 ScramBootstrap.apply(config.raw(), listener.join().scram());
@@ -159,6 +171,32 @@ final class Broker implements AutoCloseable {
         if (metricsEndpoint != null) {
             LOG.info("Metrics on http://{}:{}/metrics", config.metricsHost(), metricsEndpoint.port());
         }
+    }
+
+    /** The share state of a broker: an internal log under {@code <data>/share-state}, its agent started. */
+    private DurableSharePersister openLocalShareState(BrokerConfig config, Path dataDir, Clock clock, FileIO io,
+            AgentSlot slot) throws IOException {
+        DurableSharePersister persister = DurableSharePersister.open(dataDir.resolve(SHARE_STATE_DIR),
+                DurableSharePersister.Options.fromProperties(config.raw()), clock, io, slot.wakeup(), this::onFatal);
+        slot.start(persister);
+        return persister;
+    }
+
+    /**
+     * The settings the logs are opened with. A gateway's logs are mirrors of upstream partitions,
+     * caches it fetches again after a restart, so they are not forced to disk, and they keep what
+     * they hold until the share-partitions reading them move past it: a local retention would move
+     * the start of share-partitions whose records the upstream still has.
+     */
+    private static Map<String, String> logSettings(BrokerConfig config) {
+        if (!config.gateway()) {
+            return config.raw();
+        }
+        Map<String, String> raw = new LinkedHashMap<>(config.raw());
+        raw.put("pier.log.durability", "none");
+        raw.put("log.retention.ms", "-1");
+        raw.put("log.retention.bytes", "-1");
+        return raw;
     }
 
     private static String describeListeners(BrokerConfig config, NodeInfo node) {
@@ -243,7 +281,11 @@ final class Broker implements AutoCloseable {
             upstream.close();
         }
         services.close();
-        shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
+        try {
+            shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
+        } catch (Exception e) {
+            LOG.warn("Stopping the share-state agents failed", e);
+        }
         try {
             dataLock.release();
             lockChannel.close();

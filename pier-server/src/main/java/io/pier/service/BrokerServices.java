@@ -11,7 +11,7 @@ import io.pier.state.ClusterMetadataStore;
 import io.pier.log.FileIO;
 import io.pier.state.DurableOffsetStore;
 import io.pier.state.DurableTransactionStore;
-import io.pier.state.DurableSharePersister;
+import io.pier.state.ShareStateStore;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.TopicMetadata;
 import java.io.IOException;
@@ -58,6 +58,7 @@ public final class BrokerServices implements AutoCloseable {
     }
 
     private final Shard[] shards;
+    private final SharePartitions live;
     private final PartitionRegistry partitions;
     private final TopicService topics;
     private final Logs logs;
@@ -81,7 +82,7 @@ public final class BrokerServices implements AutoCloseable {
      * @param metrics where share-partitions and logs report; null when metrics are off
      * @param fatal told when a shard cannot go on (a failed fsync)
      */
-    public BrokerServices(Settings settings, Clock clock, AgentHost host, DurableSharePersister shareState,
+    public BrokerServices(Settings settings, Clock clock, AgentHost host, ShareStateStore shareState,
             PierMetrics metrics, Shard.FatalErrorHandler fatal) throws IOException {
         Path dataDir = settings.dataDir();
         // Committed offsets: their own record log and agent, started first so it stops last, after
@@ -119,7 +120,7 @@ public final class BrokerServices implements AutoCloseable {
                 ConsumerGroupBrokerConfig.fromProperties(settings.raw()), shareState);
         consumerGroups = new ConsumerGroups(partitions, topics, shareGroups, offsetStore, clock, settings.raw());
         ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
-        SharePartitions live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
+        live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
         shares = new ShareService(shareGroups, shareState, partitions, live, settings.durableDeliveryCounts());
         shareOffsets = new ShareOffsets(shareState, partitions, live, events);
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
@@ -170,6 +171,14 @@ public final class BrokerServices implements AutoCloseable {
                         session.key().memberId());
             }
         }
+    }
+
+    /**
+     * Where share-partitions read their records: a gateway's mirrors of upstream partitions in
+     * place of the broker's own logs. Call while wiring, before the network serves.
+     */
+    public void shareLogSource(ShareLogSource source) {
+        live.source(source);
     }
 
     public TopicService topics() {

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.DeleteRecordsRequest;
@@ -83,6 +84,85 @@ public final class Logs implements ProducerStates {
             result.complete(Appended.failed(Errors.NOT_LEADER_OR_FOLLOWER, e.getMessage()));
         }
         return result;
+    }
+
+    /** The partition, or null if this broker has no such partition. */
+    public Partition partition(TopicPartition tp) {
+        return partitions.get(tp);
+    }
+
+    /**
+     * Gateway mirrors: appends record batches of an upstream Fetch answer at their own offsets
+     * ({@link io.pier.log.PartitionLog#appendMirrored}) on the partition's shard and wakes the long
+     * polls parked on it once they are readable; completes with the log's end offset after them.
+     * The records are appended only if the log still ends at {@code fetchedFrom}, the offset they
+     * were fetched from: an answer that crossed a restart of the mirror is dropped.
+     */
+    public CompletableFuture<Long> appendMirrored(Partition partition, long fetchedFrom, MemoryRecords records) {
+        CompletableFuture<Long> result = new CompletableFuture<>();
+        try {
+            partition.shard().execute(() -> {
+                if (partition.isDeleted()) {
+                    result.completeExceptionally(new UnknownTopicOrPartitionException(partition.topicPartition()
+                            + " was deleted"));
+                    return;
+                }
+                try {
+                    if (partition.log().logEndOffset() != fetchedFrom || partition.log().appendMirrored(records) == 0) {
+                        result.complete(partition.log().logEndOffset());
+                        return;
+                    }
+                } catch (IOException e) {
+                    result.completeExceptionally(e);
+                    partition.shard().onStorageError("mirrored append to " + partition.topicPartition() + " failed", e);
+                    return;
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                    return;
+                }
+                partition.shard().afterFlush(partition.log(), new Shard.FlushWaiter() {
+                    @Override
+                    public void onDurable() {
+                        partition.fireDataListeners();
+                        result.complete(partition.log().logEndOffset());
+                    }
+
+                    @Override
+                    public void onNotDurable(Errors error, String message) {
+                        result.completeExceptionally(error.exception(message));
+                    }
+                });
+            });
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
+    }
+
+    /**
+     * Gateway mirrors, on the partition's shard only: makes its log start at {@code start} when
+     * {@code restart} says so or when it starts after {@code start} (a share-partition needs older
+     * records), and returns where it ends, the offset to fetch from.
+     */
+    public long coverMirror(Partition partition, long start, boolean restart) throws IOException {
+        PartitionLog log = partition.log();
+        if (restart || start < log.logStartOffset()) {
+            log.restartMirrorAt(start);
+        }
+        return log.logEndOffset();
+    }
+
+    /**
+     * Gateway mirrors: empties the partition's log and starts it at {@code offset} on its shard
+     * (the upstream's retention passed the mirror), waking the long polls parked on it so its
+     * share-partitions see the new start.
+     */
+    public CompletableFuture<Void> restartMirror(Partition partition, long offset) {
+        return partition.shard().call(() -> {
+            partition.log().restartMirrorAt(offset);
+            partition.fireDataListeners();
+            return null;
+        });
     }
 
     /** One write to a partition's log, run on its shard. */

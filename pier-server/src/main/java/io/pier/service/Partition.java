@@ -56,7 +56,7 @@ public final class Partition {
         }
     }
 
-    boolean isDeleted() {
+    public boolean isDeleted() {
         return deleted;
     }
 

@@ -12,7 +12,7 @@ import io.pier.group.ShareGroupsSnapshot;
 import io.pier.group.TopicLookup;
 import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import io.pier.share.ShareConfig;
-import io.pier.state.DurableSharePersister;
+import io.pier.state.ShareStateStore;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -32,7 +32,7 @@ public final class ShareGroups {
     private final PartitionRegistry partitions;
     private final TopicService topics;
     private final GroupConfig defaults;
-    private final DurableSharePersister existence;
+    private final ShareStateStore existence;
     private final Slot[] slots;
     /** Shard thread only: whether a group of another type holds an id (set while wiring). */
     private volatile Predicate<String> otherGroupIds = id -> false;
@@ -63,7 +63,7 @@ public final class ShareGroups {
      *     delete)
      */
     ShareGroups(PartitionRegistry partitions, TopicService topics, ShareGroupBrokerConfig brokerConfig,
-            ConsumerGroupBrokerConfig consumerConfig, DurableSharePersister existence) {
+            ConsumerGroupBrokerConfig consumerConfig, ShareStateStore existence) {
         this.partitions = partitions;
         this.existence = existence;
         this.topics = topics;
@@ -157,6 +157,14 @@ public final class ShareGroups {
     public CompletableFuture<Optional<GroupDescription>> describe(String groupId) {
         Slot s = slot(groupId);
         return s.shard.call(() -> s.coordinator.describe(groupId));
+    }
+
+    /**
+     * True if {@code groupId} is a share group whose existence is durable here: a gateway answers
+     * a DeleteGroups for it itself and forwards the others. Any thread (the persister's published view).
+     */
+    public boolean isShareGroup(String groupId) {
+        return existence.groups().contains(groupId);
     }
 
     /** Every group of every coordinator. */

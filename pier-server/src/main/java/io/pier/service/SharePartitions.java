@@ -40,6 +40,8 @@ final class SharePartitions {
     private final SharePersister persister;
     private final Clock clock;
     private final ShareEventsFactory events;
+    /** Set while wiring, before the network serves: a gateway replaces the local log with its mirrors. */
+    private volatile ShareLogSource source = ShareLogSource.LOCAL;
     /** Per shard id: the share-partitions that shard owns. Each map is touched only on its shard. */
     private final List<Map<SharePartitionKey, Holder>> byShard = new ArrayList<>();
     /**
@@ -101,6 +103,10 @@ final class SharePartitions {
             byShard.add(new HashMap<>());
         }
         stateKeys.addAll(persister.keys());
+    }
+
+    void source(ShareLogSource source) {
+        this.source = source;
     }
 
     /** The share-partitions of a group that have state, by topic id then partition. */
@@ -180,56 +186,63 @@ final class SharePartitions {
         try {
             ShareState stored = persister.read(key);
             if (stored != null && stored.startOffset() >= 0) {
-                holder.become(SharePartition.load(key, stored, () -> groups.shareConfig(key.groupId()),
-                        events.create(key, partition), shard.nowMs()), null);
+                onShard(shard, source.cover(partition, stored.startOffset()), t -> {
+                    if (t != null) {
+                        fail(partition, key, holder, t);
+                        return;
+                    }
+                    holder.become(SharePartition.load(key, stored, () -> groups.shareConfig(key.groupId()),
+                            events.create(key, partition), shard.nowMs()), null);
+                });
                 return;
             }
-            long start = initialStartOffset(partition.log(), key.groupId());
+            AutoOffsetReset reset = groups.config(key.groupId()).effectiveAutoOffsetReset();
             // The first start offset must be durable before any record is handed out, or a
             // restart would pick a new one and silently skip or repeat the backlog. The
             // share-partition is built back on its shard, never on the persister's thread.
             // handle, not whenComplete: a failed initialization must reach fail() on the shard,
             // not the "shard stopped" branch below.
-            persister.initialize(key, start).handle((v, t) -> {
-                shard.execute(() -> {
-                    if (t != null) {
-                        fail(partition, key, holder, t);
-                        return;
-                    }
-                    ShareState created = persister.read(key);
-                    int epoch = created == null ? 0 : created.stateEpoch();
-                    holder.become(SharePartition.fresh(key, epoch, start, () -> groups.shareConfig(key.groupId()),
-                            events.create(key, partition)), null);
-                });
-                return null;
-            }).exceptionally(t -> {
-                // The shard stopped before the share-partition could be built: the broker is closing.
-                LOG.warn("Share-partition {} not built: {}", key, t.toString());
-                return null;
-            });
+            source.initialStartOffset(partition, reset, clock.wallMs())
+                    .thenCompose(start -> source.cover(partition, start).thenApply(v -> start))
+                    .thenCompose(start -> persister.initialize(key, start).thenApply(v -> start))
+                    .handle((start, t) -> {
+                        shard.execute(() -> {
+                            if (t != null) {
+                                fail(partition, key, holder, t);
+                                return;
+                            }
+                            ShareState created = persister.read(key);
+                            int epoch = created == null ? 0 : created.stateEpoch();
+                            holder.become(SharePartition.fresh(key, epoch, start,
+                                    () -> groups.shareConfig(key.groupId()), events.create(key, partition)), null);
+                        });
+                        return null;
+                    }).exceptionally(t -> {
+                        // The shard stopped before the share-partition could be built: the broker is closing.
+                        LOG.warn("Share-partition {} not built: {}", key, t.toString());
+                        return null;
+                    });
         } catch (Exception e) {
             fail(partition, key, holder, e);
         }
+    }
+
+    /**
+     * Runs {@code then} on the shard once {@code step} is done: at once when it already is (a
+     * broker's own log), else from the shard's queue.
+     */
+    private static void onShard(Shard shard, CompletableFuture<Void> step, Consumer<Throwable> then) {
+        if (step.isDone()) {
+            then.accept(step.handle((v, t) -> t).join());
+            return;
+        }
+        var unused = step.whenComplete((v, t) -> shard.execute(() -> then.accept(t)));
     }
 
     private void fail(Partition partition, SharePartitionKey key, Holder holder, Throwable t) {
         LOG.warn("Loading share state of {} failed", key, t);
         owned(partition.shard()).remove(key, holder);
         holder.become(null, t);
-    }
-
-    private long initialStartOffset(PartitionLog log, String groupId) throws IOException {
-        AutoOffsetReset reset = groups.config(groupId).effectiveAutoOffsetReset();
-        switch (reset.strategy()) {
-            case EARLIEST:
-                return log.logStartOffset();
-            case BY_DURATION:
-                OffsetAndTimestamp found = log.offsetForTimestamp(clock.wallMs() - reset.duration().toMillis());
-                return found == null ? log.highWatermark() : found.offset();
-            case LATEST:
-            default:
-                return log.highWatermark();
-        }
     }
 
     /**

@@ -202,6 +202,56 @@ public final class TopicService implements Agent {
         });
     }
 
+    /**
+     * Gateway mode: makes this broker's copy of an upstream topic match it, by name, id and
+     * partition count. A topic not known here is created with the upstream's id (so topic ids in
+     * share-group requests mean the same on both sides); one with another id (deleted and created
+     * again upstream) is replaced; one with fewer partitions grows. Completes with the local topic.
+     */
+    public CompletableFuture<TopicMetadata> mirror(String name, Uuid id, int partitionCount) {
+        TopicMetadata known = view.byName().get(name);
+        if (known != null && known.id().equals(id) && known.partitionCount() >= partitionCount) {
+            return CompletableFuture.completedFuture(known);
+        }
+        return submit(() -> {
+            TopicMetadata current = view.byName().get(name);
+            List<TopicMetadata> topics = new ArrayList<>(view.image().topics());
+            int from = 0;
+            List<CompletableFuture<Void>> deleting = new ArrayList<>();
+            if (current != null && !current.id().equals(id)) {
+                topics.remove(current);
+                for (int p = 0; p < current.partitionCount(); p++) {
+                    deleting.add(partitions.delete(new TopicPartition(name, p)));
+                }
+            } else if (current != null) {
+                if (current.partitionCount() >= partitionCount) {
+                    return CompletableFuture.completedFuture(current);
+                }
+                topics.remove(current);
+                from = current.partitionCount();
+            }
+            requireAtMostMaxPartitions(partitionCount);
+            TopicMetadata mirrored = current != null && current.id().equals(id)
+                    ? current.withPartitionCount(partitionCount)
+                    : new TopicMetadata(name, id, partitionCount, Map.of());
+            // Metadata first, as for a deletion; the new partitions open once the old folders are gone.
+            topics.add(mirrored);
+            commit(withTopics(topics));
+            int firstNew = from;
+            LogConfig config = logConfig(mirrored);
+            return allSettled(deleting).thenCompose(deleted -> {
+                List<CompletableFuture<Partition>> opening = new ArrayList<>();
+                for (int p = firstNew; p < partitionCount; p++) {
+                    opening.add(partitions.open(new TopicPartition(name, p), id, config));
+                }
+                return allSettled(opening);
+            }).thenApply(v -> {
+                notifyTopicListeners();
+                return mirrored;
+            });
+        });
+    }
+
     public CompletableFuture<TopicMetadata> delete(String name) {
         return submit(() -> {
             TopicMetadata topic = requireTopic(name);

@@ -1,0 +1,55 @@
+package io.pier.service;
+
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+
+import io.pier.group.AutoOffsetReset;
+import io.pier.log.OffsetAndTimestamp;
+import io.pier.log.PartitionLog;
+
+/**
+ * Where the records a share-partition hands out come from, as far as loading it is concerned: the
+ * first start offset {@code share.auto.offset.reset} picks, and a log that holds the records from
+ * a start offset on. On a broker both are its own log's ({@link #LOCAL}); on a gateway the log is a
+ * mirror of an upstream partition, the offsets are the upstream's, and the mirror must first reach
+ * back to the start ({@link #cover}).
+ */
+public interface ShareLogSource {
+    /**
+     * The first start offset of a new share-partition of {@code partition}. Called on the
+     * partition's shard; the future may complete on any thread.
+     */
+    CompletableFuture<Long> initialStartOffset(Partition partition, AutoOffsetReset reset, long nowWallMs);
+
+    /**
+     * Makes the partition's log hold its records from {@code start} on, before a share-partition
+     * starting there reads it. Called on the partition's shard; the future may complete on any
+     * thread.
+     */
+    CompletableFuture<Void> cover(Partition partition, long start);
+
+    /** The broker's own log: offsets from it; it holds everything it has not deleted. */
+    ShareLogSource LOCAL = new ShareLogSource() {
+        @Override
+        public CompletableFuture<Long> initialStartOffset(Partition partition, AutoOffsetReset reset, long nowWallMs) {
+            PartitionLog log = partition.log();
+            try {
+                return CompletableFuture.completedFuture(switch (reset.strategy()) {
+                    case EARLIEST -> log.logStartOffset();
+                    case BY_DURATION -> {
+                        OffsetAndTimestamp found = log.offsetForTimestamp(nowWallMs - reset.duration().toMillis());
+                        yield found == null ? log.highWatermark() : found.offset();
+                    }
+                    default -> log.highWatermark();
+                });
+            } catch (IOException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+
+        @Override
+        public CompletableFuture<Void> cover(Partition partition, long start) {
+            return CompletableFuture.completedFuture(null);
+        }
+    };
+}
