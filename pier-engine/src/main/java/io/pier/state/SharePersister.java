@@ -27,4 +27,12 @@ public interface SharePersister {
 
     /** Every key with stored state, so admin APIs can list a group's partitions after a restart. */
     Set<SharePartitionKey> keys();
+
+    /**
+     * True if this store keeps {@code key}'s state here: always on a broker; on a gateway node only
+     * for the state partitions it serves (the others' share-partitions are led by other nodes).
+     */
+    default boolean serves(SharePartitionKey key) {
+        return true;
+    }
 }

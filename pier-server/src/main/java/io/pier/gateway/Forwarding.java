@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.ListTransactionsResponseData;
 import org.apache.kafka.common.message.MetadataResponseData;
@@ -79,12 +80,20 @@ final class Forwarding {
                     .setNodeId(n.nodeId()).setHost(n.host()).setPort(n.port()));
         }
         data.setControllerId(nodes.controller());
+        UpstreamView view = upstream.view();
         for (MetadataResponseData.MetadataResponseTopic topic : data.topics()) {
+            Uuid id = topic.topicId() != null && !Uuid.ZERO_UUID.equals(topic.topicId()) ? topic.topicId()
+                    : view.id(topic.name()); // Metadata before v10 names no topic ids
             for (MetadataResponseData.MetadataResponsePartition p : topic.partitions()) {
                 if (p.leaderId() < 0) {
                     continue; // no leader upstream: none here either, and the client waits as it would
                 }
-                int owner = nodes.owner(topic.name(), p.partitionIndex());
+                int owner = nodes.owner(id, p.partitionIndex());
+                if (owner < 0) {
+                    // No gateway node serves its share groups yet (one is taking it over): produce
+                    // and fetch through this node meanwhile; a share fetch is told to ask again.
+                    owner = nodes.self();
+                }
                 p.setLeaderId(owner).setReplicaNodes(new ArrayList<>(List.of(owner)))
                         .setIsrNodes(new ArrayList<>(List.of(owner))).setOfflineReplicas(new ArrayList<>());
             }

@@ -1,27 +1,39 @@
 package io.pier.gateway;
 
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
+import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
 import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.EndTxnRequest;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.HeartbeatRequest;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 import org.apache.kafka.common.requests.JoinGroupRequest;
 import org.apache.kafka.common.requests.LeaveGroupRequest;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.OffsetDeleteRequest;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
+import org.apache.kafka.common.requests.ShareFetchRequest;
 import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
@@ -78,39 +90,103 @@ public final class GatewayApis {
      * (this node for every group and transactional id: it forwards to the real coordinator) and
      * DescribeCluster (this node, in the upstream's cluster). ListGroups, DeleteGroups and the
      * GROUP resources of DescribeConfigs and IncrementalAlterConfigs are answered in both places.
+     * With several gateway nodes, {@link ShareRouting} sends each share request to the node that
+     * serves its state; returns the view of the nodes that {@link GatewayMembership} keeps.
      */
-    public static void register(ApiRouter router, Upstream upstream, Supplier<NodeInfo> node, long startWallMs,
-            BrokerServices services) {
+    public static GatewayCluster register(ApiRouter router, Upstream upstream, Supplier<NodeInfo> node,
+            long startWallMs, BrokerServices services, GatewayState state, GroupConfigSync settings) {
         ApiHandler localListGroups = router.handler(ApiKeys.LIST_GROUPS);
         ApiHandler localDeleteGroups = router.handler(ApiKeys.DELETE_GROUPS);
         ApiHandler localDescribeConfigs = router.handler(ApiKeys.DESCRIBE_CONFIGS);
         ApiHandler localAlterConfigs = router.handler(ApiKeys.INCREMENTAL_ALTER_CONFIGS);
-        ApiHandler localHeartbeat = router.handler(ApiKeys.SHARE_GROUP_HEARTBEAT);
+        Map<ApiKeys, ApiHandler> share = new EnumMap<>(ApiKeys.class);
+        for (ApiKeys api : ANSWERED_HERE) {
+            share.put(api, router.handler(api));
+        }
         router.retainOnly(ANSWERED_HERE);
 
+        GatewayCluster cluster = new GatewayCluster(node, state.partitions());
+        ShareRouting routing = new ShareRouting(cluster, state);
         short transactionVersion = upstream.versions().finalizedFeatures()
                 .getOrDefault(TransactionConfig.TRANSACTION_VERSION, (short) 0);
-        CoordinatorHandlers coordinators = new CoordinatorHandlers(node, Access.ALLOW_ALL);
         router.register(ApiKeys.API_VERSIONS, 0, 5,
                         new ApiVersionsHandler(router, BrokerFeatures.of(transactionVersion, startWallMs)))
-                .register(ApiKeys.FIND_COORDINATOR, 0, 6, coordinators::findCoordinator)
-                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster);
-        GatewayApis apis = new GatewayApis(router, upstream, GatewayNodes.single(node));
+                .register(ApiKeys.FIND_COORDINATOR, 0, 6, routing::findCoordinator)
+                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, r -> routing.describeCluster(r, upstream.clusterId()));
+        GatewayApis apis = new GatewayApis(router, upstream, cluster);
         apis.registerAll();
 
+        // Share groups: this node's engine, for the groups it coordinates and the partitions it leads.
         GatewayTopics topics = new GatewayTopics(upstream, services.topics());
-        router.register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, r -> topics.ensure(
-                r.bodyAs(ShareGroupHeartbeatRequest.class).data().subscribedTopicNames())
-                .thenCompose(v -> localHeartbeat.handle(r)));
+        ApiHandler heartbeat = share.get(ApiKeys.SHARE_GROUP_HEARTBEAT);
+        router.register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, routing.heartbeat(GatewayApis::heartbeatGroup,
+                r -> topics.ensure(r.bodyAs(ShareGroupHeartbeatRequest.class).data().subscribedTopicNames())
+                        .thenCompose(v -> heartbeat.handle(r))));
+        // A partition whose state another node serves is answered NOT_LEADER_OR_FOLLOWER by the
+        // engine itself (SharePersister.serves), so it stays in the member's share session here.
+        ApiHandler fetch = share.get(ApiKeys.SHARE_FETCH);
+        router.register(ApiKeys.SHARE_FETCH, 1, 2, r -> topics.ensureIds(shareFetchTopics(r))
+                .thenCompose(v -> fetch.handle(r)));
+        ApiHandler acknowledge = share.get(ApiKeys.SHARE_ACKNOWLEDGE);
+        router.register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2, r -> topics.ensureIds(shareAcknowledgeTopics(r))
+                .thenCompose(v -> acknowledge.handle(r)));
+        router.register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, share.get(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS));
+        router.register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, routing.ifCoordinator(
+                r -> r.bodyAs(AlterShareGroupOffsetsRequest.class).data().groupId(),
+                share.get(ApiKeys.ALTER_SHARE_GROUP_OFFSETS)));
+        router.register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, routing.ifCoordinator(
+                r -> r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId(),
+                share.get(ApiKeys.DELETE_SHARE_GROUP_OFFSETS)));
+
         LocalOrUpstream both = new LocalOrUpstream(apis.forwarding);
-        apis.replace(ApiKeys.LIST_GROUPS, both.listGroups(localListGroups));
+        apis.replace(ApiKeys.LIST_GROUPS, both.listGroups(localListGroups, routing::coordinates));
         apis.replace(ApiKeys.DELETE_GROUPS, both.deleteGroups(localDeleteGroups, router.handler(ApiKeys.DELETE_GROUPS),
                 group -> services.shareGroups().isShareGroup(group)));
         apis.replace(ApiKeys.DESCRIBE_CONFIGS, both.describeConfigs(localDescribeConfigs,
                 router.handler(ApiKeys.DESCRIBE_CONFIGS)));
-        apis.replace(ApiKeys.INCREMENTAL_ALTER_CONFIGS, both.incrementalAlterConfigs(localAlterConfigs,
-                router.handler(ApiKeys.INCREMENTAL_ALTER_CONFIGS)));
-        services.shareLogSource(new Mirrors(upstream, services.logs()));
+        apis.replace(ApiKeys.INCREMENTAL_ALTER_CONFIGS, both.incrementalAlterConfigs(
+                published(localAlterConfigs, services, settings), router.handler(ApiKeys.INCREMENTAL_ALTER_CONFIGS)));
+        services.shareLogSource(new Mirrors(upstream, services.logs(), settings));
+        return cluster;
+    }
+
+    /**
+     * The local IncrementalAlterConfigs of share-group settings, whose changes then go to every
+     * gateway node through the upstream; answered once the upstream has them.
+     */
+    private static ApiHandler published(ApiHandler local, BrokerServices services, GroupConfigSync settings) {
+        return request -> local.handle(request).thenCompose(answer -> {
+            if (request.bodyAs(IncrementalAlterConfigsRequest.class).data().validateOnly()) {
+                return CompletableFuture.completedFuture(answer);
+            }
+            List<CompletableFuture<Void>> writes = new ArrayList<>();
+            for (IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse r
+                    : ((IncrementalAlterConfigsResponseData) answer.data()).responses()) {
+                if (r.errorCode() == Errors.NONE.code()) {
+                    writes.add(settings.publish(r.resourceName(),
+                            services.shareGroups().config(r.resourceName()).overrides()));
+                }
+            }
+            return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
+                    .handle((v, failure) -> failure == null ? answer
+                            : request.body().getErrorResponse(0, Forwarding.unwrap(failure)));
+        });
+    }
+
+    private static List<Uuid> shareFetchTopics(ApiRequest request) {
+        List<Uuid> ids = new ArrayList<>();
+        request.bodyAs(ShareFetchRequest.class).data().topics().forEach(t -> ids.add(t.topicId()));
+        return ids;
+    }
+
+    private static List<Uuid> shareAcknowledgeTopics(ApiRequest request) {
+        List<Uuid> ids = new ArrayList<>();
+        request.bodyAs(ShareAcknowledgeRequest.class).data().topics().forEach(t -> ids.add(t.topicId()));
+        return ids;
+    }
+
+    private static String heartbeatGroup(ApiRequest request) {
+        return request.bodyAs(ShareGroupHeartbeatRequest.class).data().groupId();
     }
 
     /** Replaces the handler of a forwarded API (kept at its forwarded versions). */

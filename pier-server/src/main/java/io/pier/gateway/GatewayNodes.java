@@ -3,6 +3,7 @@ package io.pier.gateway;
 import java.util.List;
 
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.Uuid;
 
 import io.pier.service.ClientConnection;
 import io.pier.service.NodeInfo;
@@ -17,11 +18,14 @@ interface GatewayNodes {
     /** Every gateway node, with the address of the listener {@code seenFrom} came through. */
     List<NodeInfo> all(ClientConnection seenFrom);
 
+    /** This node's id. */
+    int self();
+
     /** The node named as controller. */
     int controller();
 
-    /** The node that leads this partition for clients. */
-    int owner(String topic, int partition);
+    /** The node that leads this topic-partition for clients, or -1 while none does. */
+    int owner(Uuid topicId, int partition);
 
     /** The upstream brokers whose listings this node forwards. */
     List<Node> upstreamShare(List<Node> upstreamBrokers);
@@ -35,12 +39,17 @@ interface GatewayNodes {
             }
 
             @Override
+            public int self() {
+                return self.get().nodeId();
+            }
+
+            @Override
             public int controller() {
                 return self.get().nodeId();
             }
 
             @Override
-            public int owner(String topic, int partition) {
+            public int owner(Uuid topicId, int partition) {
                 return self.get().nodeId();
             }
 

@@ -2,7 +2,6 @@ package io.pier.gateway;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -38,7 +37,7 @@ public final class GatewayState implements AutoCloseable {
     private final DurableSharePersister.Options options;
     private final AgentHost agents;
     private final DurableSharePersister.FatalHandler fatal;
-    private final List<Served> served = new ArrayList<>();
+    private final Map<Integer, Served> served = new java.util.concurrent.ConcurrentHashMap<>();
 
     private GatewayState(Map<String, Object> upstreamSettings, String topic, int partitions,
             DurableSharePersister.Options options, AgentHost agents, DurableSharePersister.FatalHandler fatal) {
@@ -51,26 +50,30 @@ public final class GatewayState implements AutoCloseable {
     }
 
     /**
-     * Creates the state topic if needed and takes over every one of its partitions (a single
-     * gateway node serves them all), replaying each: what the node served before it stopped, or
-     * another node before it, is back.
+     * Creates the state topic if needed; serves none of its partitions until {@link #take}.
      */
-    public static GatewayState openAll(Map<String, String> config, Map<String, Object> upstreamSettings,
+    public static GatewayState open(Map<String, String> config, Map<String, Object> upstreamSettings,
             AgentHost agents, DurableSharePersister.FatalHandler fatal) throws IOException {
         String topic = config.getOrDefault(TOPIC, DEFAULT_TOPIC);
         int wanted = Integer.parseInt(config.getOrDefault(PARTITIONS, String.valueOf(DEFAULT_PARTITIONS)));
         int partitions = KafkaShareStateLog.createTopicIfMissing(upstreamSettings, topic, wanted, TIMEOUT);
-        GatewayState state = new GatewayState(upstreamSettings, topic, partitions,
-                DurableSharePersister.Options.fromProperties(config), agents, fatal);
-        try {
-            for (int p = 0; p < partitions; p++) {
-                state.take(p);
-            }
-        } catch (IOException | RuntimeException e) {
-            state.close();
-            throw e;
-        }
-        return state;
+        return new GatewayState(upstreamSettings, topic, partitions, DurableSharePersister.Options.fromProperties(config),
+                agents, fatal);
+    }
+
+    /** The state topic. */
+    String topic() {
+        return topic;
+    }
+
+    /** How many partitions the state topic has. */
+    int partitions() {
+        return store.partitions();
+    }
+
+    /** True if this node serves state partition {@code p}. */
+    boolean owns(int p) {
+        return store.owns(p);
     }
 
     /** The store the share engine uses. */
@@ -78,8 +81,16 @@ public final class GatewayState implements AutoCloseable {
         return store;
     }
 
-    /** Opens (fencing any earlier writer) and replays state partition {@code p}, then serves it. */
-    private void take(int p) throws IOException {
+    /**
+     * Opens state partition {@code p} (fencing any node that wrote it before: a node that is gone,
+     * or one cut off from the group that still believes it owns it), replays it, then serves it;
+     * returns its persister, whose keys and groups are now this node's.
+     */
+    DurableSharePersister take(int p) throws IOException {
+        Served already = served.get(p);
+        if (already != null) {
+            return already.persister();
+        }
         long startMs = System.currentTimeMillis();
         KafkaShareStateLog log = KafkaShareStateLog.open(upstreamSettings, topic, p, transactionalId(p), TIMEOUT);
         AgentSlot slot = agents.slot();
@@ -91,10 +102,27 @@ public final class GatewayState implements AutoCloseable {
             throw e;
         }
         slot.start(persister);
-        served.add(new Served(p, persister, slot));
+        served.put(p, new Served(p, persister, slot));
         store.own(p, persister);
         LOG.info("Serving share state partition {} of upstream topic {}: {} share-partitions, {} groups ({} ms)", p,
                 topic, persister.keys().size(), persister.groups().size(), System.currentTimeMillis() - startMs);
+        return persister;
+    }
+
+    /**
+     * Stops serving state partition {@code p}: no new write goes to it, what was submitted is
+     * written (unless another node fenced this one), then its log closes. Returns the keys and
+     * groups it held, or null if it was not served.
+     */
+    DurableSharePersister release(int p) {
+        Served s = served.remove(p);
+        if (s == null) {
+            return null;
+        }
+        store.disown(p);
+        s.slot().close();
+        LOG.info("No longer serving share state partition {} of upstream topic {}", p, topic);
+        return s.persister();
     }
 
     private String transactionalId(int p) {
@@ -103,10 +131,8 @@ public final class GatewayState implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Served s : served) {
-            store.disown(s.partition());
-            s.slot().close(); // a last cycle writes what was submitted, then the log closes
+        for (Integer p : List.copyOf(served.keySet())) {
+            release(p); // a last cycle writes what was submitted, then the log closes
         }
-        served.clear();
     }
 }

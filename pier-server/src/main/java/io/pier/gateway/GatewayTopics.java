@@ -5,6 +5,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import org.apache.kafka.common.Uuid;
+
 import io.pier.service.TopicService;
 
 /**
@@ -42,6 +44,36 @@ final class GatewayTopics {
                 }
             }
             return CompletableFuture.allOf(mirroring.toArray(CompletableFuture[]::new));
+        });
+    }
+
+    /**
+     * Mirrors the topics a share request names by id that this node does not know yet: the leader
+     * of a partition is often not the group's coordinator, which mirrored them at the heartbeat.
+     */
+    CompletableFuture<Void> ensureIds(Collection<Uuid> ids) {
+        List<Uuid> missing = new ArrayList<>();
+        for (Uuid id : ids) {
+            if (topics.topic(id) == null) {
+                missing.add(id);
+            }
+        }
+        if (missing.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        boolean unknown = missing.stream().anyMatch(id -> upstream.view().name(id) == null);
+        CompletableFuture<UpstreamView> view = unknown
+                ? upstream.refresh().exceptionally(t -> upstream.view())
+                : CompletableFuture.completedFuture(upstream.view());
+        return view.thenCompose(v -> {
+            List<String> names = new ArrayList<>();
+            missing.forEach(id -> {
+                String name = v.name(id);
+                if (name != null) {
+                    names.add(name);
+                }
+            });
+            return ensure(names);
         });
     }
 }

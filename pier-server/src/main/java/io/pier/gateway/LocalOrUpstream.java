@@ -33,12 +33,16 @@ final class LocalOrUpstream {
         this.forwarding = forwarding;
     }
 
-    /** The share groups this gateway serves, with the consumer and classic groups of the upstream. */
-    ApiHandler listGroups(ApiHandler local) {
+    /**
+     * The share groups this gateway node coordinates ({@code coordinated}: a group another node
+     * took over may linger in this node's memory), with its part of the upstream's groups.
+     */
+    ApiHandler listGroups(ApiHandler local, Predicate<String> coordinated) {
         return request -> local.handle(request).thenCombine(forwarding.listGroups(request), (mine, theirs) -> {
             ListGroupsResponseData joined = ((ListGroupsResponseData) theirs.data()).duplicate();
             ListGroupsResponseData own = (ListGroupsResponseData) mine.data();
-            own.groups().forEach(g -> joined.groups().add(g.duplicate()));
+            own.groups().stream().filter(g -> coordinated.test(g.groupId()))
+                    .forEach(g -> joined.groups().add(g.duplicate()));
             if (joined.errorCode() == Errors.NONE.code()) {
                 joined.setErrorCode(own.errorCode());
             }

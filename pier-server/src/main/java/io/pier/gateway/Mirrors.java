@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
@@ -74,24 +75,31 @@ final class Mirrors implements ShareLogSource {
 
     private final Upstream upstream;
     private final Logs logs;
+    private final GroupConfigSync settings;
     /** Upstream thread only. */
     private final Map<TopicPartition, Mirror> mirrors = new HashMap<>();
     /** Which partitions have a mirror this run: read on shards, so a first use starts afresh. */
     private final Set<TopicPartition> started = ConcurrentHashMap.newKeySet();
 
-    Mirrors(Upstream upstream, Logs logs) {
+    Mirrors(Upstream upstream, Logs logs, GroupConfigSync settings) {
         this.upstream = upstream;
         this.logs = logs;
+        this.settings = settings;
     }
 
+    /** The upstream's offset for the group's reset, once this node has every setting written so far. */
     @Override
-    public CompletableFuture<Long> initialStartOffset(Partition partition, AutoOffsetReset reset, long nowWallMs) {
-        long timestamp = switch (reset.strategy()) {
-            case EARLIEST -> ListOffsetsRequest.EARLIEST_TIMESTAMP;
-            case BY_DURATION -> nowWallMs - reset.duration().toMillis();
-            default -> ListOffsetsRequest.LATEST_TIMESTAMP;
-        };
-        return upstream.listOffset(partition.topicPartition(), timestamp);
+    public CompletableFuture<Long> initialStartOffset(Partition partition, Supplier<AutoOffsetReset> groupReset,
+            long nowWallMs) {
+        return settings.caughtUp().thenCompose(v -> {
+            AutoOffsetReset reset = groupReset.get();
+            long timestamp = switch (reset.strategy()) {
+                case EARLIEST -> ListOffsetsRequest.EARLIEST_TIMESTAMP;
+                case BY_DURATION -> nowWallMs - reset.duration().toMillis();
+                default -> ListOffsetsRequest.LATEST_TIMESTAMP;
+            };
+            return upstream.listOffset(partition.topicPartition(), timestamp);
+        });
     }
 
     /**
@@ -112,6 +120,7 @@ final class Mirrors implements ShareLogSource {
     }
 
     private void register(Partition partition, long from) {
+        LOG.debug("Mirror of {} fetches from offset {}", partition.topicPartition(), from);
         Mirror m = mirrors.get(partition.topicPartition());
         if (m == null || m.partition != partition) {
             m = new Mirror(partition, from);
@@ -215,6 +224,7 @@ final class Mirrors implements ShareLogSource {
                 } else if (error == Errors.OFFSET_OUT_OF_RANGE) {
                     restartAtUpstreamStart(m, offsets.get(tp));
                 } else {
+                    LOG.debug("Mirror fetch of {} from offset {}: {}", tp, offsets.get(tp), error);
                     if (error == Errors.NOT_LEADER_OR_FOLLOWER || error == Errors.UNKNOWN_TOPIC_OR_PARTITION
                             || error == Errors.UNKNOWN_TOPIC_ID || error == Errors.FENCED_LEADER_EPOCH) {
                         var unused = upstream.refresh();

@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.NotCoordinatorException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 
 import io.pier.state.ShareState;
 import io.pier.state.SharePartitionKey;
@@ -71,8 +71,13 @@ final class PartitionedShareState implements ShareStateStore {
     }
 
     private static <T> CompletableFuture<T> notOwned(Object what) {
-        return CompletableFuture.failedFuture(new NotCoordinatorException("the share state of " + what
+        return CompletableFuture.failedFuture(new NotLeaderOrFollowerException("the share state of " + what
                 + " is not served by this gateway node"));
+    }
+
+    @Override
+    public boolean serves(SharePartitionKey key) {
+        return of(key) != null;
     }
 
     @Override

@@ -74,7 +74,10 @@ public final class ShareAcknowledgeHandler implements ApiHandler {
             }
             topic.partitions().add(new ShareAcknowledgeResponseData.PartitionData()
                     .setPartitionIndex(tip.partition())
-                    .setErrorCode(error.code()));
+                    .setErrorCode(error.code())
+                    // no leader hint (the generated default, leader 0 at epoch 0, would be taken as one)
+                    .setCurrentLeader(new ShareAcknowledgeResponseData.LeaderIdAndEpoch().setLeaderId(-1)
+                            .setLeaderEpoch(-1)));
         });
         return new ShareAcknowledgeResponse(data);
     }

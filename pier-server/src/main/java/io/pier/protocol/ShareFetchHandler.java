@@ -307,9 +307,15 @@ public final class ShareFetchHandler implements ApiHandler {
         return new MessageResponse(ApiKeys.SHARE_FETCH, data, data::setThrottleTimeMs);
     }
 
+    /**
+     * A partition's answer, with no leader hint: the generated default is leader 0 at epoch 0,
+     * which a client told NOT_LEADER_OR_FOLLOWER (a gateway node that does not serve the partition)
+     * would take as the new leader instead of reading its metadata again.
+     */
     private static ShareFetchResponseData.PartitionData partitionData(PartitionRef ref) {
         return new ShareFetchResponseData.PartitionData().setPartitionIndex(ref.partition())
-                .setRecords(MemoryRecords.EMPTY);
+                .setRecords(MemoryRecords.EMPTY)
+                .setCurrentLeader(new ShareFetchResponseData.LeaderIdAndEpoch().setLeaderId(-1).setLeaderEpoch(-1));
     }
 
     private static CompletableFuture<AbstractResponse> error(Errors error, String message, int lockMs) {

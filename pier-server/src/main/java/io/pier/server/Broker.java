@@ -5,6 +5,10 @@ import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
 import io.pier.gateway.GatewayApis;
+import io.pier.gateway.GatewayCluster;
+import io.pier.gateway.GatewayMembership;
+import io.pier.gateway.GroupConfigSync;
+import io.pier.gateway.StatePartitionAssignor;
 import io.pier.gateway.GatewayState;
 import io.pier.gateway.Upstream;
 import io.pier.metrics.MetricsEndpoint;
@@ -63,6 +67,10 @@ final class Broker implements AutoCloseable {
     private final MetricsEndpoint metricsEndpoint;
     /** The upstream cluster in gateway mode; null for a broker of its own. */
     private final Upstream upstream;
+    /** A gateway's share state on the upstream, and its place in the group of gateway nodes; else null. */
+    private final GatewayState gatewayState;
+    private final GatewayMembership membership;
+    private final GroupConfigSync gatewayConfigs;
     private static final Duration UPSTREAM_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
     /**
@@ -105,13 +113,14 @@ final class Broker implements AutoCloseable {
                 // A gateway keeps its share state on the upstream, so it connects first.
                 upstream = Upstream.connect(config.upstreamClientSettings(), UPSTREAM_CONNECT_TIMEOUT);
                 started.push(upstream);
-                GatewayState state = GatewayState.openAll(config.raw(), config.upstreamClientSettings(), agents,
+                gatewayState = GatewayState.open(config.raw(), config.upstreamClientSettings(), agents,
                         this::onFatal);
-                started.push(state);
-                shareStateRunner = state;
-                shareState = state.store();
+                started.push(gatewayState);
+                shareStateRunner = gatewayState;
+                shareState = gatewayState.store();
             } else {
                 upstream = null;
+                gatewayState = null;
                 AgentSlot slot = agents.slot();
                 shareStateRunner = slot;
                 shareState = openLocalShareState(config, dataDir, clock, io, slot);
@@ -132,11 +141,17 @@ final class Broker implements AutoCloseable {
             }
             // Handlers read the node when they answer; its port is known only once the network has bound.
             String clusterId;
+            GatewayCluster gatewayCluster = null;
             if (config.gateway()) {
                 Apis.register(router, services, config, this::node, clock, null);
-                GatewayApis.register(router, upstream, this::node, clock.wallMs(), services);
+                gatewayConfigs = GroupConfigSync.start(config.raw(), config.upstreamClientSettings(),
+                        services.shareGroups());
+                started.push(gatewayConfigs);
+                gatewayCluster = GatewayApis.register(router, upstream, this::node, clock.wallMs(), services,
+                        gatewayState, gatewayConfigs);
                 clusterId = upstream.clusterId();
             } else {
+                gatewayConfigs = null;
                 AclAuthorizer acls = openAcls(config, dataDir, io);
                 Apis.register(router, services, config, this::node, clock, acls);
                 ScramBootstrap.apply(config.raw(), listener.join().scram());
@@ -157,6 +172,15 @@ final class Broker implements AutoCloseable {
             }
             NodeInfo.Address first = advertised.values().iterator().next();
             node = new NodeInfo(config.nodeId(), first.host(), first.port(), clusterId, advertised);
+            if (gatewayCluster != null) {
+                // Last: from its first assignment on, clients are sent here for share groups.
+                membership = GatewayMembership.join(config.raw(), config.upstreamClientSettings(),
+                        new StatePartitionAssignor.NodeAddress(node.nodeId(), node.host(), node.port()), gatewayState,
+                        services, gatewayCluster);
+                started.push(membership);
+            } else {
+                membership = null;
+            }
             metricsEndpoint = metrics == null ? null : metrics.serve(config.metricsHost(), config.metricsPort());
             if (metricsEndpoint != null) {
                 started.push(metricsEndpoint);
@@ -277,10 +301,14 @@ final class Broker implements AutoCloseable {
             metricsEndpoint.close();
         }
         closeListener(); // the network: stops accepting, closes the connections
+        if (membership != null) {
+            membership.close(); // leaves the gateway group: the other nodes take its state over at once
+            gatewayConfigs.close();
+        }
+        services.close();
         if (upstream != null) {
             upstream.close();
         }
-        services.close();
         try {
             shareStateRunner.close(); // writes what the shards submitted last, then closes the share-state log
         } catch (Exception e) {

@@ -20,6 +20,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -179,6 +180,26 @@ public final class BrokerServices implements AutoCloseable {
      */
     public void shareLogSource(ShareLogSource source) {
         live.source(source);
+    }
+
+    /**
+     * Gateway: this node now serves the state of {@code keys} (a state partition it took over);
+     * the admin APIs list them from now on, and each loads from that state when first used.
+     */
+    public void shareStateTaken(java.util.Set<SharePartitionKey> keys) {
+        keys.forEach(live::addStateKey);
+    }
+
+    /**
+     * Gateway: this node no longer serves the share-partitions of the topic-partitions
+     * {@code moved} names, by topic id and partition (another node takes their state over): they
+     * are dropped from memory without writing anything, and the share sessions that held any of
+     * them end, so their members learn where to go.
+     */
+    public CompletableFuture<Void> shareStateReleased(java.util.function.BiPredicate<Uuid, Integer> moved) {
+        CompletableFuture<Void> forgotten = live.forgetIf(shards, k -> moved.test(k.topicId(), k.partition()));
+        CompletableFuture<Void> ended = shareSessions.endSessionsWith(ref -> moved.test(ref.topicId(), ref.partition()));
+        return CompletableFuture.allOf(forgotten, ended);
     }
 
     public TopicService topics() {

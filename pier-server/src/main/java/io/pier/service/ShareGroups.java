@@ -247,6 +247,26 @@ public final class ShareGroups {
         });
     }
 
+    /**
+     * Gateway: makes the group's settings exactly {@code overrides}, as another gateway node set
+     * them (every node applies each change from the upstream's config topic, its own included).
+     */
+    public CompletableFuture<AlterConfigResult> replaceConfig(String groupId, Map<String, String> overrides) {
+        Slot s = slot(groupId);
+        return s.shard.call(() -> s.coordinator.groupConfig(groupId).overrides()).thenCompose(current -> {
+            Map<String, String> changes = new HashMap<>(overrides);
+            current.keySet().forEach(k -> {
+                if (!overrides.containsKey(k)) {
+                    changes.put(k, null);
+                }
+            });
+            if (changes.entrySet().stream().allMatch(e -> java.util.Objects.equals(current.get(e.getKey()), e.getValue()))) {
+                return CompletableFuture.completedFuture(new AlterConfigResult(Errors.NONE, null));
+            }
+            return alterConfig(groupId, changes, false);
+        });
+    }
+
     /** Shard thread of {@code shard} only: the share groups it coordinates, for the metrics snapshot. */
     List<GroupListing> groupsOn(Shard shard) {
         return slots[shard.id()].coordinator.listGroups();

@@ -2,6 +2,7 @@ package io.pier.service;
 
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 import io.pier.group.AutoOffsetReset;
 import io.pier.log.OffsetAndTimestamp;
@@ -16,10 +17,12 @@ import io.pier.log.PartitionLog;
  */
 public interface ShareLogSource {
     /**
-     * The first start offset of a new share-partition of {@code partition}. Called on the
-     * partition's shard; the future may complete on any thread.
+     * The first start offset of a new share-partition of {@code partition}, by the group's
+     * {@code share.auto.offset.reset} as {@code reset} reads it (a gateway first catches up with
+     * the settings other nodes wrote). Called on the partition's shard; the future may complete
+     * on any thread.
      */
-    CompletableFuture<Long> initialStartOffset(Partition partition, AutoOffsetReset reset, long nowWallMs);
+    CompletableFuture<Long> initialStartOffset(Partition partition, Supplier<AutoOffsetReset> reset, long nowWallMs);
 
     /**
      * Makes the partition's log hold its records from {@code start} on, before a share-partition
@@ -31,8 +34,10 @@ public interface ShareLogSource {
     /** The broker's own log: offsets from it; it holds everything it has not deleted. */
     ShareLogSource LOCAL = new ShareLogSource() {
         @Override
-        public CompletableFuture<Long> initialStartOffset(Partition partition, AutoOffsetReset reset, long nowWallMs) {
+        public CompletableFuture<Long> initialStartOffset(Partition partition, Supplier<AutoOffsetReset> settings,
+                long nowWallMs) {
             PartitionLog log = partition.log();
+            AutoOffsetReset reset = settings.get();
             try {
                 return CompletableFuture.completedFuture(switch (reset.strategy()) {
                     case EARLIEST -> log.logStartOffset();

@@ -1,7 +1,6 @@
 package io.pier.service;
 
 import io.pier.common.Clock;
-import io.pier.group.AutoOffsetReset;
 import io.pier.log.OffsetAndTimestamp;
 import io.pier.log.PartitionLog;
 import io.pier.share.SharePartition;
@@ -19,6 +18,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -183,8 +184,18 @@ final class SharePartitions {
 
     private void load(Partition partition, SharePartitionKey key, Holder holder) {
         Shard shard = partition.shard();
+        if (!persister.serves(key)) {
+            // A gateway node asked for a partition whose state another node serves: the client is
+            // told NOT_LEADER_OR_FOLLOWER, reads its metadata again, and keeps the partition in its
+            // share session, which this node serves once the state comes here.
+            owned(shard).remove(key, holder);
+            holder.become(null, new NotLeaderOrFollowerException("the share state of " + key
+                    + " is served by another gateway node"));
+            return;
+        }
         try {
             ShareState stored = persister.read(key);
+            LOG.debug("Loading share-partition {} ({})", key, stored == null ? "new" : "start " + stored.startOffset());
             if (stored != null && stored.startOffset() >= 0) {
                 onShard(shard, source.cover(partition, stored.startOffset()), t -> {
                     if (t != null) {
@@ -193,16 +204,17 @@ final class SharePartitions {
                     }
                     holder.become(SharePartition.load(key, stored, () -> groups.shareConfig(key.groupId()),
                             events.create(key, partition), shard.nowMs()), null);
+                    LOG.debug("Share-partition {} loaded", key);
                 });
                 return;
             }
-            AutoOffsetReset reset = groups.config(key.groupId()).effectiveAutoOffsetReset();
             // The first start offset must be durable before any record is handed out, or a
             // restart would pick a new one and silently skip or repeat the backlog. The
             // share-partition is built back on its shard, never on the persister's thread.
             // handle, not whenComplete: a failed initialization must reach fail() on the shard,
             // not the "shard stopped" branch below.
-            source.initialStartOffset(partition, reset, clock.wallMs())
+            source.initialStartOffset(partition, () -> groups.config(key.groupId()).effectiveAutoOffsetReset(),
+                            clock.wallMs())
                     .thenCompose(start -> source.cover(partition, start).thenApply(v -> start))
                     .thenCompose(start -> persister.initialize(key, start).thenApply(v -> start))
                     .handle((start, t) -> {
@@ -215,6 +227,7 @@ final class SharePartitions {
                             int epoch = created == null ? 0 : created.stateEpoch();
                             holder.become(SharePartition.fresh(key, epoch, start,
                                     () -> groups.shareConfig(key.groupId()), events.create(key, partition)), null);
+                            LOG.debug("Share-partition {} created at {}", key, start);
                         });
                         return null;
                     }).exceptionally(t -> {
@@ -257,6 +270,22 @@ final class SharePartitions {
                 if (h != null) {
                     onForgotten.accept(h);
                 }
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * Drops every share-partition {@code moved} names from every shard, and from the admin index,
+     * without writing anything: its state is served elsewhere now.
+     */
+    CompletableFuture<Void> forgetIf(Shard[] shards, Predicate<SharePartitionKey> moved) {
+        stateKeys.removeIf(moved);
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (Shard shard : shards) {
+            all.add(shard.call(() -> {
+                owned(shard).keySet().removeIf(moved);
                 return null;
             }));
         }

@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.BaseRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -128,6 +129,9 @@ public final class ShareService {
      * the request.
      */
     private static Acquired notAcquired(Throwable failure) {
+        if (Futures.unwrap(failure) instanceof NotLeaderOrFollowerException) {
+            return Acquired.failed(Errors.NOT_LEADER_OR_FOLLOWER); // a gateway node that does not serve it
+        }
         LOG.warn("Acquiring failed; the partition answers KAFKA_STORAGE_ERROR", Futures.storageFailure(failure));
         return Acquired.failed(Errors.KAFKA_STORAGE_ERROR);
     }
@@ -272,6 +276,9 @@ public final class ShareService {
         Partition partition = partitions.get(tp);
         if (partition == null) {
             return AckStages.done(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        if (!persister.serves(key)) {
+            return AckStages.done(Errors.NOT_LEADER_OR_FOLLOWER); // a gateway node that does not serve it
         }
         CompletableFuture<Errors> outcome = new CompletableFuture<>();
         CompletableFuture<Void> applied = live.with(partition, key, false, Boolean.FALSE, (holder, sp) -> {

@@ -159,6 +159,28 @@ public final class ShareSessions {
         });
     }
 
+    /**
+     * Ends, without releasing anything, every session holding a partition {@code moved} names: a
+     * gateway node no longer serves those partitions (another node took their state over). The
+     * members' next ShareFetch finds no session, opens a new one with what they believe this node
+     * leads, and is told which partitions it does not.
+     */
+    public CompletableFuture<Void> endSessionsWith(java.util.function.Predicate<PartitionRef> moved) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (Shard shard : shards.shards()) {
+            all.add(shard.call(() -> {
+                Map<Key, Session> sessions = byShard.get(shard.id());
+                for (Session session : List.copyOf(sessions.values())) {
+                    if (session.partitions.stream().anyMatch(moved)) {
+                        remove(sessions, session);
+                    }
+                }
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
     /** Shard thread only. */
     private void remove(Map<Key, Session> sessions, Session session) {
         if (sessions.remove(session.key, session)) {

@@ -1,0 +1,104 @@
+package io.pier.gateway;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.Supplier;
+
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.Uuid;
+
+import io.pier.gateway.StatePartitionAssignor.NodeAddress;
+import io.pier.gateway.StatePartitionAssignor.Ownership;
+import io.pier.service.ClientConnection;
+import io.pier.service.NodeInfo;
+
+/**
+ * The gateway nodes of one upstream cluster as clients see them, from the last split of the state
+ * partitions ({@link StatePartitionAssignor}): the brokers are the nodes in the group; a
+ * topic-partition's leader is the node serving the state partition of its share-partitions; a
+ * group's coordinator (and a transactional id's) is the node serving the state partition of its
+ * id. Before the first split this node is alone, and leads nothing.
+ */
+public final class GatewayCluster implements GatewayNodes {
+    private final Supplier<NodeInfo> self;
+    private final int statePartitions;
+    private volatile Ownership ownership = Ownership.NONE;
+
+    GatewayCluster(Supplier<NodeInfo> self, int statePartitions) {
+        this.self = self;
+        this.statePartitions = statePartitions;
+    }
+
+    /** The map of the last rebalance; called on the membership thread. */
+    void update(Ownership next) {
+        ownership = next;
+    }
+
+    @Override
+    public List<NodeInfo> all(ClientConnection seenFrom) {
+        NodeInfo me = self.get().seenFrom(seenFrom);
+        List<NodeInfo> out = new ArrayList<>();
+        boolean meListed = false;
+        for (NodeAddress n : ownership.nodes()) {
+            if (n.nodeId() == me.nodeId()) {
+                out.add(me);
+                meListed = true;
+            } else {
+                out.add(new NodeInfo(n.nodeId(), n.host(), n.port(), me.clusterId()));
+            }
+        }
+        if (!meListed) {
+            out.add(me);
+        }
+        out.sort(Comparator.comparingInt(NodeInfo::nodeId));
+        return out;
+    }
+
+    @Override
+    public int self() {
+        return self.get().nodeId();
+    }
+
+    @Override
+    public int controller() {
+        return all(null).get(0).nodeId();
+    }
+
+    @Override
+    public int owner(Uuid topicId, int partition) {
+        NodeAddress n = ownership.owners().get(PartitionedShareState.partitionOf(topicId, partition, statePartitions));
+        return n == null ? -1 : n.nodeId();
+    }
+
+    /** The node coordinating group or transactional id {@code key}, with the client's view of this node; null if none yet. */
+    NodeInfo coordinator(String key, ClientConnection seenFrom) {
+        NodeAddress n = ownership.owners().get(PartitionedShareState.partitionOf(key, statePartitions));
+        if (n == null) {
+            return null;
+        }
+        NodeInfo me = self.get().seenFrom(seenFrom);
+        return n.nodeId() == me.nodeId() ? me : new NodeInfo(n.nodeId(), n.host(), n.port(), me.clusterId());
+    }
+
+    @Override
+    public List<Node> upstreamShare(List<Node> upstreamBrokers) {
+        List<NodeInfo> nodes = all(null);
+        int me = self.get().nodeId();
+        int index = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            if (nodes.get(i).nodeId() == me) {
+                index = i;
+            }
+        }
+        List<Node> sorted = new ArrayList<>(upstreamBrokers);
+        sorted.sort(Comparator.comparingInt(Node::id));
+        List<Node> mine = new ArrayList<>();
+        for (int i = 0; i < sorted.size(); i++) {
+            if (i % nodes.size() == index) {
+                mine.add(sorted.get(i));
+            }
+        }
+        return mine;
+    }
+}

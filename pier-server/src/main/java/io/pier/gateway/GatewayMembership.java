@@ -1,0 +1,179 @@
+package io.pier.gateway;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.pier.service.BrokerServices;
+import io.pier.state.DurableSharePersister;
+
+/**
+ * A gateway node's membership in the group of gateway nodes of its upstream, kept with Kafka's
+ * own classic group protocol on the upstream (as Kafka Connect workers do): a consumer that
+ * subscribes to the state topic and never reads it, on its own thread ({@code pier-gateway-group}),
+ * whose assignment (by {@link StatePartitionAssignor}) says which state partitions this node
+ * serves. A node that stops leaves the group at once; one that dies or is cut off is removed after
+ * {@code pier.gateway.session.timeout.ms}, and the survivors take its state partitions over: each
+ * opening fences the old writer, and the records it had handed out are available again at once.
+ *
+ * <pre>
+ *   assigned p ──▶ GatewayState.take(p): fence, replay ──▶ the engine lists p's share-partitions
+ *   revoked / lost p ──▶ the engine drops p's share-partitions and their sessions ──▶ release(p)
+ * </pre>
+ */
+public final class GatewayMembership implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayMembership.class);
+    public static final String GROUP_ID = "pier.gateway.group.id";
+    public static final String SESSION_TIMEOUT_MS = "pier.gateway.session.timeout.ms";
+    static final String DEFAULT_GROUP_ID = "pier-gateway";
+    static final int DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+    private static final Duration POLL = Duration.ofMillis(200);
+
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final GatewayState state;
+    private final BrokerServices services;
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    private GatewayMembership(KafkaConsumer<byte[], byte[]> consumer, GatewayState state, BrokerServices services) {
+        this.consumer = consumer;
+        this.state = state;
+        this.services = services;
+        this.thread = new Thread(this::run, "pier-gateway-group");
+        thread.setDaemon(true);
+    }
+
+    /**
+     * Joins the gateway group of the upstream as {@code self}; {@code cluster} learns each
+     * rebalance's map. The first assignment comes a moment later (the group's join).
+     */
+    public static GatewayMembership join(Map<String, String> config, Map<String, Object> upstreamSettings,
+            StatePartitionAssignor.NodeAddress self, GatewayState state, BrokerServices services,
+            GatewayCluster cluster) {
+        int sessionMs = Integer.parseInt(config.getOrDefault(SESSION_TIMEOUT_MS,
+                String.valueOf(DEFAULT_SESSION_TIMEOUT_MS)));
+        Map<String, Object> props = new HashMap<>(upstreamSettings);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, config.getOrDefault(GROUP_ID, DEFAULT_GROUP_ID));
+        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+        props.put(ConsumerConfig.CLIENT_ID_CONFIG, "pier-gateway-" + self.nodeId());
+        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionMs);
+        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Math.max(100, sessionMs / 5));
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, StatePartitionAssignor.class.getName());
+        props.put(StatePartitionAssignor.TOPIC_CONFIG, state.topic());
+        props.put(StatePartitionAssignor.SELF_CONFIG, self);
+        props.put(StatePartitionAssignor.LISTENER_CONFIG,
+                (java.util.function.Consumer<StatePartitionAssignor.Ownership>) cluster::update);
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        GatewayMembership m = new GatewayMembership(consumer, state, services);
+        consumer.subscribe(List.of(state.topic()), m.new Listener());
+        m.thread.start();
+        return m;
+    }
+
+    private void run() {
+        try {
+            while (running) {
+                consumer.poll(POLL); // heartbeats, rebalances; the assigned partitions are paused, never read
+            }
+        } catch (WakeupException e) {
+            // closing
+        } catch (RuntimeException e) {
+            LOG.error("The gateway group membership failed; this node serves no share state until restarted", e);
+            release(new HashSet<>(List.copyOf(served())));
+        } finally {
+            try {
+                consumer.close(Duration.ofSeconds(10)); // leaves the group: the others take over at once
+            } catch (RuntimeException e) {
+                LOG.warn("Leaving the gateway group failed", e);
+            }
+        }
+    }
+
+    private Set<Integer> served() {
+        Set<Integer> out = new HashSet<>();
+        for (int p = 0; p < state.partitions(); p++) {
+            if (state.owns(p)) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** Called on the membership thread, inside poll. */
+    private final class Listener implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            consumer.pause(partitions);
+            for (TopicPartition tp : partitions) {
+                try {
+                    DurableSharePersister taken = state.take(tp.partition());
+                    services.shareStateTaken(taken.keys());
+                } catch (IOException e) {
+                    // Another node may still be writing it (then it is fenced now) or the upstream
+                    // failed: give the partition up and let the group hand it out again.
+                    LOG.error("Taking over share state partition {} failed; leaving it to the group", tp.partition(), e);
+                    state.release(tp.partition());
+                    consumer.enforceRebalance("share state partition " + tp.partition() + " could not be opened");
+                }
+            }
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            Set<Integer> ps = new HashSet<>();
+            partitions.forEach(tp -> ps.add(tp.partition()));
+            release(ps);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            LOG.warn("This gateway node lost its place in the gateway group (session timed out?); "
+                    + "its share state partitions {} are served elsewhere now", partitions);
+            onPartitionsRevoked(partitions);
+        }
+    }
+
+    /** Drops the engine's share-partitions of these state partitions, then stops serving them. */
+    private void release(Set<Integer> partitions) {
+        if (partitions.isEmpty()) {
+            return;
+        }
+        int n = state.partitions();
+        try {
+            services.shareStateReleased((topicId, partition) ->
+                    partitions.contains(PartitionedShareState.partitionOf(topicId, partition, n)))
+                    .get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warn("Dropping the share-partitions of state partitions {} failed", partitions, e);
+        }
+        partitions.forEach(state::release);
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        consumer.wakeup();
+        try {
+            thread.join(15_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
