@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
@@ -21,13 +23,18 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,7 +52,9 @@ import io.pier.server.Pier;
  * the share groups exactly where the old one left them: what was accepted never comes back, what
  * was not (the records a consumer held when the gateway stopped included) does, and the group's
  * start offsets are the same. The old node's data folder is deleted before the new one starts,
- * so nothing can come from local files.
+ * so nothing can come from local files. Clients come to the new node as soon as it serves them,
+ * as they do after a restart; the group's configs must have survived too, and a consumer that
+ * fetches while the new node is still taking its state over must lose nothing.
  *
  * <p>Delivery counts: Pier persists every acquisition before the consumer gets the records
  * ({@code pier.share.delivery.count.durable}, on by default), as AVAILABLE with the new count, so
@@ -192,7 +201,7 @@ class GatewayRestartIT {
             // ones on their second delivery, the others on their first
             Map<String, Integer> got = new HashMap<>();
             Map<String, Short> counts = new HashMap<>();
-            consumeAll(b, topic, group, notAccepted(before, 2, 200).size(), got, counts);
+            consumeAll(b, topic, group, notAccepted(before, 2, 200).size(), got, counts, Duration.ofSeconds(30));
             soft.assertThat(got.keySet()).as("records delivered on B")
                     .containsExactlyInAnyOrderElementsOf(notAccepted(before, 2, 200));
             got.forEach((value, times) -> soft.assertThat(times).as("deliveries of " + value).isEqualTo(1));
@@ -248,9 +257,9 @@ class GatewayRestartIT {
                 consumer.subscribe(Set.of(topic));
                 // Once its share-partition exists, a marker is produced: when the marker has come,
                 // whatever was to come before it has come too (offset order), so the wait ends.
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
                 boolean produced = false;
-                for (int rounds = 0; !got.containsKey("marker-0") && rounds < 200 && System.nanoTime() < deadline;
+                for (int rounds = 0; !got.containsKey("marker-0") && rounds < 100 && System.nanoTime() < deadline;
                         rounds++) {
                     consume(consumer, got, counts, () -> false, Duration.ofMillis(400));
                     if (!produced && shareGroupOffsetsOrEmpty(b, group).containsKey(tp)) {
@@ -283,6 +292,72 @@ class GatewayRestartIT {
         }
     }
 
+    /**
+     * A restarted gateway serves clients before it has taken every state partition over (it takes
+     * them one after another, each replayed from the upstream). A consumer that comes at once may
+     * fetch partitions whose state the node does not serve yet, alone or with partitions whose
+     * state it serves already: the former must be answered with a retriable error
+     * (NOT_LEADER_OR_FOLLOWER, after which the client asks again), the latter with their records,
+     * and no acquisition may be lost on the way, so every record comes once, on its first
+     * delivery, within seconds of the take-over.
+     *
+     * <p>The window is made wide and certain to be hit: a state topic of its own with 48
+     * partitions (each taken in turn), a topic of 48 partitions (so its partitions map onto every
+     * state partition), one record waiting on each, and a group whose own state partition is the
+     * first taken (the gateway places a group by {@code String.hashCode} modulo the partition
+     * count), so the consumer joins, and fetches, early in the take-over.
+     */
+    @Test
+    void shouldLoseNoAcquisitionToAConsumerThatFetchesWhileTheGatewayTakesItsStateOver() throws Exception {
+        int statePartitions = 48;
+        String topic = "during-take-over";
+        try (Admin direct = Admin.create(UPSTREAM.clientConfig())) {
+            direct.createTopics(List.of(new NewTopic(topic, statePartitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        Set<String> waiting = new HashSet<>();
+        Map<String, Object> producerConfig = UPSTREAM.clientConfig();
+        producerConfig.put("acks", "all");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerConfig, new StringSerializer(),
+                new StringSerializer())) {
+            List<Future<RecordMetadata>> acks = new ArrayList<>();
+            for (int p = 0; p < statePartitions; p++) {
+                acks.add(producer.send(new ProducerRecord<>(topic, p, null, "r" + p)));
+                waiting.add("r" + p);
+            }
+            for (Future<RecordMetadata> ack : acks) {
+                ack.get(30, TimeUnit.SECONDS);
+            }
+        }
+        String group = null;
+        for (int i = 0; i < 10_000 && group == null; i++) {
+            if (Math.floorMod(("take-over-" + i).hashCode(), statePartitions) == 0) {
+                group = "take-over-" + i;
+            }
+        }
+        assertThat(group).isNotNull();
+
+        // When a gateway starts and a consumer of the group comes at once
+        Pier gateway = Pier.builder().dataDir(folders.resolve("gateway"))
+                .config("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers())
+                .config("pier.gateway.state.topic", "__pier_share_state_take_over")
+                .config("pier.gateway.state.partitions", Integer.toString(statePartitions)).start();
+        Map<String, Integer> got = new HashMap<>();
+        Map<String, Short> counts = new HashMap<>();
+        try {
+            new ShareClients(gateway.bootstrapServers()).setGroupConfig(group, "share.auto.offset.reset", "earliest");
+            // The take-over takes 130 to 250 ms a state partition here (6 to 12 s in all); once it
+            // is done, the 48 records come within a second or two.
+            consumeAll(gateway, topic, group, statePartitions, got, counts, Duration.ofSeconds(20));
+        } finally {
+            gateway.close();
+        }
+
+        // Then every record came once, on its first delivery
+        assertThat(got.keySet()).containsExactlyInAnyOrderElementsOf(waiting);
+        assertThat(got).allSatisfy((value, times) -> assertThat(times).as(value).isEqualTo(1));
+        assertThat(counts).allSatisfy((value, count) -> assertThat(count).as(value).isEqualTo((short) 1));
+    }
+
     /** Every "p{partition}-{i}" value produced by {@link #acceptThenHoldAndStop} that was not accepted. */
     private static Set<String> notAccepted(BeforeRestart before, int partitions, int perPartition) {
         Set<String> out = new HashSet<>();
@@ -297,15 +372,15 @@ class GatewayRestartIT {
 
     /**
      * A new consumer of {@code group} on {@code gateway} accepts what it gets until {@code expected}
-     * distinct values came (at most 40 s), then 2 s more: nothing beyond them may come (an
+     * distinct values came (at most {@code max}), then 2 s more: nothing beyond them may come (an
      * accepted record, a second copy).
      */
     private static void consumeAll(Pier gateway, String topic, String group, int expected, Map<String, Integer> got,
-            Map<String, Short> counts) {
+            Map<String, Short> counts, Duration max) {
         try (KafkaShareConsumer<String, String> consumer = new ShareClients(gateway.bootstrapServers())
                 .consumer(group, "explicit")) {
             consumer.subscribe(Set.of(topic));
-            consume(consumer, got, counts, () -> got.size() >= expected, Duration.ofSeconds(40));
+            consume(consumer, got, counts, () -> got.size() >= expected, max);
             consume(consumer, got, counts, () -> false, Duration.ofSeconds(2));
         }
     }
