@@ -47,8 +47,8 @@ import io.pier.server.Pier;
  * Assertions are on exact printed values.
  *
  * <p>The share-group test runs last: a gateway serves clients before it has taken its share
- * state partitions over, and a share consumer fetching in that window hits a gateway bug that
- * {@link GatewayRestartIT} shows on its own; here the tools are under test, not the take-over.
+ * state partitions over, and a share consumer fetching in that window is what {@link
+ * GatewayRestartIT} tests on its own; here the tools are under test, not the take-over.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
