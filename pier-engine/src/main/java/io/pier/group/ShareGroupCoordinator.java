@@ -217,6 +217,17 @@ public final class ShareGroupCoordinator {
         return group.size() > 0 ? Errors.NON_EMPTY_GROUP : Errors.NONE;
     }
 
+    /**
+     * Knows {@code groupId} as an existing share group, Empty if it was not known: its existence
+     * was made durable elsewhere (a gateway node took over the state partition that records it).
+     */
+    public void restoreGroup(String groupId) {
+        if (!groups.containsKey(groupId)) {
+            groups.put(groupId, new ShareGroup(groupId, 0));
+            changeCount++;
+        }
+    }
+
     public boolean exists(String groupId) {
         return groups.containsKey(groupId);
     }

@@ -10,8 +10,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.ShareFetchRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -19,6 +22,7 @@ import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
 import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
 import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest;
 import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.EndTxnRequest;
@@ -34,6 +38,7 @@ import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
 import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.requests.ShareGroupDescribeRequest;
 import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
@@ -47,6 +52,8 @@ import io.pier.protocol.ApiVersionsHandler;
 import io.pier.protocol.BrokerFeatures;
 import io.pier.protocol.CoordinatorHandlers;
 import io.pier.service.BrokerServices;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.TopicMetadata;
 import io.pier.service.NodeInfo;
 
 /**
@@ -105,7 +112,8 @@ public final class GatewayApis {
         }
         router.retainOnly(ANSWERED_HERE);
 
-        GatewayCluster cluster = new GatewayCluster(node, state.partitions());
+        GatewayTopics topics = new GatewayTopics(upstream, services.topics());
+        GatewayCluster cluster = new GatewayCluster(node, state.partitions(), topics);
         ShareRouting routing = new ShareRouting(cluster, state);
         short transactionVersion = upstream.versions().finalizedFeatures()
                 .getOrDefault(TransactionConfig.TRANSACTION_VERSION, (short) 0);
@@ -117,7 +125,6 @@ public final class GatewayApis {
         apis.registerAll();
 
         // Share groups: this node's engine, for the groups it coordinates and the partitions it leads.
-        GatewayTopics topics = new GatewayTopics(upstream, services.topics());
         ApiHandler heartbeat = share.get(ApiKeys.SHARE_GROUP_HEARTBEAT);
         router.register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, routing.heartbeat(GatewayApis::heartbeatGroup,
                 r -> topics.ensure(r.bodyAs(ShareGroupHeartbeatRequest.class).data().subscribedTopicNames())
@@ -126,16 +133,28 @@ public final class GatewayApis {
         // engine itself (SharePersister.serves), so it stays in the member's share session here.
         ApiHandler fetch = share.get(ApiKeys.SHARE_FETCH);
         router.register(ApiKeys.SHARE_FETCH, 1, 2, r -> topics.ensureIds(shareFetchTopics(r))
-                .thenCompose(v -> fetch.handle(r)));
+                .thenCompose(v -> {
+                    preload(r, services);
+                    return fetch.handle(r);
+                }));
         ApiHandler acknowledge = share.get(ApiKeys.SHARE_ACKNOWLEDGE);
         router.register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2, r -> topics.ensureIds(shareAcknowledgeTopics(r))
                 .thenCompose(v -> acknowledge.handle(r)));
-        router.register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, share.get(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS));
-        router.register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, routing.ifCoordinator(
-                r -> r.bodyAs(AlterShareGroupOffsetsRequest.class).data().groupId(),
-                share.get(ApiKeys.ALTER_SHARE_GROUP_OFFSETS)));
+        router.register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, routing.ifCoordinator(
+                r -> r.bodyAs(ShareGroupDescribeRequest.class).data().groupIds(),
+                share.get(ApiKeys.SHARE_GROUP_DESCRIBE)));
+        ApiHandler describeOffsets = routing.ifCoordinator(GatewayApis::describedGroups,
+                share.get(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS));
+        router.register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, r -> topics.ensure(describedTopics(r))
+                .thenCompose(v -> describeOffsets.handle(r)));
+        ApiHandler alterOffsets = routing.ifCoordinator(
+                r -> List.of(r.bodyAs(AlterShareGroupOffsetsRequest.class).data().groupId()),
+                share.get(ApiKeys.ALTER_SHARE_GROUP_OFFSETS));
+        // The topics Admin names are copied here first: no share group may have subscribed to them yet.
+        router.register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, r -> topics.ensure(alteredTopics(r))
+                .thenCompose(v -> alterOffsets.handle(r)));
         router.register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, routing.ifCoordinator(
-                r -> r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId(),
+                r -> List.of(r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId()),
                 share.get(ApiKeys.DELETE_SHARE_GROUP_OFFSETS)));
 
         LocalOrUpstream both = new LocalOrUpstream(apis.forwarding);
@@ -155,22 +174,69 @@ public final class GatewayApis {
      * gateway node through the upstream; answered once the upstream has them.
      */
     private static ApiHandler published(ApiHandler local, BrokerServices services, GroupConfigSync settings) {
-        return request -> local.handle(request).thenCompose(answer -> {
-            if (request.bodyAs(IncrementalAlterConfigsRequest.class).data().validateOnly()) {
-                return CompletableFuture.completedFuture(answer);
+        return request -> {
+            IncrementalAlterConfigsRequestData in = request.bodyAs(IncrementalAlterConfigsRequest.class).data();
+            if (in.validateOnly()) {
+                return local.handle(request);
             }
-            List<CompletableFuture<Void>> writes = new ArrayList<>();
-            for (IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse r
-                    : ((IncrementalAlterConfigsResponseData) answer.data()).responses()) {
-                if (r.errorCode() == Errors.NONE.code()) {
-                    writes.add(settings.publish(r.resourceName(),
-                            services.shareGroups().config(r.resourceName()).overrides()));
+            // Numbered before they apply here, so this node's older records of a group are skipped.
+            Map<String, Long> changes = new java.util.HashMap<>();
+            in.resources().forEach(r -> changes.put(r.resourceName(), settings.beginChange(r.resourceName())));
+            return local.handle(request).thenCompose(answer -> {
+                List<CompletableFuture<Void>> writes = new ArrayList<>();
+                for (IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse r
+                        : ((IncrementalAlterConfigsResponseData) answer.data()).responses()) {
+                    if (r.errorCode() == Errors.NONE.code()) {
+                        writes.add(settings.publish(r.resourceName(),
+                                services.shareGroups().config(r.resourceName()).overrides(),
+                                changes.get(r.resourceName())));
+                    }
                 }
+                return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
+                        .handle((v, failure) -> failure == null ? answer
+                                : request.body().getErrorResponse(0, Forwarding.unwrap(failure)));
+            });
+        };
+    }
+
+    /**
+     * Starts loading the share-partitions a ShareFetch adds, side by side: on a gateway each load
+     * asks the upstream (a start offset, a first write), which acquisition would do one at a time.
+     */
+    private static void preload(ApiRequest request, BrokerServices services) {
+        ShareFetchRequestData data = request.bodyAs(ShareFetchRequest.class).data();
+        for (ShareFetchRequestData.FetchTopic t : data.topics()) {
+            TopicMetadata topic = services.topics().topic(t.topicId());
+            if (topic == null) {
+                continue;
             }
-            return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
-                    .handle((v, failure) -> failure == null ? answer
-                            : request.body().getErrorResponse(0, Forwarding.unwrap(failure)));
+            for (ShareFetchRequestData.FetchPartition p : t.partitions()) {
+                services.shares().preload(new TopicPartition(topic.name(), p.partitionIndex()),
+                        new SharePartitionKey(data.groupId(), t.topicId(), p.partitionIndex()));
+            }
+        }
+    }
+
+    private static List<String> describedGroups(ApiRequest request) {
+        List<String> ids = new ArrayList<>();
+        request.bodyAs(DescribeShareGroupOffsetsRequest.class).data().groups().forEach(g -> ids.add(g.groupId()));
+        return ids;
+    }
+
+    private static List<String> describedTopics(ApiRequest request) {
+        List<String> names = new ArrayList<>();
+        request.bodyAs(DescribeShareGroupOffsetsRequest.class).data().groups().forEach(g -> {
+            if (g.topics() != null) {
+                g.topics().forEach(t -> names.add(t.topicName()));
+            }
         });
+        return names;
+    }
+
+    private static List<String> alteredTopics(ApiRequest request) {
+        List<String> names = new ArrayList<>();
+        request.bodyAs(AlterShareGroupOffsetsRequest.class).data().topics().forEach(t -> names.add(t.topicName()));
+        return names;
     }
 
     private static List<Uuid> shareFetchTopics(ApiRequest request) {

@@ -23,11 +23,18 @@ import io.pier.service.NodeInfo;
 public final class GatewayCluster implements GatewayNodes {
     private final Supplier<NodeInfo> self;
     private final int statePartitions;
+    private final GatewayTopics topics;
     private volatile Ownership ownership = Ownership.NONE;
 
-    GatewayCluster(Supplier<NodeInfo> self, int statePartitions) {
+    GatewayCluster(Supplier<NodeInfo> self, int statePartitions, GatewayTopics topics) {
         this.self = self;
         this.statePartitions = statePartitions;
+        this.topics = topics;
+    }
+
+    /** Copies upstream topics into this node's metadata. */
+    GatewayTopics topics() {
+        return topics;
     }
 
     /** The map of the last rebalance; called on the membership thread. */

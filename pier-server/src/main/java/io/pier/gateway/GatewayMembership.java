@@ -47,13 +47,16 @@ public final class GatewayMembership implements AutoCloseable {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final GatewayState state;
     private final BrokerServices services;
+    private final GatewayTopics topics;
     private final Thread thread;
     private volatile boolean running = true;
 
-    private GatewayMembership(KafkaConsumer<byte[], byte[]> consumer, GatewayState state, BrokerServices services) {
+    private GatewayMembership(KafkaConsumer<byte[], byte[]> consumer, GatewayState state, BrokerServices services,
+            GatewayTopics topics) {
         this.consumer = consumer;
         this.state = state;
         this.services = services;
+        this.topics = topics;
         this.thread = new Thread(this::run, "pier-gateway-group");
         thread.setDaemon(true);
     }
@@ -65,6 +68,7 @@ public final class GatewayMembership implements AutoCloseable {
     public static GatewayMembership join(Map<String, String> config, Map<String, Object> upstreamSettings,
             StatePartitionAssignor.NodeAddress self, GatewayState state, BrokerServices services,
             GatewayCluster cluster) {
+        GatewayTopics topics = cluster.topics();
         int sessionMs = Integer.parseInt(config.getOrDefault(SESSION_TIMEOUT_MS,
                 String.valueOf(DEFAULT_SESSION_TIMEOUT_MS)));
         Map<String, Object> props = new HashMap<>(upstreamSettings);
@@ -81,7 +85,7 @@ public final class GatewayMembership implements AutoCloseable {
                 (java.util.function.Consumer<StatePartitionAssignor.Ownership>) cluster::update);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
-        GatewayMembership m = new GatewayMembership(consumer, state, services);
+        GatewayMembership m = new GatewayMembership(consumer, state, services, topics);
         consumer.subscribe(List.of(state.topic()), m.new Listener());
         m.thread.start();
         return m;
@@ -124,13 +128,21 @@ public final class GatewayMembership implements AutoCloseable {
             for (TopicPartition tp : partitions) {
                 try {
                     DurableSharePersister taken = state.take(tp.partition());
-                    services.shareStateTaken(taken.keys());
-                } catch (IOException e) {
+                    // Its topics are copied here too, so Admin describes its share-partitions at once.
+                    java.util.Set<org.apache.kafka.common.Uuid> topicIds = new HashSet<>();
+                    taken.keys().forEach(k -> topicIds.add(k.topicId()));
+                    topics.ensureIds(topicIds).thenCompose(v -> services.shareStateTaken(taken.keys(), taken.groups()))
+                            .get(30, TimeUnit.SECONDS);
+                    state.serve(tp.partition());
+                } catch (IOException | java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
                     // Another node may still be writing it (then it is fenced now) or the upstream
                     // failed: give the partition up and let the group hand it out again.
                     LOG.error("Taking over share state partition {} failed; leaving it to the group", tp.partition(), e);
                     state.release(tp.partition());
                     consumer.enforceRebalance("share state partition " + tp.partition() + " could not be opened");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 }
             }
         }

@@ -83,8 +83,8 @@ public final class GatewayState implements AutoCloseable {
 
     /**
      * Opens state partition {@code p} (fencing any node that wrote it before: a node that is gone,
-     * or one cut off from the group that still believes it owns it), replays it, then serves it;
-     * returns its persister, whose keys and groups are now this node's.
+     * or one cut off from the group that still believes it owns it) and replays it; returns its
+     * persister, whose keys and groups are this node's. {@link #serve} then puts it in service.
      */
     DurableSharePersister take(int p) throws IOException {
         Served already = served.get(p);
@@ -103,10 +103,21 @@ public final class GatewayState implements AutoCloseable {
         }
         slot.start(persister);
         served.put(p, new Served(p, persister, slot));
-        store.own(p, persister);
         LOG.info("Serving share state partition {} of upstream topic {}: {} share-partitions, {} groups ({} ms)", p,
                 topic, persister.keys().size(), persister.groups().size(), System.currentTimeMillis() - startMs);
         return persister;
+    }
+
+    /**
+     * Serves state partition {@code p}, taken by {@link #take}, from now on: its writes, reads and
+     * the requests routed by it come here. Separate from the take so that the engine learns its
+     * groups and share-partitions first, and no request finds it half known.
+     */
+    void serve(int p) {
+        Served s = served.get(p);
+        if (s != null) {
+            store.own(p, s.persister());
+        }
     }
 
     /**

@@ -20,6 +20,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -44,11 +45,16 @@ public final class GroupConfigSync implements AutoCloseable {
     static final String TOPIC = "pier.gateway.config.topic";
     static final String DEFAULT_TOPIC = "__pier_group_configs";
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final String NODE_HEADER = "pier.node";
+    private static final String CHANGE_HEADER = "pier.change";
 
     private record Waiter(long offset, CompletableFuture<Void> done) {}
 
     private final TopicPartition partition;
     private final ShareGroups groups;
+    private final String self;
+    /** Per group: the number of this node's last change, to tell its own stale records from new ones. */
+    private final Map<String, Long> changes = new java.util.concurrent.ConcurrentHashMap<>();
     private final KafkaProducer<String, String> producer;
     private final KafkaConsumer<String, String> consumer;
     private final Admin admin;
@@ -58,9 +64,10 @@ public final class GroupConfigSync implements AutoCloseable {
     private volatile long applied;
     private volatile boolean running = true;
 
-    private GroupConfigSync(String topic, Map<String, Object> upstream, ShareGroups groups) {
+    private GroupConfigSync(String topic, Map<String, Object> upstream, ShareGroups groups, int nodeId) {
         this.partition = new TopicPartition(topic, 0);
         this.groups = groups;
+        this.self = String.valueOf(nodeId);
         Map<String, Object> p = new HashMap<>(upstream);
         p.put("acks", "all");
         p.put("enable.idempotence", true);
@@ -75,8 +82,8 @@ public final class GroupConfigSync implements AutoCloseable {
     }
 
     /** Creates the topic if needed and starts applying it from its beginning. */
-    public static GroupConfigSync start(Map<String, String> config, Map<String, Object> upstream, ShareGroups groups)
-            throws Exception {
+    public static GroupConfigSync start(Map<String, String> config, Map<String, Object> upstream, ShareGroups groups,
+            int nodeId) throws Exception {
         String topic = config.getOrDefault(TOPIC, DEFAULT_TOPIC);
         try (Admin admin = Admin.create(upstream)) {
             int brokers = admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).size();
@@ -90,18 +97,35 @@ public final class GroupConfigSync implements AutoCloseable {
                 throw e;
             }
         }
-        GroupConfigSync sync = new GroupConfigSync(topic, upstream, groups);
+        GroupConfigSync sync = new GroupConfigSync(topic, upstream, groups, nodeId);
         sync.consumer.assign(List.of(sync.partition));
         sync.consumer.seekToBeginning(List.of(sync.partition));
         sync.thread.start();
         return sync;
     }
 
-    /** Writes a group's whole settings (empty: none) for every node; completes once the upstream has them. */
-    CompletableFuture<Void> publish(String groupId, Map<String, String> overrides) {
+    /**
+     * Numbers a change of {@code groupId}'s settings about to be applied here, before it is: from
+     * now on this node's own records of the group older than it are stale.
+     */
+    long beginChange(String groupId) {
+        return changes.merge(groupId, 1L, Long::sum);
+    }
+
+    /**
+     * Writes a group's whole settings (empty: none), already applied here as change {@code change}, for every node;
+     * completes once the upstream has them. Each record names its node and change number: this
+     * node skips its own records older than its last change of the group, which would otherwise
+     * undo a later change for a moment (three changes in a row, then a describe, on one node).
+     */
+    CompletableFuture<Void> publish(String groupId, Map<String, String> overrides, long change) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         String value = overrides.isEmpty() ? null : encode(overrides);
-        var unused = producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), groupId, value), (md, e) -> {
+        ProducerRecord<String, String> record = new ProducerRecord<>(partition.topic(), partition.partition(), groupId,
+                value);
+        record.headers().add(NODE_HEADER, self.getBytes(StandardCharsets.UTF_8))
+                .add(CHANGE_HEADER, String.valueOf(change).getBytes(StandardCharsets.UTF_8));
+        var unused = producer.send(record, (md, e) -> {
             if (e != null) {
                 done.completeExceptionally(e);
             } else {
@@ -153,6 +177,13 @@ public final class GroupConfigSync implements AutoCloseable {
     }
 
     private void apply(ConsumerRecord<String, String> r) {
+        Header node = r.headers().lastHeader(NODE_HEADER);
+        Header change = r.headers().lastHeader(CHANGE_HEADER);
+        if (node != null && change != null && self.equals(new String(node.value(), StandardCharsets.UTF_8))
+                && Long.parseLong(new String(change.value(), StandardCharsets.UTF_8))
+                        < changes.getOrDefault(r.key(), 0L)) {
+            return; // this node's own, older than what it has applied since
+        }
         Map<String, String> overrides = r.value() == null ? Map.of() : decode(r.value());
         try {
             groups.replaceConfig(r.key(), overrides).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

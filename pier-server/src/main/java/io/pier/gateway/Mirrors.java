@@ -102,6 +102,11 @@ final class Mirrors implements ShareLogSource {
         });
     }
 
+    @Override
+    public CompletableFuture<Long> endOffset(Partition partition) {
+        return upstream.listOffset(partition.topicPartition(), ListOffsetsRequest.LATEST_TIMESTAMP);
+    }
+
     /**
      * On the partition's shard: a mirror seen for the first time since start, or one that starts
      * after {@code start}, restarts empty at {@code start} (what the local log held may be stale);

@@ -23,10 +23,9 @@ import io.pier.protocol.ApiRequest;
  * Forwards requests addressed to partitions (Produce, Fetch, ListOffsets, DeleteRecords,
  * OffsetForLeaderEpoch, DescribeProducers) to the upstream leader of each partition. A request
  * whose partitions share one leader goes there unchanged; otherwise it is cut into one request per
- * leader and the answers are joined into one. A partition the gateway cannot route, even after
- * reading the upstream's metadata again, is answered with the error the upstream would give
- * (UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, LEADER_NOT_AVAILABLE), through kafka-clients' own
- * error answer for that part of the request.
+ * leader and the answers are joined into one. A partition whose leader the gateway does not know
+ * yet goes to any upstream broker, which answers it or says where it is
+ * (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION), while the metadata is read again.
  */
 final class PartitionForwarding {
     /** A partition as a request names it: by topic name, or from Fetch v13 and Produce v13 by topic id. */
@@ -60,14 +59,9 @@ final class PartitionForwarding {
         this.upstream = upstream;
     }
 
+    @SuppressWarnings("unchecked")
     <Q extends ApiMessage, R extends ApiMessage> CompletableFuture<AbstractResponse> forward(ApiRequest request,
             Shape<Q, R> shape, int timeoutMs) {
-        return forward(request, shape, timeoutMs, false);
-    }
-
-    @SuppressWarnings("unchecked")
-    private <Q extends ApiMessage, R extends ApiMessage> CompletableFuture<AbstractResponse> forward(
-            ApiRequest request, Shape<Q, R> shape, int timeoutMs, boolean refreshed) {
         AbstractRequest body = request.body();
         Q data = (Q) body.data();
         UpstreamView view = upstream.view();
@@ -78,10 +72,14 @@ final class PartitionForwarding {
             route.put(ref, leader);
             unknown |= leader == null;
         }
-        if (unknown && !refreshed) {
-            // A topic created a moment ago, or a leader that moved: read the metadata once more.
-            return upstream.refresh().handle((v, failure) -> null)
-                    .thenCompose(ignored -> forward(request, shape, timeoutMs, true));
+        if (unknown) {
+            // A topic created a moment ago, or a leader that moved: the metadata is read again for
+            // the next request, and this one goes on now, its unknown partitions to any broker (which
+            // answers them, or tells the client where they are). Waiting here would let the client's
+            // next request overtake this one, and an idempotent producer's batches must arrive in order.
+            var unused = upstream.refresh();
+            Node any = upstream.anyBroker();
+            route.replaceAll((ref, node) -> node == null ? any : node);
         }
         Map<Node, List<PartitionRef>> byNode = new LinkedHashMap<>();
         route.forEach((ref, node) -> byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(ref));
@@ -103,10 +101,7 @@ final class PartitionForwarding {
                 Q copy = (Q) outgoing.duplicate();
                 Node node = e.getKey();
                 shape.retain(copy, ref -> Objects.equals(route.get(ref), node));
-                AbstractRequest part = Messages.request(body.apiKey(), copy, version);
-                parts.add(node == null
-                        ? CompletableFuture.completedFuture(part.getErrorResponse(0, unroutable(view, e.getValue())))
-                        : sendTo(node, part, clientId, timeoutMs));
+                parts.add(sendTo(node, Messages.request(body.apiKey(), copy, version), clientId, timeoutMs));
             }
         }
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(done -> {
@@ -160,19 +155,5 @@ final class PartitionForwarding {
     private static Node leader(UpstreamView view, PartitionRef ref) {
         String name = ref.name() != null && !ref.name().isEmpty() ? ref.name() : view.name(ref.id());
         return name == null ? null : view.leader(new TopicPartition(name, ref.partition()));
-    }
-
-    /** Why these partitions have no leader to go to, as the upstream would say it. */
-    private static Throwable unroutable(UpstreamView view, List<PartitionRef> refs) {
-        PartitionRef ref = refs.get(0);
-        boolean byId = ref.name() == null || ref.name().isEmpty();
-        String name = byId ? view.name(ref.id()) : ref.name();
-        if (name == null) {
-            return byId ? Errors.UNKNOWN_TOPIC_ID.exception() : Errors.UNKNOWN_TOPIC_OR_PARTITION.exception();
-        }
-        UpstreamView.Topic topic = view.topics().get(name);
-        return topic != null && ref.partition() >= 0 && ref.partition() < topic.partitions()
-                ? Errors.LEADER_NOT_AVAILABLE.exception()
-                : Errors.UNKNOWN_TOPIC_OR_PARTITION.exception();
     }
 }

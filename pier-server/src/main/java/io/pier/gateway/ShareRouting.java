@@ -1,5 +1,6 @@
 package io.pier.gateway;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.apache.kafka.common.message.DescribeClusterRequestData;
@@ -85,11 +86,28 @@ final class ShareRouting {
         return CompletableFuture.completedFuture(Messages.response(ApiKeys.DESCRIBE_CLUSTER, out, request.version()));
     }
 
-    /** A share-group request for one group: answered here only if this node coordinates it. */
-    ApiHandler ifCoordinator(java.util.function.Function<ApiRequest, String> groupId, ApiHandler local) {
-        return request -> coordinates(groupId.apply(request)) ? local.handle(request)
-                : CompletableFuture.completedFuture(request.body().getErrorResponse(0,
-                        Errors.NOT_COORDINATOR.exception("another gateway node coordinates this group")));
+    /**
+     * Why this node does not answer for {@code groupId}: COORDINATOR_LOAD_IN_PROGRESS while it is
+     * taking the group's state partition over (the client waits and asks again here), else
+     * NOT_COORDINATOR (the client looks the coordinator up again).
+     */
+    Errors notHere(String groupId, ApiRequest request) {
+        NodeInfo owner = cluster.coordinator(groupId, request.connection());
+        return owner != null && owner.nodeId() == cluster.self() ? Errors.COORDINATOR_LOAD_IN_PROGRESS
+                : Errors.NOT_COORDINATOR;
+    }
+
+    /** A share-group request for some groups: answered here only if this node coordinates them all. */
+    ApiHandler ifCoordinator(java.util.function.Function<ApiRequest, List<String>> groupIds, ApiHandler local) {
+        return request -> {
+            for (String groupId : groupIds.apply(request)) {
+                if (!coordinates(groupId)) {
+                    return CompletableFuture.completedFuture(request.body().getErrorResponse(0,
+                            notHere(groupId, request).exception()));
+                }
+            }
+            return local.handle(request);
+        };
     }
 
     /** ShareGroupHeartbeat: NOT_COORDINATOR unless this node coordinates the group. */
@@ -98,9 +116,11 @@ final class ShareRouting {
             if (coordinates(groupId.apply(request))) {
                 return local.handle(request);
             }
+            Errors error = notHere(groupId.apply(request), request);
             ShareGroupHeartbeatResponseData out = new ShareGroupHeartbeatResponseData()
-                    .setErrorCode(Errors.NOT_COORDINATOR.code())
-                    .setErrorMessage("another gateway node coordinates this group");
+                    .setErrorCode(error.code())
+                    .setErrorMessage(error == Errors.NOT_COORDINATOR ? "another gateway node coordinates this group"
+                            : "this gateway node is taking the group's state over");
             return CompletableFuture.completedFuture(Messages.response(ApiKeys.SHARE_GROUP_HEARTBEAT, out,
                     request.version()));
         };

@@ -145,7 +145,7 @@ final class Broker implements AutoCloseable {
             if (config.gateway()) {
                 Apis.register(router, services, config, this::node, clock, null);
                 gatewayConfigs = GroupConfigSync.start(config.raw(), config.upstreamClientSettings(),
-                        services.shareGroups());
+                        services.shareGroups(), config.nodeId());
                 started.push(gatewayConfigs);
                 gatewayCluster = GatewayApis.register(router, upstream, this::node, clock.wallMs(), services,
                         gatewayState, gatewayConfigs);

@@ -183,11 +183,13 @@ public final class BrokerServices implements AutoCloseable {
     }
 
     /**
-     * Gateway: this node now serves the state of {@code keys} (a state partition it took over);
-     * the admin APIs list them from now on, and each loads from that state when first used.
+     * Gateway: this node now serves the state of {@code keys} and the existence of {@code groups}
+     * (a state partition it took over): the admin APIs list them from now on, the groups are
+     * known (Empty until their members come), each share-partition loads when first used.
      */
-    public void shareStateTaken(java.util.Set<SharePartitionKey> keys) {
+    public CompletableFuture<Void> shareStateTaken(java.util.Set<SharePartitionKey> keys, java.util.Set<String> groups) {
         keys.forEach(live::addStateKey);
+        return shareGroups.restoreGroups(groups);
     }
 
     /**

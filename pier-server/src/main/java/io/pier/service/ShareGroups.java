@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
@@ -165,6 +166,22 @@ public final class ShareGroups {
      */
     public boolean isShareGroup(String groupId) {
         return existence.groups().contains(groupId);
+    }
+
+    /**
+     * Gateway: the share groups whose existence this node now serves (a state partition it took
+     * over) are known to their coordinators here, Empty until their members come.
+     */
+    public CompletableFuture<Void> restoreGroups(Set<String> groupIds) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (String id : groupIds) {
+            Slot s = slot(id);
+            all.add(s.shard.call(() -> {
+                s.coordinator.restoreGroup(id);
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
 
     /** Every group of every coordinator. */

@@ -31,6 +31,12 @@ public interface ShareLogSource {
      */
     CompletableFuture<Void> cover(Partition partition, long start);
 
+    /**
+     * The end offset a share-partition's lag is counted to (the high watermark): the broker's own,
+     * or the upstream's. Any thread.
+     */
+    CompletableFuture<Long> endOffset(Partition partition);
+
     /** The broker's own log: offsets from it; it holds everything it has not deleted. */
     ShareLogSource LOCAL = new ShareLogSource() {
         @Override
@@ -55,6 +61,11 @@ public interface ShareLogSource {
         @Override
         public CompletableFuture<Void> cover(Partition partition, long start) {
             return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletableFuture<Long> endOffset(Partition partition) {
+            return partition.shard().call(() -> partition.log().highWatermark());
         }
     };
 }

@@ -50,22 +50,22 @@ public final class ShareOffsets {
     /**
      * Start offset and lag of one share-partition, read on the partition's shard: from the live
      * share-partition if loaded, else from the persisted state; {@link OffsetSummary#NONE} if the
-     * group never fetched it.
+     * group never fetched it. The lag counts to the end of the records' source (on a gateway,
+     * the upstream's high watermark, not its mirror's).
      */
     public CompletableFuture<OffsetSummary> summary(TopicPartition tp, SharePartitionKey key) {
         Partition partition = partitions.get(tp);
         if (partition == null) {
             return CompletableFuture.completedFuture(OffsetSummary.NONE);
         }
-        return partition.shard().call(() -> {
-            long endOffset = partition.log().highWatermark();
+        return live.source().endOffset(partition).thenCompose(endOffset -> partition.shard().call(() -> {
             SharePartitions.Holder holder = live.holder(partition, key, false);
             SharePartition sp = holder == null ? null : holder.loaded();
             if (sp != null) {
                 return OffsetSummary.of(sp, endOffset);
             }
             return stored(persister.read(key), endOffset);
-        });
+        }));
     }
 
     /**

@@ -110,6 +110,10 @@ final class SharePartitions {
         this.source = source;
     }
 
+    ShareLogSource source() {
+        return source;
+    }
+
     /** The share-partitions of a group that have state, by topic id then partition. */
     List<SharePartitionKey> stateKeys(String groupId) {
         List<SharePartitionKey> keys = new ArrayList<>();

@@ -121,6 +121,19 @@ public final class ShareService {
     }
 
     /**
+     * Starts loading {@code key}'s share-partition, if it is not loaded, without waiting: a gateway
+     * node does this for every partition a ShareFetch adds, so the loads (each a round trip to the
+     * upstream) run side by side and their first writes share commits, where acquisition would
+     * load them one after the other.
+     */
+    public void preload(TopicPartition tp, SharePartitionKey key) {
+        Partition partition = partitions.get(tp);
+        if (partition != null) {
+            var unused = live.with(partition, key, true, null, (holder, sp) -> CompletableFuture.completedFuture(null));
+        }
+    }
+
+    /**
      * A storage failure before anything was acquired: the share-partition's first start offset
      * could not be made durable (the share-state log failed, and the broker is stopping) or its log
      * could not be read. The partition answers KAFKA_STORAGE_ERROR, which the share consumer takes

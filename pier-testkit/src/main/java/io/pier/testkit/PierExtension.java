@@ -23,11 +23,19 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * {@link #restart()} stops the broker and starts a new one on the same data folder and port, for
  * tests of what survives a restart.
+ *
+ * <p>With the system property {@code pier.testkit.gateway=true} every such broker is a gateway
+ * node (docs/scale-out.md) in front of its own {@link UpstreamKafka}, started with it and stopped
+ * after it: the same tests then show the same behaviour through a gateway (pier-testkit's
+ * {@code gateway-suite} profile runs the share-group suite that way).
  */
 public final class PierExtension implements BeforeAllCallback, AfterAllCallback {
+    /** Runs every extension's broker as a gateway in front of an upstream Kafka of its own. */
+    public static final String GATEWAY_PROPERTY = "pier.testkit.gateway";
     private final Map<String, String> configs = new LinkedHashMap<>();
     private Path dataDir;
     private Pier pier;
+    private UpstreamKafka upstream;
 
     public PierExtension() {}
 
@@ -55,7 +63,16 @@ public final class PierExtension implements BeforeAllCallback, AfterAllCallback 
     /** Starts the broker; {@link #beforeAll} does this for registered extensions. */
     public void start() throws Exception {
         dataDir = Files.createTempDirectory("pier-test-");
+        if (Boolean.getBoolean(GATEWAY_PROPERTY) && upstream == null) {
+            upstream = UpstreamKafka.builder().start();
+            configs.put("pier.gateway.upstream.bootstrap.servers", upstream.bootstrapServers());
+        }
         pier = Pier.builder().configs(configs).dataDir(dataDir).start();
+    }
+
+    /** The upstream Kafka in gateway mode ({@link #GATEWAY_PROPERTY}), else null. */
+    public UpstreamKafka upstream() {
+        return upstream;
     }
 
     public String bootstrapServers() {
@@ -91,6 +108,17 @@ public final class PierExtension implements BeforeAllCallback, AfterAllCallback 
         if (pier != null) {
             pier.close();
             pier = null;
+        }
+        if (upstream != null) {
+            try {
+                upstream.close();
+            } catch (IOException e) {
+                // its temporary folder may be left behind; nothing else is
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            upstream = null;
+            configs.remove("pier.gateway.upstream.bootstrap.servers");
         }
         if (dataDir != null) {
             try (Stream<Path> walk = Files.walk(dataDir)) {

@@ -7,7 +7,7 @@ import io.pier.common.ManualAgentRunner;
 import io.pier.common.ManualClock;
 import io.pier.common.Wakeup;
 import io.pier.gateway.KafkaShareStateLog;
-import io.pier.it.upstream.UpstreamKafka;
+import io.pier.testkit.UpstreamKafka;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

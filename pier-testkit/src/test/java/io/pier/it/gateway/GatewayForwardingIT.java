@@ -37,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import io.pier.it.upstream.UpstreamKafka;
+import io.pier.testkit.UpstreamKafka;
 import io.pier.server.Pier;
 
 /**

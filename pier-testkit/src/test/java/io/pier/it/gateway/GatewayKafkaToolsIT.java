@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.pier.it.admin.KafkaTool;
 import io.pier.it.share.ShareClients;
-import io.pier.it.upstream.UpstreamKafka;
+import io.pier.testkit.UpstreamKafka;
 import io.pier.server.Pier;
 
 /**

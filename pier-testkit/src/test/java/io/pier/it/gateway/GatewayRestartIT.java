@@ -42,7 +42,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.pier.it.share.ShareClients;
-import io.pier.it.upstream.UpstreamKafka;
+import io.pier.testkit.UpstreamKafka;
 import io.pier.server.Pier;
 
 /**

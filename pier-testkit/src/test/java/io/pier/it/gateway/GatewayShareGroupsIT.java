@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.pier.it.share.ShareClients;
-import io.pier.it.upstream.UpstreamKafka;
+import io.pier.testkit.UpstreamKafka;
 import io.pier.server.Pier;
 
 /**

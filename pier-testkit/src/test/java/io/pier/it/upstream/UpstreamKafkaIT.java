@@ -24,6 +24,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import io.pier.testkit.UpstreamKafka;
 
 /** {@link UpstreamKafka} runs a real Kafka broker: stock clients work on it, and its share groups are off. */
 @Timeout(120)

@@ -1,4 +1,4 @@
-package io.pier.it.upstream;
+package io.pier.testkit;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -30,7 +30,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * A real Apache Kafka broker (the release this build's kafka-clients come from) for tests of
  * gateway mode, where Pier forwards to an existing Kafka-API cluster, the upstream. It runs as a
  * single-node KRaft cluster (one process that is broker and controller) in a child JVM on this
- * test's class path, on 127.0.0.1, with its data in a temporary folder that {@link #close()}
+ * test's class path (which must hold the Kafka broker, {@code org.apache.kafka:kafka_2.13}, as
+ * pier-testkit's own tests do in test scope), on 127.0.0.1, with its data in a temporary folder that {@link #close()}
  * deletes. A child JVM rather than the broker classes in the test JVM: the broker then has its own
  * heap, threads and logging, and a test can kill it like a real upstream.
  *
