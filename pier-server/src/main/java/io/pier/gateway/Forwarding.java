@@ -138,22 +138,8 @@ final class Forwarding {
         if (parts.isEmpty()) {
             return CompletableFuture.completedFuture(Messages.response(body.apiKey(), empty.get(), request.version()));
         }
-        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(done -> {
-            AbstractResponse first = parts.get(0).join();
-            if (parts.size() == 1) {
-                return first;
-            }
-            R joined = (R) first.data();
-            int throttle = first.throttleTimeMs();
-            for (int i = 1; i < parts.size(); i++) {
-                AbstractResponse next = parts.get(i).join();
-                join.join(joined, (R) next.data());
-                throttle = Math.max(throttle, next.throttleTimeMs());
-            }
-            AbstractResponse out = Messages.response(body.apiKey(), joined, request.version());
-            out.maybeSetThrottleTimeMs(throttle);
-            return out;
-        });
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(done ->
+                Messages.joined(body.apiKey(), request.version(), Messages.answers(parts), join::join));
     }
 
 }

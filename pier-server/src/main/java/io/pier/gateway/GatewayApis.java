@@ -267,14 +267,17 @@ public final class GatewayApis {
         forward(ApiKeys.METADATA, forwarding::metadata);
         // Partitions, to their leaders.
         forward(ApiKeys.PRODUCE, r -> partitions.forward(r, PartitionShapes.PRODUCE,
-                Math.max(timeout, r.bodyAs(ProduceRequest.class).timeout() + JOIN_GROUP_GRACE_MS)));
+                Math.max(timeout, r.bodyAs(ProduceRequest.class).timeout() + JOIN_GROUP_GRACE_MS), true));
         forward(ApiKeys.FETCH, r -> partitions.forward(r, PartitionShapes.FETCH,
-                timeout + r.bodyAs(FetchRequest.class).maxWait()));
-        forward(ApiKeys.LIST_OFFSETS, r -> partitions.forward(r, PartitionShapes.LIST_OFFSETS, timeout));
-        forward(ApiKeys.DELETE_RECORDS, r -> partitions.forward(r, PartitionShapes.DELETE_RECORDS, timeout));
+                timeout + r.bodyAs(FetchRequest.class).maxWait(), false));
+        forward(ApiKeys.LIST_OFFSETS, r -> partitions.forward(r, PartitionShapes.LIST_OFFSETS,
+                timeout, false));
+        forward(ApiKeys.DELETE_RECORDS, r -> partitions.forward(r, PartitionShapes.DELETE_RECORDS,
+                timeout, false));
         forward(ApiKeys.OFFSET_FOR_LEADER_EPOCH, r -> partitions.forward(r, PartitionShapes.OFFSET_FOR_LEADER_EPOCH,
-                timeout));
-        forward(ApiKeys.DESCRIBE_PRODUCERS, r -> partitions.forward(r, PartitionShapes.DESCRIBE_PRODUCERS, timeout));
+                timeout, false));
+        forward(ApiKeys.DESCRIBE_PRODUCERS, r -> partitions.forward(r, PartitionShapes.DESCRIBE_PRODUCERS,
+                timeout, false));
         // Groups, to their coordinators.
         group(ApiKeys.OFFSET_COMMIT, r -> r.bodyAs(OffsetCommitRequest.class).data().groupId());
         forward(ApiKeys.OFFSET_FETCH, r -> r.version() < 8

@@ -98,19 +98,8 @@ final class KeyedForwarding {
                     parts.add(CompletableFuture.completedFuture(part.getErrorResponse(0, cause)));
                 }
             }
-            return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(all -> {
-                AbstractResponse first = parts.get(0).join();
-                R joined = (R) first.data();
-                int throttle = first.throttleTimeMs();
-                for (int i = 1; i < parts.size(); i++) {
-                    AbstractResponse next = parts.get(i).join();
-                    shape.join(joined, (R) next.data());
-                    throttle = Math.max(throttle, next.throttleTimeMs());
-                }
-                AbstractResponse out = Messages.response(body.apiKey(), joined, request.version());
-                out.maybeSetThrottleTimeMs(throttle);
-                return out;
-            });
+            return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(all ->
+                    Messages.joined(body.apiKey(), request.version(), Messages.answers(parts), shape::join));
         });
     }
 

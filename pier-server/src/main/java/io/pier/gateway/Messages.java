@@ -1,5 +1,8 @@
 package io.pier.gateway;
 
+import java.util.List;
+import java.util.function.BiConsumer;
+
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.MessageUtil;
@@ -35,5 +38,35 @@ final class Messages {
                 return request(api, data.apply(version), version);
             }
         };
+    }
+
+    /**
+     * One answer made of the answers to the parts of a request: the first one's data, with each
+     * other one's {@code join}ed into it, at the request's version, throttled as the longest. A
+     * single answer is returned as it is.
+     */
+    @SuppressWarnings("unchecked")
+    static <R extends ApiMessage> AbstractResponse joined(ApiKeys api, short version, List<AbstractResponse> answers,
+            BiConsumer<R, R> join) {
+        AbstractResponse first = answers.get(0);
+        if (answers.size() == 1) {
+            return first;
+        }
+        R into = (R) first.data();
+        int throttle = first.throttleTimeMs();
+        for (AbstractResponse next : answers.subList(1, answers.size())) {
+            join.accept(into, (R) next.data());
+            throttle = Math.max(throttle, next.throttleTimeMs());
+        }
+        AbstractResponse out = response(api, into, version);
+        out.maybeSetThrottleTimeMs(throttle);
+        return out;
+    }
+
+    /** The answers of completed futures, in order. */
+    static List<AbstractResponse> answers(List<java.util.concurrent.CompletableFuture<AbstractResponse>> parts) {
+        List<AbstractResponse> out = new java.util.ArrayList<>();
+        parts.forEach(p -> out.add(p.join()));
+        return out;
     }
 }

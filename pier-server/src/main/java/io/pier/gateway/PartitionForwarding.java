@@ -18,6 +18,7 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 
 import io.pier.protocol.ApiRequest;
+import io.pier.service.ClientConnection;
 
 /**
  * Forwards requests addressed to partitions (Produce, Fetch, ListOffsets, DeleteRecords,
@@ -54,14 +55,41 @@ final class PartitionForwarding {
     }
 
     private final Upstream upstream;
+    /** Per client connection: the moment its last ordered request was handed to the upstream client. */
+    private final Map<ClientConnection, CompletableFuture<Void>> lastHandedOver =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     PartitionForwarding(Upstream upstream) {
         this.upstream = upstream;
     }
 
-    @SuppressWarnings("unchecked")
+    /**
+     * Forwards {@code request} once the client's request before it has been handed to the
+     * upstream client, when {@code ordered}: Produce, whose batches of one partition must reach the
+     * partition's leader in the order the client sent them (an idempotent producer's sequence
+     * numbers), even when one request waits for metadata and the next would not. Requests to one
+     * upstream node leave on one connection, in the order they are handed over.
+     */
     <Q extends ApiMessage, R extends ApiMessage> CompletableFuture<AbstractResponse> forward(ApiRequest request,
-            Shape<Q, R> shape, int timeoutMs) {
+            Shape<Q, R> shape, int timeoutMs, boolean ordered) {
+        if (!ordered || request.connection() == null) {
+            return forward(request, shape, timeoutMs, false, null);
+        }
+        CompletableFuture<Void> handedOver = new CompletableFuture<>();
+        CompletableFuture<Void> before = lastHandedOver.put(request.connection(), handedOver);
+        if (before == null) {
+            request.connection().onClose(() -> lastHandedOver.remove(request.connection()));
+            before = CompletableFuture.completedFuture(null);
+        }
+        // whenComplete: a request that failed before it was handed over must not hold up the next ones.
+        return before.thenCompose(v -> forward(request, shape, timeoutMs, false, handedOver))
+                .whenComplete((answer, failure) -> handedOver.complete(null));
+    }
+
+    @SuppressWarnings("unchecked")
+    private <Q extends ApiMessage, R extends ApiMessage> CompletableFuture<AbstractResponse> forward(
+            ApiRequest request, Shape<Q, R> shape, int timeoutMs, boolean refreshed,
+            CompletableFuture<Void> handedOver) {
         AbstractRequest body = request.body();
         Q data = (Q) body.data();
         UpstreamView view = upstream.view();
@@ -72,12 +100,13 @@ final class PartitionForwarding {
             route.put(ref, leader);
             unknown |= leader == null;
         }
+        if (unknown && !refreshed) {
+            // A topic created a moment ago, or a leader that moved: read the metadata once more.
+            return upstream.refresh().handle((v, failure) -> null)
+                    .thenCompose(ignored -> forward(request, shape, timeoutMs, true, handedOver));
+        }
         if (unknown) {
-            // A topic created a moment ago, or a leader that moved: the metadata is read again for
-            // the next request, and this one goes on now, its unknown partitions to any broker (which
-            // answers them, or tells the client where they are). Waiting here would let the client's
-            // next request overtake this one, and an idempotent producer's batches must arrive in order.
-            var unused = upstream.refresh();
+            // Still unknown: any broker answers these partitions, or tells the client where they are.
             Node any = upstream.anyBroker();
             route.replaceAll((ref, node) -> node == null ? any : node);
         }
@@ -103,6 +132,9 @@ final class PartitionForwarding {
                 shape.retain(copy, ref -> Objects.equals(route.get(ref), node));
                 parts.add(sendTo(node, Messages.request(body.apiKey(), copy, version), clientId, timeoutMs));
             }
+        }
+        if (handedOver != null) {
+            handedOver.complete(null); // every part is queued on the upstream client, in order
         }
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(done -> {
             List<AbstractResponse> answers = new ArrayList<>();
@@ -130,20 +162,9 @@ final class PartitionForwarding {
                 break;
             }
         }
-        AbstractResponse first = answers.get(0);
-        R joined = (R) first.data();
-        int throttle = first.throttleTimeMs();
-        for (int i = 1; i < answers.size(); i++) {
-            shape.join(joined, (R) answers.get(i).data());
-            throttle = Math.max(throttle, answers.get(i).throttleTimeMs());
-        }
-        shape.rewrite(joined);
-        if (answers.size() == 1) {
-            return first;
-        }
-        AbstractResponse out = Messages.response(body.apiKey(), joined, version);
-        out.maybeSetThrottleTimeMs(throttle);
-        return out;
+        // The gateway's own changes go into each answer before they are joined.
+        answers.forEach(a -> shape.rewrite((R) a.data()));
+        return Messages.joined(body.apiKey(), version, answers, shape::join);
     }
 
     /** Sends a part; an upstream that cannot be reached answers with the matching error code. */
