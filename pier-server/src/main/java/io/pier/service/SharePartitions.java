@@ -257,7 +257,12 @@ final class SharePartitions {
     }
 
     private void fail(Partition partition, SharePartitionKey key, Holder holder, Throwable t) {
-        LOG.warn("Loading share state of {} failed", key, t);
+        if (Futures.unwrap(t) instanceof NotLeaderOrFollowerException) {
+            // A gateway node that stopped serving its state partition meanwhile: the client is told so.
+            LOG.debug("Share-partition {} is not served here: {}", key, t.toString());
+        } else {
+            LOG.warn("Loading share state of {} failed", key, t);
+        }
         owned(partition.shard()).remove(key, holder);
         holder.become(null, t);
     }

@@ -325,7 +325,11 @@ class TransactionToolsIT {
             // Then it reports every record sent, and its last transaction committed
             assertThat(perf.exitCode()).as(perf.out() + perf.err()).isZero();
             assertThat(perf.out()).containsPattern("(?m)^" + records + " records sent, ");
-            assertThat(rowStartingWith(table(transactions(bootstrap, "list")), id).get(3)).isEqualTo("CompleteCommit");
+            // (the markers are written after EndTxn is answered, so the state completes a moment later)
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                    .pollInterval(java.time.Duration.ofMillis(50)).untilAsserted(() ->
+                            assertThat(rowStartingWith(table(transactions(bootstrap, "list")), id).get(3))
+                                    .isEqualTo("CompleteCommit"));
 
             // And a read_committed consumer reads all of them, the markers between them taking offsets too
             long lastStable = latest(admin, tp, IsolationLevel.READ_COMMITTED);
