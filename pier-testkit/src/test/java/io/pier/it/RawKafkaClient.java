@@ -23,9 +23,9 @@ import org.apache.kafka.common.requests.RequestUtils;
  * timeout that sends raw bytes or size-prefixed requests built with kafka-clients, and reads one
  * size-prefixed response at a time, or notices that the broker closed the connection.
  *
- * <p>Not thread-safe; one test thread owns it.
+ * <p>Not thread-safe; one test thread owns it. Public for the tests of other packages (gateway).
  */
-final class RawKafkaClient implements AutoCloseable {
+public final class RawKafkaClient implements AutoCloseable {
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
     /** Responses in these tests are small; a larger announced size means the stream is out of step. */
     private static final int MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -53,7 +53,7 @@ final class RawKafkaClient implements AutoCloseable {
     }
 
     /** Connects to {@code host:port} (as PierExtension#bootstrapServers gives it). */
-    static RawKafkaClient connect(String hostPort) throws IOException {
+    public static RawKafkaClient connect(String hostPort) throws IOException {
         return connect(hostPort, DEFAULT_TIMEOUT);
     }
 
@@ -96,7 +96,7 @@ final class RawKafkaClient implements AutoCloseable {
     }
 
     /** Serializes {@code request} with {@code header} (versions must match) and sends it framed. */
-    void send(RequestHeader header, AbstractRequest request) throws IOException {
+    public void send(RequestHeader header, AbstractRequest request) throws IOException {
         sendFrame(request.serializeWithHeader(header));
     }
 
@@ -139,7 +139,7 @@ final class RawKafkaClient implements AutoCloseable {
     }
 
     /** Reads one response to {@code header} and parses it with kafka-clients. */
-    AbstractResponse receiveResponse(RequestHeader header) throws IOException {
+    public AbstractResponse receiveResponse(RequestHeader header) throws IOException {
         Received r = receive();
         if (!(r instanceof Frame frame)) {
             throw new AssertionError("expected a response to " + header + " but got " + r);

@@ -1,0 +1,224 @@
+package io.pier.it.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.ShareFetchRequestData;
+import org.apache.kafka.common.message.ShareFetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.requests.ShareFetchResponse;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.pier.it.RawKafkaClient;
+import io.pier.it.share.ShareClients;
+import io.pier.it.upstream.UpstreamKafka;
+import io.pier.server.Pier;
+
+/**
+ * A share group's offsets as its coordinator lists them, with two gateway nodes (issue 16):
+ * docs/scale-out.md says the coordinator answers DescribeShareGroupOffsets from the state
+ * partitions it serves, so the partitions another node leads are missing from its answer. A
+ * ShareFetch that reaches the coordinator for a partition the other node leads (a client whose
+ * metadata is a moment old does this after every move of a state partition, and
+ * {@link GatewayKillNineIT} saw it after each restart) is answered NOT_LEADER_OR_FOLLOWER, as it
+ * should be; it must leave that answer as it was.
+ *
+ * <p>Finding (this test fails today): after that ShareFetch the coordinator lists the other
+ * node's partition too, with start offset -1 (Admin: a null {@link SharePartitionOffsetInfo};
+ * {@code kafka-share-groups --describe --offsets} shows no offset for it, as for a partition the
+ * group never read). In the engine, {@code SharePartitions.holder} adds the key to its admin index
+ * ({@code stateKeys}) when it creates the holder, before {@code load} finds that the persister does
+ * not serve it; that branch drops the holder but not the key. DeleteShareGroupOffsets and
+ * DeleteGroups go through the same index.
+ *
+ * <p>The stray ShareFetch is sent raw, with a member id of its own, so that the test does not
+ * depend on when a stock client's metadata goes stale.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class GatewayShareOffsetsLeaderIT {
+    private static final String TOPIC = "ledger";
+    private static final String GROUP = "auditors";
+    private static final int PARTITIONS = 12;
+    private static final int PER_PARTITION = 5;
+
+    @RegisterExtension
+    static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().build();
+
+    private final List<Pier> nodes = new ArrayList<>();
+
+    @AfterEach
+    void stopNodes() {
+        nodes.forEach(Pier::close);
+    }
+
+    private Pier startNode(int id) throws Exception {
+        Pier node = Pier.builder().config("node.id", String.valueOf(id))
+                .config("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers())
+                .config("pier.gateway.session.timeout.ms", "6000").start();
+        nodes.add(node);
+        return node;
+    }
+
+    @Test
+    void shouldListOnlyTheCoordinatorsOwnPartitionsAfterAStrayShareFetch() throws Exception {
+        // Given two gateway nodes that split the topic's partitions, and a group that accepted every record
+        Pier one = startNode(1);
+        Pier two = startNode(2);
+        ShareClients clients = new ShareClients(one.bootstrapServers() + "," + two.bootstrapServers());
+        clients.createTopic(TOPIC, PARTITIONS);
+        clients.setGroupConfig(GROUP, "share.auto.offset.reset", "earliest");
+        for (int p = 0; p < PARTITIONS; p++) {
+            clients.produce(TOPIC, p, "p" + p, PER_PARTITION);
+        }
+        Map<Integer, Integer> leaders = new TreeMap<>();
+        Uuid topicId;
+        try (Admin admin = clients.admin()) {
+            // settled: both nodes lead partitions, and the split is the same as a second ago (a
+            // move while the consumer reads would send it astray before the test does)
+            Awaitility.await("both nodes lead partitions").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+                        assertThat(admin.describeCluster().nodes().get(10, TimeUnit.SECONDS)).extracting(Node::id)
+                                .containsExactlyInAnyOrder(1, 2);
+                        Map<Integer, Integer> now = leaders(admin);
+                        Map<Integer, Integer> before = new TreeMap<>(leaders);
+                        leaders.clear();
+                        leaders.putAll(now);
+                        assertThat(new HashSet<>(now.values())).containsExactlyInAnyOrder(1, 2);
+                        assertThat(now).isEqualTo(before);
+                    });
+            topicId = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(10, TimeUnit.SECONDS).get(TOPIC)
+                    .topicId();
+        }
+        acceptAll(clients);
+
+        Pier coordinator;
+        Set<TopicPartition> own = new TreeSet<>(java.util.Comparator.comparingInt(TopicPartition::partition));
+        int stray;
+        try (Admin admin = clients.admin()) {
+            int id = admin.describeShareGroups(List.of(GROUP)).all().get(10, TimeUnit.SECONDS).get(GROUP)
+                    .coordinator().id();
+            coordinator = nodes.get(id - 1);
+            // the split must not have moved since the consumer read (nothing joined or left)
+            assertThat(leaders(admin)).isEqualTo(leaders);
+            leaders.forEach((p, n) -> {
+                if (n == id) {
+                    own.add(new TopicPartition(TOPIC, p));
+                }
+            });
+            stray = leaders.entrySet().stream().filter(e -> e.getValue() != id).mapToInt(Map.Entry::getKey)
+                    .findFirst().orElseThrow();
+        }
+        try (Admin viaCoordinator = Admin.create(Map.of("bootstrap.servers", coordinator.bootstrapServers()))) {
+            // (the answer as documented, before the stray fetch)
+            assertThat(startOffsets(viaCoordinator)).as("before the stray fetch")
+                    .isEqualTo(allAt(own, PER_PARTITION));
+
+            // When a ShareFetch for a partition the other node leads reaches the coordinator
+            try (RawKafkaClient raw = RawKafkaClient.connect(coordinator.bootstrapServers())) {
+                assertThat(shareFetchError(raw, topicId, stray)).as("ShareFetch of partition %d on the node"
+                        + " that does not lead it", stray).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
+            }
+
+            // Then its offsets answer is the same: the coordinator's own partitions, all accepted
+            assertThat(startOffsets(viaCoordinator)).as("after a stray ShareFetch of partition %d (led by the"
+                    + " other node); null = start offset -1", stray).isEqualTo(allAt(own, PER_PARTITION));
+        }
+    }
+
+    private static Map<Integer, Integer> leaders(Admin admin) throws Exception {
+        TopicDescription d = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(10, TimeUnit.SECONDS).get(TOPIC);
+        Map<Integer, Integer> out = new TreeMap<>();
+        for (TopicPartitionInfo p : d.partitions()) {
+            out.put(p.partition(), p.leader() == null ? -1 : p.leader().id());
+        }
+        return out;
+    }
+
+    /** One share consumer accepts every record, each acceptance confirmed. */
+    private static void acceptAll(ShareClients clients) {
+        Set<String> confirmed = new HashSet<>();
+        try (KafkaShareConsumer<String, String> consumer = clients.consumer(GROUP, "explicit")) {
+            consumer.subscribe(Set.of(TOPIC));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            for (int polls = 0; confirmed.size() < PARTITIONS * PER_PARTITION && polls < 1_000
+                    && System.nanoTime() < deadline; polls++) {
+                Map<TopicPartition, List<String>> got = new TreeMap<>(
+                        java.util.Comparator.comparingInt(TopicPartition::partition));
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                    consumer.acknowledge(r, AcknowledgeType.ACCEPT);
+                    got.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new ArrayList<>())
+                            .add(r.value());
+                }
+                if (!got.isEmpty()) {
+                    consumer.commitSync(Duration.ofSeconds(10)).forEach((tip, failure) -> {
+                        if (failure.isEmpty()) {
+                            confirmed.addAll(got.getOrDefault(tip.topicPartition(), List.of()));
+                        }
+                    });
+                }
+            }
+        }
+        assertThat(confirmed).as("records accepted, confirmed").hasSize(PARTITIONS * PER_PARTITION);
+    }
+
+    /** The group's start offsets as Admin lists them; null where the answer said -1. */
+    private static Map<Integer, Long> startOffsets(Admin admin) throws Exception {
+        Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin.listShareGroupOffsets(
+                Map.of(GROUP, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(GROUP).get(10, TimeUnit.SECONDS);
+        Map<Integer, Long> out = new TreeMap<>();
+        offsets.forEach((tp, info) -> out.put(tp.partition(), info == null ? null : info.startOffset()));
+        return out;
+    }
+
+    private static Map<Integer, Long> allAt(Set<TopicPartition> partitions, long offset) {
+        Map<Integer, Long> out = new TreeMap<>();
+        partitions.forEach(tp -> out.put(tp.partition(), offset));
+        return out;
+    }
+
+    /** A new share session's first ShareFetch of one partition; the partition's error. */
+    private static Errors shareFetchError(RawKafkaClient raw, Uuid topicId, int partition) throws Exception {
+        short version = ApiKeys.SHARE_FETCH.latestVersion();
+        ShareFetchRequestData data = new ShareFetchRequestData().setGroupId(GROUP)
+                .setMemberId(Uuid.randomUuid().toString()).setShareSessionEpoch(0).setMaxWaitMs(100)
+                .setMinBytes(1).setMaxBytes(1 << 20).setMaxRecords(10).setBatchSize(10);
+        ShareFetchRequestData.FetchTopic topic = new ShareFetchRequestData.FetchTopic().setTopicId(topicId);
+        topic.partitions().add(new ShareFetchRequestData.FetchPartition().setPartitionIndex(partition));
+        data.topics().add(topic);
+        RequestHeader header = new RequestHeader(ApiKeys.SHARE_FETCH, version, "stray", 1);
+        raw.send(header, new ShareFetchRequest.Builder(data).build(version));
+        ShareFetchResponseData answer = ((ShareFetchResponse) raw.receiveResponse(header)).data();
+        assertThat(Errors.forCode(answer.errorCode())).as("top-level error").isEqualTo(Errors.NONE);
+        List<ShareFetchResponseData.PartitionData> partitions = new ArrayList<>();
+        answer.responses().forEach(t -> partitions.addAll(t.partitions()));
+        assertThat(partitions).hasSize(1);
+        return Errors.forCode(partitions.get(0).errorCode());
+    }
+}
