@@ -171,7 +171,11 @@ class GatewayKillNineIT {
     private final Map<String, Long> lastDeliveredAt = new ConcurrentHashMap<>();
     /** The delivery count of the delivery whose ACCEPT was confirmed, per record. */
     private final Map<String, Short> confirmedCount = new ConcurrentHashMap<>();
-    /** Records delivered again only once their lock (about) had run out. */
+    /**
+     * Records delivered again only once their lock (about) had run out: seen right after a
+     * restarted node comes up, on partitions that never moved ({@link GatewayUnservedPartitionsIT},
+     * a node joining). Slow, not wrong: printed, not asserted.
+     */
     private final Set<String> lockWaits = ConcurrentHashMap.newKeySet();
     /** The records consumers held when a node was killed, with the delivery count they held. */
     private final Map<String, Short> heldAtKills = new ConcurrentHashMap<>();
@@ -856,7 +860,7 @@ class GatewayKillNineIT {
      * answers from the state partitions it serves, so the other partitions are missing from its
      * answer; a partition it names all the same must be at the log end too if its offset is
      * known. One whose offset is unknown (-1, null in Admin) is let through here: that is
-     * {@link GatewayShareOffsetsLeaderIT}'s finding (a ShareFetch that reached the coordinator
+     * {@link GatewayUnservedPartitionsIT}'s finding (a ShareFetch that reached the coordinator
      * for a partition it does not lead, which the consumers here send after each move, leaves
      * the partition in its answer), which that test asserts.
      */

@@ -42,27 +42,37 @@ import io.pier.it.upstream.UpstreamKafka;
 import io.pier.server.Pier;
 
 /**
- * A share group's offsets as its coordinator lists them, with two gateway nodes (issue 16):
- * docs/scale-out.md says the coordinator answers DescribeShareGroupOffsets from the state
- * partitions it serves, so the partitions another node leads are missing from its answer. A
- * ShareFetch that reaches the coordinator for a partition the other node leads (a client whose
- * metadata is a moment old does this after every move of a state partition, and
- * {@link GatewayKillNineIT} saw it after each restart) is answered NOT_LEADER_OR_FOLLOWER, as it
- * should be; it must leave that answer as it was.
+ * What a gateway node tells clients about the topic-partitions whose share state another node
+ * serves (issue 16, several gateway nodes). Two findings of {@link GatewayKillNineIT}, each
+ * reproduced here on its own; both tests fail today.
  *
- * <p>Finding (this test fails today): after that ShareFetch the coordinator lists the other
- * node's partition too, with start offset -1 (Admin: a null {@link SharePartitionOffsetInfo};
- * {@code kafka-share-groups --describe --offsets} shows no offset for it, as for a partition the
- * group never read). In the engine, {@code SharePartitions.holder} adds the key to its admin index
- * ({@code stateKeys}) when it creates the holder, before {@code load} finds that the persister does
- * not serve it; that branch drops the holder but not the key. DeleteShareGroupOffsets and
- * DeleteGroups go through the same index.
+ * <p><b>Offsets.</b> docs/scale-out.md: a group's coordinator answers DescribeShareGroupOffsets
+ * from the state partitions it serves, so the partitions another node leads are missing from its
+ * answer. A ShareFetch that reaches the coordinator for a partition the other node leads (a
+ * client whose metadata is a moment old does this after every move of a state partition) is
+ * answered NOT_LEADER_OR_FOLLOWER, as it should be; it must leave the offsets answer as it was.
+ * Today the coordinator lists that partition from then on, with start offset -1 (Admin: a null
+ * {@link SharePartitionOffsetInfo}; {@code kafka-share-groups --describe --offsets} shows no
+ * offset, as for a partition the group never read). In the engine, {@code SharePartitions.holder}
+ * adds the key to its admin index ({@code stateKeys}) when it creates the holder, before
+ * {@code load} finds that the persister does not serve it; that branch drops the holder but not
+ * the key. DeleteShareGroupOffsets and DeleteGroups go through the same index. The stray
+ * ShareFetch is sent raw, with a member id of its own, so the test does not depend on when a
+ * stock client's metadata goes stale.
  *
- * <p>The stray ShareFetch is sent raw, with a member id of its own, so that the test does not
- * depend on when a stock client's metadata goes stale.
+ * <p><b>A node joining.</b> A node that has started but not yet had its first split of the state
+ * partitions (a restart, or a node added) answers Metadata with itself as the only broker and
+ * the leader of every partition ({@code Forwarding.rewrite} names this node for a partition no
+ * node owns yet, which before the first split is every partition), while the other nodes go on
+ * serving them. A client that reads its metadata there meanwhile sends everything to the new
+ * node and drops the others; in {@link GatewayKillNineIT} the consumers' acknowledgements to a
+ * node that never moved then failed ("The server disconnected before a response was received")
+ * right after a restarted node came up, and those records came back only when their lock ran
+ * out. The node's own description ({@code GatewayCluster}: "before the first split this node is
+ * alone, and leads nothing") and the other nodes' answers say otherwise.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class GatewayShareOffsetsLeaderIT {
+class GatewayUnservedPartitionsIT {
     private static final String TOPIC = "ledger";
     private static final String GROUP = "auditors";
     private static final int PARTITIONS = 12;
@@ -78,19 +88,54 @@ class GatewayShareOffsetsLeaderIT {
         nodes.forEach(Pier::close);
     }
 
-    private Pier startNode(int id) throws Exception {
+    private Pier startNode(int id, String sessionTimeoutMs) throws Exception {
         Pier node = Pier.builder().config("node.id", String.valueOf(id))
                 .config("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers())
-                .config("pier.gateway.session.timeout.ms", "6000").start();
+                .config("pier.gateway.session.timeout.ms", sessionTimeoutMs).start();
         nodes.add(node);
         return node;
     }
 
     @Test
+    void shouldNotNameAJoiningNodeLeaderOfPartitionsAnotherNodeServes() throws Exception {
+        // Given one gateway node serving every partition of a topic. A long session timeout
+        // (the group's heartbeats are a fifth of it) keeps the next node's first split a few
+        // seconds away: the window the answers are read in.
+        Pier one = startNode(1, "30000");
+        ShareClients viaOne = new ShareClients(one.bootstrapServers());
+        viaOne.createTopic("ledger-joining", 4);
+        try (Admin admin = viaOne.admin()) {
+            Awaitility.await("node 1 leads every partition").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                            assertThat(leaders(admin, "ledger-joining")).containsOnlyKeys(0, 1, 2, 3)
+                                    .allSatisfy((p, n) -> assertThat(n).isEqualTo(1)));
+        }
+
+        // When a second node starts
+        Pier two = startNode(2, "30000");
+        Map<Integer, Integer> leadersPerTwo;
+        List<Integer> brokersPerTwo = new ArrayList<>();
+        Map<Integer, Integer> leadersPerOne;
+        try (Admin viaTwo = Admin.create(Map.of("bootstrap.servers", two.bootstrapServers()));
+                Admin viaOneAgain = Admin.create(Map.of("bootstrap.servers", one.bootstrapServers()))) {
+            leadersPerTwo = leaders(viaTwo, "ledger-joining");
+            viaTwo.describeCluster().nodes().get(10, TimeUnit.SECONDS).forEach(n -> brokersPerTwo.add(n.id()));
+            brokersPerTwo.sort(null);
+            leadersPerOne = leaders(viaOneAgain, "ledger-joining");
+        }
+
+        // Then, while node 1 still serves every partition, the new node does not claim them
+        assertThat(leadersPerOne).as("leaders per node 1 meanwhile").doesNotContainValue(2);
+        assertThat(leadersPerTwo).as("leaders per the new node (its brokers: %s) while node 1 says %s", brokersPerTwo,
+                leadersPerOne).doesNotContainValue(2);
+        assertThat(brokersPerTwo).as("brokers per the new node").contains(1);
+    }
+
+    @Test
     void shouldListOnlyTheCoordinatorsOwnPartitionsAfterAStrayShareFetch() throws Exception {
         // Given two gateway nodes that split the topic's partitions, and a group that accepted every record
-        Pier one = startNode(1);
-        Pier two = startNode(2);
+        Pier one = startNode(1, "6000");
+        Pier two = startNode(2, "6000");
         ShareClients clients = new ShareClients(one.bootstrapServers() + "," + two.bootstrapServers());
         clients.createTopic(TOPIC, PARTITIONS);
         clients.setGroupConfig(GROUP, "share.auto.offset.reset", "earliest");
@@ -153,7 +198,11 @@ class GatewayShareOffsetsLeaderIT {
     }
 
     private static Map<Integer, Integer> leaders(Admin admin) throws Exception {
-        TopicDescription d = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(10, TimeUnit.SECONDS).get(TOPIC);
+        return leaders(admin, TOPIC);
+    }
+
+    private static Map<Integer, Integer> leaders(Admin admin, String topic) throws Exception {
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
         Map<Integer, Integer> out = new TreeMap<>();
         for (TopicPartitionInfo p : d.partitions()) {
             out.put(p.partition(), p.leader() == null ? -1 : p.leader().id());
