@@ -90,9 +90,12 @@ final class Forwarding {
                 }
                 int owner = nodes.owner(id, p.partitionIndex());
                 if (owner < 0) {
-                    // No gateway node serves its share groups yet (one is taking it over): produce
-                    // and fetch through this node meanwhile; a share fetch is told to ask again.
-                    owner = nodes.self();
+                    // No gateway node serves it yet (this node has not joined the split, or the
+                    // partition is on its way from one node to another): no leader, as Kafka says
+                    // during an election; the client asks again. Naming this node would send share
+                    // acknowledgements here while another node still serves the partition.
+                    p.setLeaderId(-1).setErrorCode(Errors.LEADER_NOT_AVAILABLE.code());
+                    continue;
                 }
                 p.setLeaderId(owner).setReplicaNodes(new ArrayList<>(List.of(owner)))
                         .setIsrNodes(new ArrayList<>(List.of(owner))).setOfflineReplicas(new ArrayList<>());

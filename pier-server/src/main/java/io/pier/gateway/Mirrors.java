@@ -170,7 +170,8 @@ final class Mirrors implements ShareLogSource {
             sent.put(m.partition.topicPartition(), m);
             offsets.put(m.partition.topicPartition(), m.fetchOffset);
         }
-        var unused = upstream.send(leader, Messages.builder(ApiKeys.FETCH, (short) 4, v -> request(batch, v)))
+        var unused = upstream.send(Upstream.lane(leader, Upstream.MIRROR_LANE),
+                        Messages.builder(ApiKeys.FETCH, (short) 4, v -> request(batch, v)))
                 .whenComplete((answer, failure) -> upstream.execute(() -> {
                     if (failure != null) {
                         LOG.debug("Mirror fetch from upstream node {} failed: {}", leader, failure.toString());

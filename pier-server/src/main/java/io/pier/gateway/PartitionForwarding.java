@@ -48,6 +48,11 @@ final class PartitionForwarding {
         /** Changes an upstream answer for a client of the gateway (addresses, sessions). */
         default void rewrite(R answer) { }
 
+        /** True for a request the upstream may hold until data comes (Fetch): it goes over a lane of its own. */
+        default boolean longPolls() {
+            return false;
+        }
+
         /** The request to send upstream in place of the client's (Fetch: without a session). */
         default Q outgoing(Q request) {
             return request;
@@ -121,8 +126,10 @@ final class PartitionForwarding {
         short version = request.version();
         Q outgoing = shape.outgoing(data);
         List<CompletableFuture<AbstractResponse>> parts = new ArrayList<>();
+        int lane = shape.longPolls() && request.connection() != null
+                ? 1 + Math.floorMod(request.connection().id().hashCode(), Upstream.FETCH_LANES) : 0;
         if (byNode.size() == 1 && byNode.keySet().iterator().next() != null) {
-            Node node = byNode.keySet().iterator().next();
+            Node node = Upstream.lane(byNode.keySet().iterator().next(), lane);
             AbstractRequest send = outgoing == data ? body : Messages.request(body.apiKey(), outgoing, version);
             parts.add(sendTo(node, send, clientId, timeoutMs));
         } else {
@@ -130,7 +137,8 @@ final class PartitionForwarding {
                 Q copy = (Q) outgoing.duplicate();
                 Node node = e.getKey();
                 shape.retain(copy, ref -> Objects.equals(route.get(ref), node));
-                parts.add(sendTo(node, Messages.request(body.apiKey(), copy, version), clientId, timeoutMs));
+                parts.add(sendTo(Upstream.lane(node, lane), Messages.request(body.apiKey(), copy, version), clientId,
+                        timeoutMs));
             }
         }
         if (handedOver != null) {

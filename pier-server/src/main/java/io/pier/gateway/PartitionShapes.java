@@ -80,6 +80,11 @@ final class PartitionShapes {
             copy.topics().removeIf(t -> t.partitions().isEmpty());
         }
 
+        @Override
+        public boolean longPolls() {
+            return true;
+        }
+
         /**
          * Every fetch goes upstream without a session (full and sessionless): the gateway answers
          * with session id 0, so its clients never hold a session whose partitions it would have to

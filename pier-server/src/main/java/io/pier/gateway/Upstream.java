@@ -123,6 +123,24 @@ public final class Upstream implements AutoCloseable {
         return brokers.isEmpty() ? bootstrap : brokers;
     }
 
+    /** Connections to one upstream broker beside its first: one for the mirrors, the rest for clients' fetches. */
+    static final int FETCH_LANES = 8;
+    static final int MIRROR_LANE = FETCH_LANES + 1;
+
+    /**
+     * {@code broker} under another connection. An upstream broker answers the requests of one
+     * connection one at a time, so a long-polling Fetch (a consumer at the end of a partition, a
+     * mirror waiting for records) holds every request behind it on that connection: forwarded
+     * fetches go over lanes of their own, one per client connection's hash, and the mirrors over
+     * one more, while everything else keeps lane 0, the broker itself.
+     */
+    static Node lane(Node broker, int lane) {
+        if (lane == 0) {
+            return broker;
+        }
+        return new Node(1_000_000_000 + broker.id() * 64 + lane, broker.host(), broker.port(), broker.rack());
+    }
+
     /** Forwards a client's request at its version. */
     CompletableFuture<AbstractResponse> send(Node node, AbstractRequest body, String clientId) {
         return client.send(node, body, clientId);

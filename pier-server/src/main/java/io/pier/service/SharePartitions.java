@@ -147,7 +147,9 @@ final class SharePartitions {
         }
         Holder created = new Holder(partition);
         owned.put(key, created);
-        stateKeys.add(key);
+        if (persister.serves(key)) {
+            stateKeys.add(key); // not a share-partition another gateway node serves, asked for here by mistake
+        }
         load(partition, key, created);
         return created;
     }

@@ -62,7 +62,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.pier.it.ChildBroker;
-import io.pier.it.upstream.UpstreamKafka;
+import io.pier.testkit.UpstreamKafka;
 
 /**
  * Issue 16's "kill one gateway node (kill -9) during consumption, repeatedly": three gateway
