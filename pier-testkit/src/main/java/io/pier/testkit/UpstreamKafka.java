@@ -1,5 +1,6 @@
 package io.pier.testkit;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * A real Apache Kafka broker (the release this build's kafka-clients come from) for tests of
+ * A real Apache Kafka broker (the release this build's kafka-clients come from, or an older one) for tests of
  * gateway mode, where Pier forwards to an existing Kafka-API cluster, the upstream. It runs as a
  * single-node KRaft cluster (one process that is broker and controller) in a child JVM on this
  * test's class path (which must hold the Kafka broker, {@code org.apache.kafka:kafka_2.13}, as
@@ -41,11 +42,23 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * ... props.put("bootstrap.servers", UPSTREAM.bootstrapServers());
  *
  * try (UpstreamKafka upstream = UpstreamKafka.builder().shareGroups(true).start()) { ... }
+ *
+ * static final UpstreamKafka KAFKA_39 = UpstreamKafka.builder().version("3.9.1").build();
  * }</pre>
  *
  * <p>Share groups are off unless asked for: the storage is formatted with {@code share.version=0}
  * (Kafka 4.4 has no broker setting for it; the feature level alone decides), so a share consumer
  * pointed at the upstream fails, and anything that works must have come from Pier.
+ *
+ * <p>Another release ({@link Builder#version}): the broker then runs from that release's own jars,
+ * the folder {@code <version>/} under the system property {@value #RELEASES_DIR_PROPERTY} (default
+ * {@code target/upstream-kafka}), which pier-testkit's build fills in its pre-integration-test
+ * phase (Kafka 3.9.1: its broker, every runtime dependency its pom names, and slf4j-simple 1.7).
+ * Kafka 3.9 and later 3.x releases have no share groups at all (no {@code share.version} feature,
+ * no share-group APIs advertised), so {@code shareGroups(true)} is refused for them; their single
+ * node is formatted the same way ({@code --standalone}, KIP-853, first in 3.9), without the
+ * share-coordinator settings. Their consumer groups are the release's defaults: classic only in
+ * 3.9, as {@code group.coordinator.rebalance.protocols} says there.
  *
  * <p>Start-up: free ports are found by binding port 0 and closing it (a Kafka listener needs a
  * fixed port), the storage is formatted ({@code kafka.tools.StorageTool format --standalone}),
@@ -54,6 +67,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * message carries the file's tail.
  */
 public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+    /** The system property naming the folder that holds one folder of jars per release ({@link Builder#version}). */
+    public static final String RELEASES_DIR_PROPERTY = "pier.upstreamKafka.dir";
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration FORMAT_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
@@ -64,6 +79,8 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
     private static final int TAIL_BYTES = 8 * 1024;
 
     private final boolean shareGroups;
+    /** The release to run, or null for the broker on the test class path. */
+    private final String version;
     private final Map<String, String> configs;
     private Path home;
     private Path output;
@@ -73,6 +90,7 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
 
     private UpstreamKafka(Builder builder) {
         this.shareGroups = builder.shareGroups;
+        this.version = builder.version;
         this.configs = Map.copyOf(builder.configs);
     }
 
@@ -83,6 +101,7 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
     /** Options of an upstream; {@link #build()} makes one to register as an extension. */
     public static final class Builder {
         private boolean shareGroups;
+        private String version;
         private final Map<String, String> configs = new LinkedHashMap<>();
 
         private Builder() {}
@@ -90,6 +109,20 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         /** Whether the upstream serves share groups itself: {@code share.version} 0 (the default) or the release's default. */
         public Builder shareGroups(boolean enabled) {
             this.shareGroups = enabled;
+            return this;
+        }
+
+        /**
+         * Runs this Apache Kafka release (3.9 or later, for example {@code "3.9.1"}) from its own
+         * jars (see the class comment) instead of the broker on the test class path.
+         */
+        public Builder version(String release) {
+            int[] majorMinor = majorMinor(release);
+            if (majorMinor[0] < 3 || (majorMinor[0] == 3 && majorMinor[1] < 9)) {
+                throw new IllegalArgumentException("Kafka " + release
+                        + ": a single KRaft node is formatted with --standalone, which needs Kafka 3.9 or later");
+            }
+            this.version = release;
             return this;
         }
 
@@ -101,6 +134,9 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
 
         /** An upstream not started yet: for {@code @RegisterExtension}, which starts it before all tests. */
         public UpstreamKafka build() {
+            if (shareGroups && version != null && majorMinor(version)[0] < 4) {
+                throw new IllegalArgumentException("Kafka " + version + " has no share groups");
+            }
             return new UpstreamKafka(this);
         }
 
@@ -108,6 +144,21 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         public UpstreamKafka start() throws IOException, InterruptedException {
             return build().start();
         }
+    }
+
+    /** {major, minor} of a release such as "3.9.1". */
+    private static int[] majorMinor(String release) {
+        String[] parts = release.split("\\.");
+        try {
+            return new int[] {Integer.parseInt(parts[0]), parts.length > 1 ? Integer.parseInt(parts[1]) : 0};
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a Kafka release: " + release, e);
+        }
+    }
+
+    /** Whether the broker is a release before 4.0 (one without share groups). */
+    private boolean before4() {
+        return version != null && majorMinor(version)[0] < 4;
     }
 
     @Override
@@ -129,6 +180,7 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         if (process != null) {
             throw new IllegalStateException("already started");
         }
+        String classPath = classPath(); // before anything to clean up: fails if the release's jars are missing
         home = Files.createTempDirectory("upstream-kafka-");
         killOnExit = new Thread(this::killNow, "upstream-kafka-kill-on-exit");
         Runtime.getRuntime().addShutdownHook(killOnExit);
@@ -140,8 +192,8 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
                 int controllerPort = freePort();
                 Path props = home.resolve("server-" + attempt + ".properties");
                 Files.writeString(props, serverProperties(data, controllerPort), StandardCharsets.UTF_8);
-                format(props);
-                process = javaCommand("kafka.Kafka", props.toString()).redirectOutput(output.toFile()).start();
+                format(classPath, props);
+                process = javaCommand(classPath, "kafka.Kafka", props.toString()).redirectOutput(output.toFile()).start();
                 if (awaitReady()) {
                     return this;
                 }
@@ -246,8 +298,10 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         p.put("offsets.topic.replication.factor", "1");
         p.put("transaction.state.log.replication.factor", "1");
         p.put("transaction.state.log.min.isr", "1");
-        p.put("share.coordinator.state.topic.replication.factor", "1");
-        p.put("share.coordinator.state.topic.min.isr", "1");
+        if (!before4()) {
+            p.put("share.coordinator.state.topic.replication.factor", "1");
+            p.put("share.coordinator.state.topic.min.isr", "1");
+        }
         // A consumer group's first member need not wait 3 s for others.
         p.put("group.initial.rebalance.delay.ms", "0");
         // Two cores are shared by the test JVM and this one.
@@ -259,14 +313,15 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         return out.toString();
     }
 
-    private void format(Path props) throws IOException, InterruptedException {
+    private void format(String classPath, Path props) throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("format", "--standalone", "-t", Uuid.randomUuid().toString(),
                 "-c", props.toString()));
-        if (!shareGroups) {
+        if (!shareGroups && !before4()) {
+            // (3.x has no share.version feature: its StorageTool would refuse the name.)
             args.addAll(List.of("--feature", "share.version=0"));
         }
         Path formatOutput = home.resolve("format.out");
-        Process format = javaCommand("kafka.tools.StorageTool", args.toArray(String[]::new))
+        Process format = javaCommand(classPath, "kafka.tools.StorageTool", args.toArray(String[]::new))
                 .redirectOutput(formatOutput.toFile()).start();
         if (!format.waitFor(FORMAT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
             format.destroyForcibly();
@@ -278,15 +333,35 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         }
     }
 
-    private static ProcessBuilder javaCommand(String mainClass, String... args) {
+    /**
+     * The broker's class path: this test's, or the release's folder of jars (a class-path wildcard).
+     *
+     * @throws IllegalStateException if the release's folder lacks its broker jar
+     */
+    private String classPath() {
+        if (version == null) {
+            return System.getProperty("java.class.path");
+        }
+        Path jars = Path.of(System.getProperty(RELEASES_DIR_PROPERTY, "target/upstream-kafka"), version).toAbsolutePath();
+        Path broker = jars.resolve("kafka_2.13-" + version + ".jar");
+        if (!Files.isRegularFile(broker)) {
+            throw new IllegalStateException("no Apache Kafka " + version + " broker at " + broker
+                    + ": pier-testkit's build copies it there in its pre-integration-test phase"
+                    + " (./mvnw verify -pl pier-testkit; its version is the property upstream.kafka.older.version)");
+        }
+        return jars + File.separator + "*";
+    }
+
+    private static ProcessBuilder javaCommand(String classPath, String mainClass, String... args) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Djava.awt.headless=true",
-                // The broker logs through this class path's slf4j-simple: keep its info lines, not
-                // the hundreds of config lines every client and server prints on start.
+                // The broker logs through slf4j-simple (this class path's, or the 1.7 one beside an
+                // older release's jars): keep its info lines, not the hundreds of config lines
+                // every client and server prints on start.
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.config=warn",
-                "-cp", System.getProperty("java.class.path"), mainClass));
+                "-cp", classPath, mainClass));
         command.addAll(List.of(args));
         return new ProcessBuilder(command).redirectErrorStream(true);
     }
