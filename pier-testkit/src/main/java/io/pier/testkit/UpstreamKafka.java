@@ -54,7 +54,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * the folder {@code <version>/} under the system property {@value #RELEASES_DIR_PROPERTY} (default
  * {@code target/upstream-kafka}), which pier-testkit's build fills in its pre-integration-test
  * phase (Kafka 3.9.1: its broker, every runtime dependency its pom names, and slf4j-simple 1.7).
- * Kafka 3.9 and later 3.x releases have no share groups at all (no {@code share.version} feature,
+ * Kafka 3.9 has no share groups at all (no {@code share.version} feature,
  * no share-group APIs advertised), so {@code shareGroups(true)} is refused for them; their single
  * node is formatted the same way ({@code --standalone}, KIP-853, first in 3.9), without the
  * share-coordinator settings. Their consumer groups are the release's defaults: classic only in
