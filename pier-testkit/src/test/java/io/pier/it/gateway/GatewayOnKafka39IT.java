@@ -2,6 +2,7 @@ package io.pier.it.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +42,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -56,8 +60,15 @@ import io.pier.testkit.UpstreamKafka;
  * directly; share groups are the gateway's, with their state kept on the 3.9 broker; a share
  * consumer sent to the 3.9 broker itself gets nowhere, and a KIP-848 consumer (which 3.9 does not
  * serve by default) fails the same way through the gateway as on the broker.
+ *
+ * <p>The forwarding tests run before the share-group ones: once a share-partition's mirror
+ * long-polls the upstream broker (Fetch, max wait 200 ms) on the one connection the gateway has to
+ * it, every request forwarded to that broker waits behind the poll, about 200 ms each, for as
+ * long as the mirror runs (after its consumers have left too, on Kafka 4.4 as on 3.9), which made
+ * this class three times as long. Nothing here measures time; the order only keeps it short.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GatewayOnKafka39IT {
     @RegisterExtension
     static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().version("3.9.1").build();
@@ -141,6 +152,7 @@ class GatewayOnKafka39IT {
     }
 
     @Test
+    @Order(1)
     void shouldRunTheUpstreamAsKafka39WithoutShareGroups() throws Exception {
         // The broker really is a 3.9 one: metadata.version 21 (3.9-IV0) at most, and no feature
         // (share.version, group.version, transaction.version) that 4.x brings.
@@ -154,6 +166,7 @@ class GatewayOnKafka39IT {
     }
 
     @Test
+    @Order(2)
     void shouldForwardTopicAdminIdempotentProduceAndAClassicGroupToKafka39() throws Exception {
         // Topic admin through the gateway: create with a setting, add a partition, delete another topic
         String topic = name("orders");
@@ -164,18 +177,21 @@ class GatewayOnKafka39IT {
             viaGateway.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all().get(30, TimeUnit.SECONDS);
             viaGateway.deleteTopics(List.of(doomed)).all().get(30, TimeUnit.SECONDS);
 
-            TopicDescription real = direct.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
-            assertThat(real.partitions()).hasSize(3);
-            TopicDescription seen = viaGateway.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
-                    .get(topic);
-            assertThat(seen.topicId()).isEqualTo(real.topicId());
-            assertThat(seen.partitions()).hasSize(3).allSatisfy(p -> assertThat(p.leader().id()).isEqualTo(5));
+            // (A KRaft broker serves metadata a moment after its controller answered: wait for it.)
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).ignoreExceptions().untilAsserted(() -> {
+                TopicDescription real = direct.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
+                        .get(topic);
+                assertThat(real.partitions()).hasSize(3);
+                assertThat(direct.listTopics().names().get(30, TimeUnit.SECONDS)).contains(topic).doesNotContain(doomed);
+                TopicDescription seen = viaGateway.describeTopics(List.of(topic)).allTopicNames()
+                        .get(30, TimeUnit.SECONDS).get(topic);
+                assertThat(seen.topicId()).isEqualTo(real.topicId());
+                assertThat(seen.partitions()).hasSize(3).allSatisfy(p -> assertThat(p.leader().id()).isEqualTo(5));
+            });
             ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
             Config config = direct.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
             assertThat(config.get("retention.ms").value()).isEqualTo("3600000");
             assertThat(config.get("retention.ms").source()).isEqualTo(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
-            Set<String> upstreamTopics = direct.listTopics().names().get(30, TimeUnit.SECONDS);
-            assertThat(upstreamTopics).contains(topic).doesNotContain(doomed);
         }
 
         // Idempotent produce through the gateway: 100 records to each partition
@@ -236,6 +252,7 @@ class GatewayOnKafka39IT {
     }
 
     @Test
+    @Order(3)
     void shouldCommitAndAbortTransactionsOnKafka39ThroughTheGateway() throws Exception {
         // Given, through the gateway, a committed transaction of 50 records and an aborted one of 30
         String topic = name("txn");
@@ -285,6 +302,7 @@ class GatewayOnKafka39IT {
     }
 
     @Test
+    @Order(6)
     void shouldServeShareGroupsOverKafka39WithTheirStateKeptThere() throws Exception {
         // Given 2 x 150 records on a 3.9 topic, produced through the gateway, and a group reading from the earliest
         String topic = name("jobs");
@@ -363,6 +381,7 @@ class GatewayOnKafka39IT {
     }
 
     @Test
+    @Order(7)
     void shouldRedeliverAReleasedRecordWithDeliveryCountTwoOverKafka39() throws Exception {
         String topic = name("retries");
         String group = name("retrying");
@@ -402,6 +421,7 @@ class GatewayOnKafka39IT {
     }
 
     @Test
+    @Order(5)
     void shouldFailAShareConsumerPointedAtKafka39Itself() {
         // A stock share consumer sent to the 3.9 broker directly: it has no ShareGroupHeartbeat API,
         // so the consumer's first poll fails (what works through the gateway is the gateway's)
@@ -414,6 +434,7 @@ class GatewayOnKafka39IT {
     }
 
     @Test
+    @Order(4)
     void shouldRefuseAConsumerProtocolGroupThroughTheGatewayAsKafka39Does() throws Exception {
         // Kafka 3.9 serves classic groups only (its default group.coordinator.rebalance.protocols):
         // a KIP-848 consumer fails the same way through the gateway as on the 3.9 broker itself
