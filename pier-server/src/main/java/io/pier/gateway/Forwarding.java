@@ -94,7 +94,9 @@ final class Forwarding {
                     // partition is on its way from one node to another): no leader, as Kafka says
                     // during an election; the client asks again. Naming this node would send share
                     // acknowledgements here while another node still serves the partition.
-                    p.setLeaderId(-1).setErrorCode(Errors.LEADER_NOT_AVAILABLE.code());
+                    p.setLeaderId(-1).setErrorCode(Errors.LEADER_NOT_AVAILABLE.code())
+                            .setReplicaNodes(new ArrayList<>()).setIsrNodes(new ArrayList<>())
+                            .setOfflineReplicas(new ArrayList<>()); // no upstream broker id shows through
                     continue;
                 }
                 p.setLeaderId(owner).setReplicaNodes(new ArrayList<>(List.of(owner)))
