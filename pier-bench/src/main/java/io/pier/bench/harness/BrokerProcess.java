@@ -30,10 +30,15 @@ abstract class BrokerProcess implements AutoCloseable {
     int saslSslPort = -1;
 
     BrokerProcess(String name, List<String> jvmFlags, Path workDir) throws IOException {
+        this(name, jvmFlags, workDir, freePort());
+    }
+
+    /** On a given port: a node restarted where its clients last saw it. */
+    BrokerProcess(String name, List<String> jvmFlags, Path workDir, int port) {
         this.name = name;
         this.jvmFlags = jvmFlags;
         this.workDir = workDir;
-        this.port = freePort();
+        this.port = port;
     }
 
     /** Work before the clock starts (Kafka formats its storage here). */

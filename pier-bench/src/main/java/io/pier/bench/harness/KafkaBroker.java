@@ -22,6 +22,8 @@ final class KafkaBroker extends BrokerProcess {
     private final Path props;
     private final Path log4j;
     private final boolean fsync;
+    /** Broker settings added after the others (a lower {@code group.min.session.timeout.ms}, say); none by default. */
+    Map<String, String> extraSettings = Map.of();
 
     /**
      * @param fsync flush every append to disk before answering: {@code log.flush.interval.messages=1}
@@ -61,6 +63,7 @@ final class KafkaBroker extends BrokerProcess {
                 "share.coordinator.state.topic.min.isr=1",
                 fsync ? "log.flush.interval.messages=1\nlog.flush.interval.ms=0" : "",
                 security == null ? "" : propertiesLines(security.serverSettings()),
+                propertiesLines(extraSettings),
                 ""));
         // Like the binary distribution: INFO to a file (here the process output file).
         Files.writeString(log4j, String.join("\n",

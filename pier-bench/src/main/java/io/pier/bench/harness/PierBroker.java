@@ -45,6 +45,15 @@ final class PierBroker extends BrokerProcess {
 
     @Override
     void prepare() throws Exception {
+        ensureArchive(archive, classpath);
+    }
+
+    /**
+     * Records the class-data archive of the build on {@code classpath} at {@code archive}, unless
+     * this harness run already did (a gateway node starts from the same archive as a broker: the
+     * launcher records one per build, whichever command then runs).
+     */
+    static synchronized void ensureArchive(Path archive, String classpath) throws Exception {
         if (TRAINED.contains(archive) && Files.exists(archive)) {
             return;
         }

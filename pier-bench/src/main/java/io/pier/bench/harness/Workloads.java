@@ -52,8 +52,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * deadline.
  */
 final class Workloads implements AutoCloseable {
-    /** Result of a share or consumer-group consumption run: records/s from the first record, and the wait for it. */
-    record ConsumeRun(double recordsPerSec, double firstRecordMs, long records, boolean complete, long brokerCpuNanos) {
+    /**
+     * Result of a share or consumer-group consumption run: records/s from the first record, and the
+     * wait for it; the broker's CPU over the rate's window and, for a gateway, its upstream's over
+     * the same window (-1 when there is none).
+     */
+    record ConsumeRun(double recordsPerSec, double firstRecordMs, long records, boolean complete, long brokerCpuNanos,
+            long upstreamCpuNanos) {
         Throughput throughput() {
             return new Throughput(recordsPerSec, records, brokerCpuNanos);
         }
@@ -97,6 +102,11 @@ final class Workloads implements AutoCloseable {
     private final long capNanos;
     private final Admin admin;
     private final LongSupplier brokerCpuNanos;
+    /**
+     * The CPU time so far of what the broker forwards to (a gateway's upstream cluster), read with
+     * {@link #brokerCpuNanos} at the same instants, so the two split one window; -1 without one.
+     */
+    private final LongSupplier upstreamCpuNanos;
     /** Put before every topic name this instance hands to a client, so an unmeasured pass leaves the measured topics alone. */
     private final String topicPrefix;
     /**
@@ -126,6 +136,17 @@ final class Workloads implements AutoCloseable {
      */
     Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos, Map<String, String> clientSettings,
             String topicPrefix) {
+        this(bootstrap, cap, brokerCpuNanos, () -> -1, clientSettings, topicPrefix);
+    }
+
+    /**
+     * {@code upstreamCpuNanos}: for a broker that forwards to another cluster (a Pier gateway in
+     * front of Kafka), that cluster's CPU time so far, read at the instants the broker's is, so a
+     * consumption run reports both over its window.
+     */
+    Workloads(String bootstrap, Duration cap, LongSupplier brokerCpuNanos, LongSupplier upstreamCpuNanos,
+            Map<String, String> clientSettings, String topicPrefix) {
+        this.upstreamCpuNanos = upstreamCpuNanos;
         this.topicPrefix = topicPrefix;
         this.bootstrap = bootstrap;
         this.clientSettings = Map.copyOf(clientSettings);
@@ -539,6 +560,8 @@ final class Workloads implements AutoCloseable {
         private final AtomicLong doneNanos = new AtomicLong();
         private final AtomicLong firstCpu = new AtomicLong(-1);
         private final AtomicLong doneCpu = new AtomicLong(-1);
+        private final AtomicLong firstUpstreamCpu = new AtomicLong(-1);
+        private final AtomicLong doneUpstreamCpu = new AtomicLong(-1);
         private final AtomicBoolean stop = new AtomicBoolean();
 
         /**
@@ -559,12 +582,14 @@ final class Workloads implements AutoCloseable {
         private void received() {
             if (firstNanos.compareAndSet(0, System.nanoTime())) {
                 firstCpu.set(brokerCpuNanos.getAsLong());
+                firstUpstreamCpu.set(upstreamCpuNanos.getAsLong());
             }
         }
 
         void reached() {
             if (doneNanos.compareAndSet(0, System.nanoTime())) {
                 doneCpu.set(brokerCpuNanos.getAsLong());
+                doneUpstreamCpu.set(upstreamCpuNanos.getAsLong());
             }
             stop.set(true);
         }
@@ -574,15 +599,19 @@ final class Workloads implements AutoCloseable {
             long done = doneNanos.get();
             boolean complete = done != 0;
             long endCpu = doneCpu.get();
+            long endUpstreamCpu = doneUpstreamCpu.get();
             if (!complete) {
                 System.err.println("[bench]   " + what + " run stopped at the time cap: " + records + "/" + target);
                 done = System.nanoTime();
                 endCpu = brokerCpuNanos.getAsLong();
+                endUpstreamCpu = upstreamCpuNanos.getAsLong();
             }
             double rate = first == 0 ? 0 : records * 1e9 / Math.max(1, done - first);
             double ttfr = first == 0 ? Double.NaN : (first - start) / 1e6;
             long cpu = firstCpu.get() >= 0 && endCpu >= 0 ? endCpu - firstCpu.get() : -1;
-            return new ConsumeRun(rate, ttfr, records, complete, cpu);
+            long upstreamCpu = firstUpstreamCpu.get() >= 0 && endUpstreamCpu >= 0
+                    ? endUpstreamCpu - firstUpstreamCpu.get() : -1;
+            return new ConsumeRun(rate, ttfr, records, complete, cpu, upstreamCpu);
         }
     }
 
