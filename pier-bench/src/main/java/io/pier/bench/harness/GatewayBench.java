@@ -287,11 +287,73 @@ public final class GatewayBench {
             for (int c : p.consumers) {
                 Edges edges = new Edges(d::cpuNanos, d, stateTopic);
                 Workloads.ConsumeRun run;
-                try (Workloads w = new Workloads(d.bootstrap(), p.cap, edges, kafka::cpuNanos, Map.of(), "")) {
+                MirrorLead lead = new MirrorLead(d, topics.get(c), filled.get(c));
+                try (lead; Workloads w = new Workloads(d.bootstrap(), p.cap, edges, kafka::cpuNanos, Map.of(), "")) {
                     run = measure(row, c, () -> w.share(topics.get(c), c, true, filled.get(c).intValue(), 0));
                 }
                 diagnose(name + " " + c + " consumers", run, stateTopic, edges.snapshots());
+                if (run != null) {
+                    String mirror = lead.summary();
+                    diagnostics.set(diagnostics.size() - 1, diagnostics.get(diagnostics.size() - 1) + "; " + mirror);
+                    log("    " + mirror);
+                }
             }
+        }
+    }
+
+    /**
+     * Samples, every 2 s while a gateway run reads its topic, how far the nodes' mirrors of it
+     * are ahead of what their share-partitions have handed out, and how much of the topic is still
+     * only in Kafka: whether the consumers are waiting on the mirror fetch. (Each sample reads
+     * every node's Prometheus page, about 150 KB, as a scraper would.)
+     */
+    private static final class MirrorLead implements AutoCloseable {
+        private final List<long[]> samples = Collections.synchronizedList(new ArrayList<>());
+        private final long total;
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        MirrorLead(GatewayDeployment d, String topic, long total) {
+            this.total = total;
+            this.thread = new Thread(() -> {
+                while (running) {
+                    long[] ends = GatewayMetrics.mirrorAndShareEnds(d, topic);
+                    if (ends[1] > 0 && ends[1] < total) {
+                        samples.add(ends);
+                    }
+                    try {
+                        Thread.sleep(2000);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "bench-mirror-lead");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        String summary() {
+            List<Double> lead = new ArrayList<>();
+            List<Double> behind = new ArrayList<>();
+            synchronized (samples) {
+                for (long[] s : samples) {
+                    lead.add((double) (s[0] - s[1]));
+                    behind.add((double) (total - s[0]));
+                }
+            }
+            if (lead.isEmpty()) {
+                return "mirror lead: no sample during the read";
+            }
+            return String.format(Locale.ROOT, "mirrors ahead of the share-partitions' end by %,.0f records (median of "
+                    + "%d samples, min %,.0f, max %,.0f), with %,.0f records (median) not fetched from Kafka yet",
+                    median(lead), lead.size(), Collections.min(lead), Collections.max(lead), median(behind));
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running = false;
+            thread.interrupt();
+            thread.join(5000);
         }
     }
 

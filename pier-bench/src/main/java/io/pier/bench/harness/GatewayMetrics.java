@@ -32,6 +32,28 @@ final class GatewayMetrics {
         return out;
     }
 
+    private static final Pattern END = Pattern.compile(
+            "^pier_(log_end_offset|share_end_offset)\\{([^}]*)\\}\\s+(\\S+)", Pattern.MULTILINE);
+
+    /**
+     * For {@code topic}, summed over its partitions and the nodes: the end of the local mirrors
+     * ({@code pier_log_end_offset}: what has been fetched from the upstream so far) and the end of
+     * the share-partitions ({@code pier_share_end_offset}: how far they have handed records out).
+     */
+    static long[] mirrorAndShareEnds(GatewayDeployment d, String topic) {
+        long[] out = new long[2];
+        String label = "topic=\"" + topic + "\"";
+        for (PierGateway node : d.nodes()) {
+            Matcher m = END.matcher(node.metrics());
+            while (m.find()) {
+                if (m.group(2).contains(label)) {
+                    out[m.group(1).equals("log_end_offset") ? 0 : 1] += (long) Double.parseDouble(m.group(3));
+                }
+            }
+        }
+        return out;
+    }
+
     /** Per API, {sum of seconds, count} of {@code pier_request_duration_seconds}, summed over the nodes. */
     static Map<String, double[]> requestDurations(GatewayDeployment d) {
         Map<String, double[]> out = new HashMap<>();
