@@ -168,6 +168,9 @@ public final class GatewayMembership implements AutoCloseable {
             return;
         }
         int n = state.partitions();
+        // First no longer served here, so no ShareFetch loads a share-partition of them again
+        // between the drop below and the close.
+        partitions.forEach(state::stopServing);
         try {
             services.shareStateReleased((topicId, partition) ->
                     partitions.contains(PartitionedShareState.partitionOf(topicId, partition, n)))

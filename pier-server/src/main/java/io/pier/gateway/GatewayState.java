@@ -121,6 +121,14 @@ public final class GatewayState implements AutoCloseable {
     }
 
     /**
+     * Stops routing anything to state partition {@code p} (its writes fail, its share-partitions
+     * are not served here) while it is being given up; {@link #release} then closes it.
+     */
+    void stopServing(int p) {
+        store.disown(p);
+    }
+
+    /**
      * Stops serving state partition {@code p}: no new write goes to it, what was submitted is
      * written (unless another node fenced this one), then its log closes. Returns the keys and
      * groups it held, or null if it was not served.

@@ -167,6 +167,12 @@ public final class ShareService {
                     if (failure == null) {
                         return acquired;
                     }
+                    if (Futures.unwrap(failure) instanceof NotLeaderOrFollowerException) {
+                        // A gateway node whose state partition moved away meanwhile: the client must
+                        // hear NOT_LEADER_OR_FOLLOWER, the one answer that unpins the partition from
+                        // this node in kafka-clients' share consumer.
+                        return Acquired.failed(Errors.NOT_LEADER_OR_FOLLOWER);
+                    }
                     LOG.warn("Persisting acquisitions of {} failed; not delivering them", key, failure);
                     // A storage error is one the client takes in its stride (it refreshes metadata
                     // and fetches again); most other codes would make its poll() throw.
