@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 import org.apache.kafka.common.Node;
@@ -127,13 +128,9 @@ final class Forwarding {
         });
     }
 
-    interface Join<R extends ApiMessage> {
-        void join(R into, R part);
-    }
-
     @SuppressWarnings("unchecked")
     private <R extends ApiMessage> CompletableFuture<AbstractResponse> toEachBroker(ApiRequest request,
-            Supplier<R> empty, Join<R> join) {
+            Supplier<R> empty, BiConsumer<R, R> join) {
         AbstractRequest body = request.body();
         List<CompletableFuture<AbstractResponse>> parts = new ArrayList<>();
         for (Node broker : nodes.upstreamShare(upstream.allBrokers())) {
@@ -144,7 +141,7 @@ final class Forwarding {
             return CompletableFuture.completedFuture(Messages.response(body.apiKey(), empty.get(), request.version()));
         }
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(done ->
-                Messages.joined(body.apiKey(), request.version(), Messages.answers(parts), join::join));
+                Messages.joined(body.apiKey(), request.version(), Messages.answers(parts), join));
     }
 
 }

@@ -65,8 +65,11 @@ import io.pier.service.NodeInfo;
 public final class GatewayApis {
     /** AddPartitionsToTxn v4+ is the brokers' batched form (KIP-890); clients send v3 at most. */
     private static final short ADD_PARTITIONS_TO_TXN_CLIENT_MAX = 3;
-    /** Extra time a JoinGroup may wait upstream beyond its rebalance timeout, as the Java client allows. */
-    private static final int JOIN_GROUP_GRACE_MS = 5_000;
+    /**
+     * Extra time a request that waits upstream on purpose (a JoinGroup its rebalance timeout, a
+     * Produce its acks timeout) may take before the gateway gives up on it, as the Java client allows.
+     */
+    private static final int UPSTREAM_GRACE_MS = 5_000;
 
     private final ApiRouter router;
     private final Upstream upstream;
@@ -267,7 +270,7 @@ public final class GatewayApis {
         forward(ApiKeys.METADATA, forwarding::metadata);
         // Partitions, to their leaders.
         forward(ApiKeys.PRODUCE, r -> partitions.forward(r, PartitionShapes.PRODUCE,
-                Math.max(timeout, r.bodyAs(ProduceRequest.class).timeout() + JOIN_GROUP_GRACE_MS), true));
+                Math.max(timeout, r.bodyAs(ProduceRequest.class).timeout() + UPSTREAM_GRACE_MS), true));
         forward(ApiKeys.FETCH, r -> partitions.forward(r, PartitionShapes.FETCH,
                 timeout + r.bodyAs(FetchRequest.class).maxWait(), false));
         forward(ApiKeys.LIST_OFFSETS, r -> partitions.forward(r, PartitionShapes.LIST_OFFSETS,
@@ -288,7 +291,7 @@ public final class GatewayApis {
             JoinGroupRequest join = r.bodyAs(JoinGroupRequest.class);
             int rebalanceMs = r.version() == 0 ? join.data().sessionTimeoutMs() : join.data().rebalanceTimeoutMs();
             return keyed.forward(r, Upstream.GROUP, join.data().groupId(),
-                    Math.max(timeout, rebalanceMs + JOIN_GROUP_GRACE_MS));
+                    Math.max(timeout, rebalanceMs + UPSTREAM_GRACE_MS));
         });
         group(ApiKeys.SYNC_GROUP, r -> r.bodyAs(SyncGroupRequest.class).data().groupId());
         group(ApiKeys.HEARTBEAT, r -> r.bodyAs(HeartbeatRequest.class).data().groupId());

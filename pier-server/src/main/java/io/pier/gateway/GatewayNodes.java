@@ -29,34 +29,4 @@ interface GatewayNodes {
 
     /** The upstream brokers whose listings this node forwards. */
     List<Node> upstreamShare(List<Node> upstreamBrokers);
-
-    /** One gateway node: it is every partition's leader and answers for every upstream broker. */
-    static GatewayNodes single(java.util.function.Supplier<NodeInfo> self) {
-        return new GatewayNodes() {
-            @Override
-            public List<NodeInfo> all(ClientConnection seenFrom) {
-                return List.of(self.get().seenFrom(seenFrom));
-            }
-
-            @Override
-            public int self() {
-                return self.get().nodeId();
-            }
-
-            @Override
-            public int controller() {
-                return self.get().nodeId();
-            }
-
-            @Override
-            public int owner(Uuid topicId, int partition) {
-                return self.get().nodeId();
-            }
-
-            @Override
-            public List<Node> upstreamShare(List<Node> upstreamBrokers) {
-                return upstreamBrokers;
-            }
-        };
-    }
 }

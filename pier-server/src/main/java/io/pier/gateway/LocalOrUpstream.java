@@ -3,6 +3,7 @@ package io.pier.gateway;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 
 import org.apache.kafka.common.config.ConfigResource;
@@ -94,13 +95,9 @@ final class LocalOrUpstream {
         void keep(Q copy, Boolean mine);
     }
 
-    interface Join<R extends ApiMessage> {
-        void join(R into, R part);
-    }
-
     @SuppressWarnings("unchecked")
     private static <Q extends ApiMessage, R extends ApiMessage> ApiHandler split(ApiHandler local,
-            ApiHandler upstream, Keep<Q> keep, Predicate<Q> empty, Join<R> join) {
+            ApiHandler upstream, Keep<Q> keep, Predicate<Q> empty, BiConsumer<R, R> join) {
         return request -> {
             AbstractRequest body = request.body();
             List<CompletableFuture<AbstractResponse>> parts = new ArrayList<>();
@@ -122,7 +119,7 @@ final class LocalOrUpstream {
             }
             return parts.get(0).thenCombine(parts.get(1), (a, b) -> {
                 R joined = (R) ((R) a.data()).duplicate();
-                join.join(joined, (R) b.data());
+                join.accept(joined, (R) b.data());
                 AbstractResponse out = Messages.response(body.apiKey(), joined, request.version());
                 out.maybeSetThrottleTimeMs(Math.max(a.throttleTimeMs(), b.throttleTimeMs()));
                 return out;
