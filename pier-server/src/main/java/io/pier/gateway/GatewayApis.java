@@ -101,10 +101,13 @@ public final class GatewayApis {
      * DescribeCluster (this node, in the upstream's cluster). ListGroups, DeleteGroups and the
      * GROUP resources of DescribeConfigs and IncrementalAlterConfigs are answered in both places.
      * With several gateway nodes, {@link ShareRouting} sends each share request to the node that
-     * serves its state; returns the view of the nodes that {@link GatewayMembership} keeps.
+     * serves its state, and the nodes ask each other with {@code peers} for the share-group
+     * offsets Admin asks a coordinator about; returns the view of the nodes that
+     * {@link GatewayMembership} keeps.
      */
-    public static GatewayCluster register(ApiRouter router, Upstream upstream, Supplier<NodeInfo> node,
-            long startWallMs, BrokerServices services, GatewayState state, GroupConfigSync settings) {
+    public static GatewayCluster register(ApiRouter router, Upstream upstream, UpstreamClient peers,
+            Supplier<NodeInfo> node, long startWallMs, BrokerServices services, GatewayState state,
+            GroupConfigSync settings) {
         ApiHandler localListGroups = router.handler(ApiKeys.LIST_GROUPS);
         ApiHandler localDeleteGroups = router.handler(ApiKeys.DELETE_GROUPS);
         ApiHandler localDescribeConfigs = router.handler(ApiKeys.DESCRIBE_CONFIGS);
@@ -159,6 +162,10 @@ public final class GatewayApis {
         router.register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, routing.ifCoordinator(
                 r -> List.of(r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId()),
                 share.get(ApiKeys.DELETE_SHARE_GROUP_OFFSETS)));
+        // The coordinator answers those for every share-partition of the group, asking the nodes
+        // that serve the others' state, as they ask it.
+        services.shareOffsets().elsewhere(new PeerShareState(peers, cluster));
+        PeerShareStateApis.register(router, services.shareOffsets(), services.topics(), topics);
 
         LocalOrUpstream both = new LocalOrUpstream(apis.forwarding);
         apis.replace(ApiKeys.LIST_GROUPS, both.listGroups(localListGroups, routing::coordinates));

@@ -12,6 +12,7 @@ import io.pier.gateway.StatePartitionAssignor.NodeAddress;
 import io.pier.gateway.StatePartitionAssignor.Ownership;
 import io.pier.service.ClientConnection;
 import io.pier.service.NodeInfo;
+import io.pier.state.SharePartitionKey;
 
 /**
  * The gateway nodes of one upstream cluster as clients see them, from the last split of the state
@@ -76,6 +77,27 @@ public final class GatewayCluster implements GatewayNodes {
     public int owner(Uuid topicId, int partition) {
         NodeAddress n = ownership.owners().get(PartitionedShareState.partitionOf(topicId, partition, statePartitions));
         return n == null ? -1 : n.nodeId();
+    }
+
+    /**
+     * The other node serving the state of {@code key}'s share-partition, as its peers reach it;
+     * null when this node serves it or no node does yet.
+     */
+    Node peerServing(SharePartitionKey key) {
+        NodeAddress n = ownership.owners().get(
+                PartitionedShareState.partitionOf(key.topicId(), key.partition(), statePartitions));
+        return n == null || n.nodeId() == self() ? null : new Node(n.nodeId(), n.host(), n.port());
+    }
+
+    /** The other nodes of the last split, as they reach each other. */
+    List<Node> peers() {
+        List<Node> out = new ArrayList<>();
+        for (NodeAddress n : ownership.nodes()) {
+            if (n.nodeId() != self()) {
+                out.add(new Node(n.nodeId(), n.host(), n.port()));
+            }
+        }
+        return out;
     }
 
     /** The node coordinating group or transactional id {@code key}, with the client's view of this node; null if none yet. */

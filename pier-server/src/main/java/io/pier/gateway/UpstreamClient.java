@@ -92,15 +92,23 @@ public final class UpstreamClient implements AutoCloseable {
      *     {@code security.protocol}, SASL and TLS settings, {@code request.timeout.ms}...)
      */
     public UpstreamClient(Map<String, Object> settings) {
+        this(settings, "pier-upstream");
+    }
+
+    /**
+     * @param name the client's thread and log name: {@code pier-peers} for the one a gateway
+     *     node asks the other gateway nodes with ({@link PeerShareState})
+     */
+    public UpstreamClient(Map<String, Object> settings, String name) {
         AdminClientConfig config = new AdminClientConfig(settings);
         this.requestTimeoutMs = config.getInt(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG);
         this.nodes = new ManualMetadataUpdater();
-        LogContext logContext = new LogContext("[pier-upstream] ");
+        LogContext logContext = new LogContext("[" + name + "] ");
         this.client = ClientUtils.createNetworkClient(config,
-                config.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG), "pier-gateway", metrics, "pier-upstream",
+                config.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG), "pier-gateway", metrics, name,
                 logContext, apiVersions, time, 100, requestTimeoutMs, null, nodes, new DefaultHostResolver(), null,
                 null);
-        this.thread = new Thread(this::run, "pier-upstream");
+        this.thread = new Thread(this::run, name);
         thread.setDaemon(true);
         thread.start();
     }

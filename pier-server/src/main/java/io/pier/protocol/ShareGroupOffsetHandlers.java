@@ -76,12 +76,20 @@ public final class ShareGroupOffsetHandlers {
                         .setErrorMessage(Errors.GROUP_AUTHORIZATION_FAILED.message())));
                 continue;
             }
-            Map<String, List<Integer>> wanted = requested(g);
-            if (g.topics() == null) {
-                // "All topics" means all the principal may see.
-                wanted.keySet().removeIf(t -> !access.topic(request, AclOperation.DESCRIBE, t));
-            }
-            described.add(describeGroup(g.groupId(), wanted, withLag, access.topics(request, AclOperation.DESCRIBE)));
+            boolean allTopics = g.topics() == null;
+            Predicate<String> mayDescribe = access.topics(request, AclOperation.DESCRIBE);
+            described.add(requested(g).thenCompose(wanted -> {
+                if (allTopics) {
+                    // "All topics" means all the principal may see.
+                    wanted.keySet().removeIf(t -> !access.topic(request, AclOperation.DESCRIBE, t));
+                }
+                return describeGroup(g.groupId(), wanted, withLag, mayDescribe);
+            }).exceptionally(failure -> {
+                // the group's state on another gateway node could not be read: Admin retries a retriable error
+                Errors error = Errors.forException(Futures.unwrap(failure));
+                return new DescribeShareGroupOffsetsResponseGroup().setGroupId(g.groupId())
+                        .setErrorCode(error.code()).setErrorMessage(error.message());
+            }));
         }
         return Futures.all(described).thenApply(list -> {
             DescribeShareGroupOffsetsResponseData out = new DescribeShareGroupOffsetsResponseData();
@@ -91,21 +99,23 @@ public final class ShareGroupOffsetHandlers {
     }
 
     /** Topic name to partitions, in request order; for null topics, what the group has state for. */
-    private Map<String, List<Integer>> requested(DescribeShareGroupOffsetsRequestGroup g) {
+    private CompletableFuture<Map<String, List<Integer>>> requested(DescribeShareGroupOffsetsRequestGroup g) {
         Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
         if (g.topics() != null) {
             for (DescribeShareGroupOffsetsRequestTopic t : g.topics()) {
                 byTopic.computeIfAbsent(t.topicName(), n -> new ArrayList<>()).addAll(t.partitions());
             }
-            return byTopic;
+            return CompletableFuture.completedFuture(byTopic);
         }
-        for (SharePartitionKey key : shares.stateKeys(g.groupId())) {
-            TopicMetadata topic = topics.topic(key.topicId());
-            if (topic != null && key.partition() < topic.partitionCount()) {
-                byTopic.computeIfAbsent(topic.name(), n -> new ArrayList<>()).add(key.partition());
+        return shares.stateKeys(g.groupId()).thenApply(keys -> {
+            for (SharePartitionKey key : keys) {
+                TopicMetadata topic = topics.topic(key.topicId());
+                if (topic != null && key.partition() < topic.partitionCount()) {
+                    byTopic.computeIfAbsent(topic.name(), n -> new ArrayList<>()).add(key.partition());
+                }
             }
-        }
-        return byTopic;
+            return byTopic;
+        });
     }
 
     private CompletableFuture<DescribeShareGroupOffsetsResponseGroup> describeGroup(String groupId,
@@ -129,11 +139,15 @@ public final class ShareGroupOffsetHandlers {
                         ? CompletableFuture.completedFuture(OffsetSummary.NONE)
                         : shares.summary(new TopicPartition(name, index),
                                 new SharePartitionKey(groupId, topic.id(), index));
-                parts.add(summary.thenApply(s -> {
+                parts.add(summary.handle((s, failure) -> {
                     DescribeShareGroupOffsetsResponsePartition p = new DescribeShareGroupOffsetsResponsePartition()
-                            .setPartitionIndex(index)
-                            .setStartOffset(s.startOffset())
-                            .setLeaderEpoch(LEADER_EPOCH);
+                            .setPartitionIndex(index);
+                    if (failure != null) {
+                        // read on another gateway node, which failed or does not serve it any more
+                        Errors error = Errors.forException(Futures.unwrap(failure));
+                        return p.setStartOffset(-1).setErrorCode(error.code()).setErrorMessage(error.message());
+                    }
+                    p.setStartOffset(s.startOffset()).setLeaderEpoch(LEADER_EPOCH);
                     return withLag ? p.setLag(s.lag()) : p;
                 }));
             }
@@ -209,16 +223,24 @@ public final class ShareGroupOffsetHandlers {
                 return CompletableFuture.completedFuture(new DeleteShareGroupOffsetsResponse(
                         out.setErrorCode(error.code()).setErrorMessage(message(in.groupId(), error))));
             }
-            List<SharePartitionKey> keys = shares.stateKeys(in.groupId());
-            List<CompletableFuture<DeleteShareGroupOffsetsResponseTopic>> deleted = new ArrayList<>();
-            for (DeleteShareGroupOffsetsRequestTopic t : in.topics()) {
-                deleted.add(access.topic(request, AclOperation.READ, t.topicName()) ? deleteTopic(t.topicName(), keys)
-                        : CompletableFuture.completedFuture(new DeleteShareGroupOffsetsResponseTopic()
-                                .setTopicName(t.topicName()).setTopicId(Uuid.ZERO_UUID)
-                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
-                                .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message())));
-            }
-            return Futures.all(deleted).thenApply(list -> {
+            return shares.stateKeys(in.groupId()).thenCompose(keys -> {
+                List<CompletableFuture<DeleteShareGroupOffsetsResponseTopic>> deleted = new ArrayList<>();
+                for (DeleteShareGroupOffsetsRequestTopic t : in.topics()) {
+                    deleted.add(access.topic(request, AclOperation.READ, t.topicName())
+                            ? deleteTopic(t.topicName(), keys)
+                            : CompletableFuture.completedFuture(new DeleteShareGroupOffsetsResponseTopic()
+                                    .setTopicName(t.topicName()).setTopicId(Uuid.ZERO_UUID)
+                                    .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                                    .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message())));
+                }
+                return Futures.all(deleted);
+            }).handle((list, failure) -> {
+                if (failure != null) {
+                    // another gateway node's state could not be changed: a retriable error for Admin
+                    Errors failed = Errors.forException(Futures.unwrap(failure));
+                    return new DeleteShareGroupOffsetsResponse(out.setErrorCode(failed.code())
+                            .setErrorMessage(failed.message()));
+                }
                 out.setResponses(list);
                 return new DeleteShareGroupOffsetsResponse(out);
             });

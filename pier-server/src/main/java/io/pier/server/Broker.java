@@ -11,6 +11,7 @@ import io.pier.gateway.GroupConfigSync;
 import io.pier.gateway.StatePartitionAssignor;
 import io.pier.gateway.GatewayState;
 import io.pier.gateway.Upstream;
+import io.pier.gateway.UpstreamClient;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
@@ -71,6 +72,8 @@ final class Broker implements AutoCloseable {
     private final GatewayState gatewayState;
     private final GatewayMembership membership;
     private final GroupConfigSync gatewayConfigs;
+    /** A gateway's client of the other gateway nodes; else null. */
+    private final UpstreamClient peers;
     private static final Duration UPSTREAM_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
     /**
@@ -147,11 +150,14 @@ final class Broker implements AutoCloseable {
                 gatewayConfigs = GroupConfigSync.start(config.raw(), config.upstreamClientSettings(),
                         services.shareGroups(), config.nodeId());
                 started.push(gatewayConfigs);
-                gatewayCluster = GatewayApis.register(router, upstream, this::node, clock.wallMs(), services,
+                peers = new UpstreamClient(config.peerClientSettings(), "pier-peers");
+                started.push(peers);
+                gatewayCluster = GatewayApis.register(router, upstream, peers, this::node, clock.wallMs(), services,
                         gatewayState, gatewayConfigs);
                 clusterId = upstream.clusterId();
             } else {
                 gatewayConfigs = null;
+                peers = null;
                 AclAuthorizer acls = openAcls(config, dataDir, io);
                 Apis.register(router, services, config, this::node, clock, acls);
                 ScramBootstrap.apply(config.raw(), listener.join().scram());
@@ -304,6 +310,7 @@ final class Broker implements AutoCloseable {
         if (membership != null) {
             membership.close(); // leaves the gateway group: the other nodes take its state over at once
             gatewayConfigs.close();
+            peers.close();
         }
         services.close();
         if (upstream != null) {

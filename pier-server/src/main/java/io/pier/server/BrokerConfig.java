@@ -37,6 +37,11 @@ public final class BrokerConfig {
      */
     public static final String GATEWAY_UPSTREAM_PREFIX = "pier.gateway.upstream.";
     public static final String GATEWAY_UPSTREAM_BOOTSTRAP = GATEWAY_UPSTREAM_PREFIX + "bootstrap.servers";
+    /**
+     * Settings of the client a gateway node asks the other gateway nodes with (their share state,
+     * for Admin): Kafka's client names after this prefix, for the gateway nodes' own listeners.
+     */
+    public static final String GATEWAY_PEER_PREFIX = "pier.gateway.peer.";
     public static final String QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds";
     /** Default metrics port (the JMX exporter's customary one); the embedded broker uses 0. */
     public static final int DEFAULT_METRICS_PORT = 9404;
@@ -161,6 +166,22 @@ public final class BrokerConfig {
         raw.forEach((k, v) -> {
             if (k.startsWith(GATEWAY_UPSTREAM_PREFIX)) {
                 out.put(k.substring(GATEWAY_UPSTREAM_PREFIX.length()), v);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * The settings of a gateway node's client of the other gateway nodes: {@value #GATEWAY_PEER_PREFIX}
+     * settings; it connects to the addresses the nodes advertise to each other, so its bootstrap
+     * list is never used (it names this node's first listener).
+     */
+    public Map<String, Object> peerClientSettings() {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        out.put("bootstrap.servers", host() + ":" + port());
+        raw.forEach((k, v) -> {
+            if (k.startsWith(GATEWAY_PEER_PREFIX)) {
+                out.put(k.substring(GATEWAY_PEER_PREFIX.length()), v);
             }
         });
         return out;

@@ -44,21 +44,20 @@ import io.pier.server.Pier;
 /**
  * What a gateway node tells clients about the topic-partitions whose share state another node
  * serves (issue 16, several gateway nodes). Two findings of {@link GatewayKillNineIT}, each
- * reproduced here on its own; both tests fail today.
+ * reproduced here on its own (both fixed).
  *
- * <p><b>Offsets.</b> docs/scale-out.md: a group's coordinator answers DescribeShareGroupOffsets
- * from the state partitions it serves, so the partitions another node leads are missing from its
- * answer. A ShareFetch that reaches the coordinator for a partition the other node leads (a
- * client whose metadata is a moment old does this after every move of a state partition) is
- * answered NOT_LEADER_OR_FOLLOWER, as it should be; it must leave the offsets answer as it was.
- * Today the coordinator lists that partition from then on, with start offset -1 (Admin: a null
- * {@link SharePartitionOffsetInfo}; {@code kafka-share-groups --describe --offsets} shows no
- * offset, as for a partition the group never read). In the engine, {@code SharePartitions.holder}
- * adds the key to its admin index ({@code stateKeys}) when it creates the holder, before
- * {@code load} finds that the persister does not serve it; that branch drops the holder but not
- * the key. DeleteShareGroupOffsets and DeleteGroups go through the same index. The stray
- * ShareFetch is sent raw, with a member id of its own, so the test does not depend on when a
- * stock client's metadata goes stale.
+ * <p><b>Offsets.</b> A group's coordinator answers DescribeShareGroupOffsets for every
+ * share-partition of the group: from the state partitions it serves, and by asking the other
+ * nodes for the rest ({@code PeerShareState}). A ShareFetch that reaches the coordinator for a
+ * partition the other node leads (a client whose metadata is a moment old does this after every
+ * move of a state partition) is answered NOT_LEADER_OR_FOLLOWER, as it should be; it must leave
+ * the offsets answer as it was. It once made the coordinator list that partition with start
+ * offset -1 (Admin: a null {@link SharePartitionOffsetInfo}; {@code kafka-share-groups --describe
+ * --offsets} showed no offset, as for a partition the group never read): in the engine,
+ * {@code SharePartitions.holder} added the key to its admin index ({@code stateKeys}) before
+ * {@code load} found that the persister does not serve it. The stray ShareFetch is sent raw, with
+ * a member id of its own, so the test does not depend on when a stock client's metadata goes
+ * stale.
  *
  * <p><b>A node joining.</b> A node that has started but not yet had its first split of the state
  * partitions (a restart, or a node added) answered Metadata with itself as the only broker and
@@ -134,7 +133,7 @@ class GatewayUnservedPartitionsIT {
     }
 
     @Test
-    void shouldListOnlyTheCoordinatorsOwnPartitionsAfterAStrayShareFetch() throws Exception {
+    void shouldListEveryPartitionsOffsetsThroughTheCoordinatorAlsoAfterAStrayShareFetch() throws Exception {
         // Given two gateway nodes that split the topic's partitions, and a group that accepted every record
         Pier one = startNode(1, "6000");
         Pier two = startNode(2, "6000");
@@ -167,6 +166,10 @@ class GatewayUnservedPartitionsIT {
 
         Pier coordinator;
         Set<TopicPartition> own = new TreeSet<>(java.util.Comparator.comparingInt(TopicPartition::partition));
+        Set<TopicPartition> every = new TreeSet<>(java.util.Comparator.comparingInt(TopicPartition::partition));
+        for (int p = 0; p < PARTITIONS; p++) {
+            every.add(new TopicPartition(TOPIC, p));
+        }
         int stray;
         try (Admin admin = clients.admin()) {
             int id = admin.describeShareGroups(List.of(GROUP)).all().get(10, TimeUnit.SECONDS).get(GROUP)
@@ -183,9 +186,10 @@ class GatewayUnservedPartitionsIT {
                     .findFirst().orElseThrow();
         }
         try (Admin viaCoordinator = Admin.create(Map.of("bootstrap.servers", coordinator.bootstrapServers()))) {
-            // (the answer as documented, before the stray fetch)
+            // (every partition, those the other node serves too, before the stray fetch)
+            assertThat(own).as("partitions the coordinator serves").isNotEmpty().hasSizeLessThan(PARTITIONS);
             assertThat(startOffsets(viaCoordinator)).as("before the stray fetch")
-                    .isEqualTo(allAt(own, PER_PARTITION));
+                    .isEqualTo(allAt(every, PER_PARTITION));
 
             // When a ShareFetch for a partition the other node leads reaches the coordinator
             try (RawKafkaClient raw = RawKafkaClient.connect(coordinator.bootstrapServers())) {
@@ -193,9 +197,9 @@ class GatewayUnservedPartitionsIT {
                         + " that does not lead it", stray).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
             }
 
-            // Then its offsets answer is the same: the coordinator's own partitions, all accepted
+            // Then its offsets answer is the same: every partition, all accepted
             assertThat(startOffsets(viaCoordinator)).as("after a stray ShareFetch of partition %d (led by the"
-                    + " other node); null = start offset -1", stray).isEqualTo(allAt(own, PER_PARTITION));
+                    + " other node); null = start offset -1", stray).isEqualTo(allAt(every, PER_PARTITION));
         }
     }
 
