@@ -9,11 +9,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
@@ -48,26 +50,32 @@ public final class GatewayMembership implements AutoCloseable {
     private final GatewayState state;
     private final BrokerServices services;
     private final GatewayTopics topics;
+    private final BiConsumer<String, Throwable> fatal;
+    private final int sessionTimeoutMs;
     private final Thread thread;
     private volatile boolean running = true;
 
     private GatewayMembership(KafkaConsumer<byte[], byte[]> consumer, GatewayState state, BrokerServices services,
-            GatewayTopics topics) {
+            GatewayTopics topics, BiConsumer<String, Throwable> fatal, int sessionTimeoutMs) {
         this.consumer = consumer;
         this.state = state;
         this.services = services;
         this.topics = topics;
+        this.fatal = fatal;
+        this.sessionTimeoutMs = sessionTimeoutMs;
         this.thread = new Thread(this::run, "pier-gateway-group");
         thread.setDaemon(true);
     }
 
     /**
      * Joins the gateway group of the upstream as {@code self}; {@code cluster} learns each
-     * rebalance's map. The first assignment comes a moment later (the group's join).
+     * rebalance's map. The first assignment comes a moment later (the group's join). If the
+     * membership fails for good (the upstream refuses the session timeout, or the group), the node
+     * would serve no share state while looking healthy: {@code fatal} stops it instead.
      */
     public static GatewayMembership join(Map<String, String> config, Map<String, Object> upstreamSettings,
             StatePartitionAssignor.NodeAddress self, GatewayState state, BrokerServices services,
-            GatewayCluster cluster) {
+            GatewayCluster cluster, BiConsumer<String, Throwable> fatal) {
         GatewayTopics topics = cluster.topics();
         int sessionMs = Integer.parseInt(config.getOrDefault(SESSION_TIMEOUT_MS,
                 String.valueOf(DEFAULT_SESSION_TIMEOUT_MS)));
@@ -85,13 +93,14 @@ public final class GatewayMembership implements AutoCloseable {
                 (java.util.function.Consumer<StatePartitionAssignor.Ownership>) cluster::update);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
-        GatewayMembership m = new GatewayMembership(consumer, state, services, topics);
+        GatewayMembership m = new GatewayMembership(consumer, state, services, topics, fatal, sessionMs);
         consumer.subscribe(List.of(state.topic()), m.new Listener());
         m.thread.start();
         return m;
     }
 
     private void run() {
+        RuntimeException failure = null;
         try {
             while (running) {
                 consumer.poll(POLL); // heartbeats, rebalances; the assigned partitions are paused, never read
@@ -99,7 +108,7 @@ public final class GatewayMembership implements AutoCloseable {
         } catch (WakeupException e) {
             // closing
         } catch (RuntimeException e) {
-            LOG.error("The gateway group membership failed; this node serves no share state until restarted", e);
+            failure = e;
             release(new HashSet<>(List.copyOf(served())));
         } finally {
             try {
@@ -108,6 +117,17 @@ public final class GatewayMembership implements AutoCloseable {
                 LOG.warn("Leaving the gateway group failed", e);
             }
         }
+        if (failure != null && running) {
+            fatal.accept(failureMessage(failure), failure);
+        }
+    }
+
+    private String failureMessage(RuntimeException failure) {
+        if (failure instanceof InvalidSessionTimeoutException) {
+            return SESSION_TIMEOUT_MS + "=" + sessionTimeoutMs + " is refused by the upstream cluster: it must lie"
+                    + " between the upstream brokers' group.min.session.timeout.ms and group.max.session.timeout.ms";
+        }
+        return "the gateway group membership on the upstream failed, so this node can serve no share state";
     }
 
     private Set<Integer> served() {

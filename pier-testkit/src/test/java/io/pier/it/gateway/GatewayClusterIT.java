@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -171,5 +172,20 @@ class GatewayClusterIT {
         } finally {
             consumers.forEach(KafkaShareConsumer::close);
         }
+    }
+
+    @Test
+    void shouldStopANodeWhoseSessionTimeoutTheUpstreamRefuses() throws Exception {
+        // Given the upstream's group.min.session.timeout.ms (Kafka's default, 6 s)
+        // When a gateway node asks for 1 s
+        CountDownLatch stopped = new CountDownLatch(1);
+        Pier node = Pier.builder().config("node.id", "7")
+                .config("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers())
+                .config("pier.gateway.session.timeout.ms", "1000")
+                .onFatal(stopped::countDown).start();
+        nodes.add(node);
+
+        // Then it stops, instead of staying up serving no share state (the group refuses it)
+        assertThat(stopped.await(60, TimeUnit.SECONDS)).as("the node stopped on its refused session timeout").isTrue();
     }
 }
