@@ -53,6 +53,8 @@ public final class GatewayMembership implements AutoCloseable {
     private final BiConsumer<String, Throwable> fatal;
     private final int sessionTimeoutMs;
     private final Thread thread;
+    /** State partitions whose writes the upstream ended, to give up on the membership thread. */
+    private final java.util.Queue<Integer> lost = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile boolean running = true;
 
     private GatewayMembership(KafkaConsumer<byte[], byte[]> consumer, GatewayState state, BrokerServices services,
@@ -94,6 +96,10 @@ public final class GatewayMembership implements AutoCloseable {
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
         GatewayMembership m = new GatewayMembership(consumer, state, services, topics, fatal, sessionMs);
+        state.onLost(p -> {
+            m.lost.add(p);
+            consumer.wakeup();
+        });
         consumer.subscribe(List.of(state.topic()), m.new Listener());
         m.thread.start();
         return m;
@@ -103,10 +109,15 @@ public final class GatewayMembership implements AutoCloseable {
         RuntimeException failure = null;
         try {
             while (running) {
-                consumer.poll(POLL); // heartbeats, rebalances; the assigned partitions are paused, never read
+                try {
+                    consumer.poll(POLL); // heartbeats, rebalances; the assigned partitions are paused, never read
+                } catch (WakeupException e) {
+                    if (!running) {
+                        break; // closing
+                    }
+                }
+                rejoinIfLost();
             }
-        } catch (WakeupException e) {
-            // closing
         } catch (RuntimeException e) {
             failure = e;
             release(new HashSet<>(List.copyOf(served())));
@@ -128,6 +139,28 @@ public final class GatewayMembership implements AutoCloseable {
                     + " between the upstream brokers' group.min.session.timeout.ms and group.max.session.timeout.ms";
         }
         return "the gateway group membership on the upstream failed, so this node can serve no share state";
+    }
+
+    /**
+     * The upstream ended this node's writes to some state partitions: the group gave them to
+     * another node after dropping this one (a session that ran out unnoticed, a long pause), or a
+     * transaction ran out. Either way this node's place in the group may be stale and what it
+     * holds in memory of them is ahead of what is durable. It gives everything up and joins again
+     * as a new member: the group hands it the state partitions no other node serves (these again,
+     * if only a transaction ran out), which it replays from the upstream; it fences no one.
+     */
+    private void rejoinIfLost() {
+        Set<Integer> ps = new HashSet<>();
+        for (Integer p; (p = lost.poll()) != null; ) {
+            ps.add(p);
+        }
+        if (ps.isEmpty()) {
+            return;
+        }
+        LOG.warn("The upstream ended this node's writes to share state partitions {}: rejoining the gateway group", ps);
+        consumer.unsubscribe(); // gives everything up (onPartitionsRevoked or onPartitionsLost)
+        release(ps); // and these, should the group have taken them away already
+        consumer.subscribe(List.of(state.topic()), new Listener());
     }
 
     private Set<Integer> served() {

@@ -38,6 +38,7 @@ public final class GatewayState implements AutoCloseable {
     private final AgentHost agents;
     private final DurableSharePersister.FatalHandler fatal;
     private final Map<Integer, Served> served = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile java.util.function.IntConsumer onLost = p -> { };
 
     private GatewayState(Map<String, Object> upstreamSettings, String topic, int partitions,
             DurableSharePersister.Options options, AgentHost agents, DurableSharePersister.FatalHandler fatal) {
@@ -96,7 +97,7 @@ public final class GatewayState implements AutoCloseable {
         AgentSlot slot = agents.slot();
         DurableSharePersister persister;
         try {
-            persister = DurableSharePersister.open(log, options, slot.wakeup(), fatal);
+            persister = DurableSharePersister.open(log, options, slot.wakeup(), (what, cause) -> failed(p, what, cause));
         } catch (IOException | RuntimeException e) {
             slot.close();
             throw e;
@@ -142,6 +143,32 @@ public final class GatewayState implements AutoCloseable {
         s.slot().close();
         LOG.info("No longer serving share state partition {} of upstream topic {}", p, topic);
         return s.persister();
+    }
+
+    /** Who gives up a state partition whose writes the upstream ended ({@link GatewayMembership}). */
+    void onLost(java.util.function.IntConsumer handler) {
+        onLost = handler;
+    }
+
+    /**
+     * A served state partition's log failed. If the upstream ended its writes (another node took
+     * it over after this one was cut off, or its transaction ran out: {@link
+     * KafkaShareStateLog.LostException}), this node stops serving it at once and has it given up
+     * and taken again from its durable state, here or on another node; its clients are sent on
+     * meanwhile. Any other failure (the upstream refusing or not answering) stops the node, as a
+     * failed disk stops a broker.
+     */
+    private void failed(int p, String what, Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof KafkaShareStateLog.LostException) {
+                LOG.warn("Share state partition {} of upstream topic {}: the upstream ended this node's writes;"
+                        + " giving it up: {}", p, topic, t.getMessage());
+                store.disown(p);
+                onLost.accept(p);
+                return;
+            }
+        }
+        fatal.onFatal(what, cause);
     }
 
     private String transactionalId(int p) {

@@ -31,6 +31,9 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -387,7 +390,8 @@ public final class KafkaShareStateLog implements ShareStateLog {
             throw new IOException(name() + " is closed");
         }
         if (failure != null) {
-            throw new IOException(name() + " failed earlier; nothing more is written", failure);
+            String message = name() + " failed earlier; nothing more is written";
+            throw lost(failure) ? new LostException(message, failure) : new IOException(message, failure);
         }
     }
 
@@ -396,7 +400,42 @@ public final class KafkaShareStateLog implements ShareStateLog {
         if (failure == null) {
             failure = cause;
         }
+        if (lost(cause)) {
+            return new LostException(doing + " " + name() + " failed: the upstream ended this log's writes ("
+                    + cause + "); another writer took it over, or the open transaction ran out", cause);
+        }
         return new IOException(doing + " " + name() + " failed: " + cause, cause);
+    }
+
+    /**
+     * Whether {@code cause} says the upstream ended this writer's transactions: another writer
+     * opened the partition with this log's transactional id (a write after that is refused as
+     * fenced or of a stale epoch), or the transaction coordinator aborted the open transaction
+     * after {@code transaction.timeout.ms} (its commit is then refused as INVALID_TXN_STATE, or as
+     * fenced: the abort bumped the epoch). Either way what this log did not flush is gone, and
+     * only what it flushed before is durable.
+     */
+    private static boolean lost(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException
+                    || t instanceof InvalidTxnStateException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The log failed because the upstream ended its writes ({@link #lost}): what was flushed
+     * stands, the rest is gone. On a gateway the node gives the state partition up and takes its
+     * durable state again (or another node does) instead of stopping.
+     */
+    public static final class LostException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        LostException(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /**

@@ -22,8 +22,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
@@ -97,6 +99,13 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
 
     private static String text(ByteBuffer b) {
         return StandardCharsets.UTF_8.decode(b.duplicate()).toString();
+    }
+
+    private long upstreamStableEnd(Admin admin) throws Exception {
+        TopicPartition tp = new TopicPartition(topic, PARTITION);
+        return admin.listOffsets(Map.of(tp, OffsetSpec.latest()),
+                new ListOffsetsOptions(org.apache.kafka.common.IsolationLevel.READ_COMMITTED)).partitionResult(tp)
+                .get(10, TimeUnit.SECONDS).offset();
     }
 
     private long upstreamLogEnd(Admin admin) throws Exception {
@@ -193,6 +202,52 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
                     "0 flushed-key-0=flushed-value-0", "1 flushed-key-1=flushed-value-1",
                     "2 flushed-key-2=flushed-value-2", "7 b-key-0=b-value-0");
             assertThat(c.endOffset()).isEqualTo(9);
+        }
+    }
+
+    @Test
+    void shouldReportAFenceOnTheCommitOfATransactionTheNextWriterAborted() throws Exception {
+        try (KafkaShareStateLog a = open(); Admin admin = Admin.create(UPSTREAM.clientConfig())) {
+            // Given A appended two records that reached the upstream inside its open transaction
+            assertThat(a.append(entries("open", 2))).isZero();
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (upstreamLogEnd(admin) < 2 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(upstreamLogEnd(admin)).isEqualTo(2);
+
+            // When B opens the same partition (aborting A's transaction) and A then commits, sending nothing new
+            try (KafkaShareStateLog b = open()) {
+                // Then A's flush fails as fenced: with transaction version 2 the coordinator takes
+                // A's commit for a retry of the abort that fenced it and answers INVALID_TXN_STATE
+                // (not PRODUCER_FENCED), which means the same here: another writer took over
+                assertThatThrownBy(a::flush).isInstanceOf(KafkaShareStateLog.LostException.class)
+                        .hasMessageContaining("upstream topic " + topic + " partition 1")
+                        .hasRootCauseInstanceOf(ProducerFencedException.class);
+                assertThat(replay(b)).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void shouldReportATransactionTheUpstreamAbortedOnItsTimeoutAsLost() throws Exception {
+        Map<String, Object> config = new java.util.HashMap<>(UPSTREAM.clientConfig());
+        config.put("transaction.timeout.ms", 1000);
+        try (KafkaShareStateLog a = KafkaShareStateLog.open(config, topic, PARTITION, "pier-state-" + topic, TIMEOUT);
+                Admin admin = Admin.create(UPSTREAM.clientConfig())) {
+            // Given A appended two records, then did not commit within its transaction timeout
+            assertThat(a.append(entries("open", 2))).isZero();
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (upstreamStableEnd(admin) < 3 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(upstreamStableEnd(admin)).as("the upstream aborted A's transaction (its marker at 2)")
+                    .isEqualTo(3);
+
+            // When A commits; then its flush fails as lost: its writes are gone, no one else's
+            assertThatThrownBy(a::flush).isInstanceOf(KafkaShareStateLog.LostException.class)
+                    .hasMessageContaining("upstream topic " + topic + " partition 1")
+                    .hasRootCauseInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
         }
     }
 

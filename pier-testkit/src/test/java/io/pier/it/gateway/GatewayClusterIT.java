@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.pier.gateway.KafkaShareStateLog;
 import io.pier.it.share.ShareClients;
 import io.pier.testkit.UpstreamKafka;
 import io.pier.server.Pier;
@@ -187,5 +188,60 @@ class GatewayClusterIT {
 
         // Then it stops, instead of staying up serving no share state (the group refuses it)
         assertThat(stopped.await(60, TimeUnit.SECONDS)).as("the node stopped on its refused session timeout").isTrue();
+    }
+
+    @Test
+    void shouldGiveUpAndTakeBackStatePartitionsAnotherWriterFencedInsteadOfStopping() throws Exception {
+        // Given one gateway node serving a share group that accepted half of a partition's records
+        CountDownLatch stopped = new CountDownLatch(1);
+        nodes.add(Pier.builder().config("node.id", "1")
+                .config("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers())
+                .config("pier.gateway.session.timeout.ms", "6000")
+                .onFatal(stopped::countDown).start());
+        ShareClients clients = new ShareClients(bootstrap());
+        clients.createTopic("fenced", 1);
+        clients.setGroupConfig("fenced-group", "share.auto.offset.reset", "earliest");
+        clients.produce("fenced", 0, "f", 20);
+        Set<String> confirmed = new HashSet<>();
+        try (KafkaShareConsumer<String, String> c = clients.consumer("fenced-group", "explicit",
+                "share.acquire.mode", "record_limit", "max.poll.records", "5")) {
+            c.subscribe(Set.of("fenced"));
+            acceptUntil(c, confirmed, 10);
+
+            // When another writer opens every state partition with the node's transactional ids
+            // (what a node does when the gateway group gives it a partition this node still writes)
+            for (int p = 0; p < 8; p++) {
+                KafkaShareStateLog.open(UPSTREAM.clientConfig(), "__pier_share_state", p, "__pier_share_state-" + p,
+                        Duration.ofSeconds(30)).close();
+            }
+
+            // Then the node, fenced at its next write, gives its state up and takes it back
+            // (the group's only member): the consumer goes on and every record is accepted
+            acceptUntil(c, confirmed, 20);
+        }
+        assertThat(confirmed).hasSize(20);
+        assertThat(stopped.getCount()).as("the node did not stop").isEqualTo(1);
+    }
+
+    /** ACCEPTs what {@code c} gets until {@code confirmed} holds {@code count} values, within 60 s. */
+    private static void acceptUntil(KafkaShareConsumer<String, String> c, Set<String> confirmed, int count) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (confirmed.size() < count && System.nanoTime() < deadline) {
+            Map<TopicPartition, List<String>> got = new HashMap<>();
+            for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                c.acknowledge(r, AcknowledgeType.ACCEPT);
+                got.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new ArrayList<>()).add(r.value());
+            }
+            try {
+                c.commitSync(Duration.ofSeconds(10)).forEach((tip, failure) -> {
+                    if (failure.isEmpty()) {
+                        confirmed.addAll(got.getOrDefault(tip.topicPartition(), List.of()));
+                    }
+                });
+            } catch (RuntimeException e) {
+                // a commit that failed confirms nothing; those records come again
+            }
+        }
+        assertThat(confirmed).as("records accepted").hasSizeGreaterThanOrEqualTo(count);
     }
 }
