@@ -150,25 +150,26 @@ public final class GatewayApis {
                 r -> r.bodyAs(ShareGroupDescribeRequest.class).data().groupIds(),
                 share.get(ApiKeys.SHARE_GROUP_DESCRIBE)));
         ApiHandler describeOffsets = routing.ifCoordinator(GatewayApis::describedGroups,
-                share.get(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS));
+                routing.whenSettled(share.get(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS)));
         router.register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, r -> topics.ensure(describedTopics(r))
                 .thenCompose(v -> describeOffsets.handle(r)));
         ApiHandler alterOffsets = routing.ifCoordinator(
                 r -> List.of(r.bodyAs(AlterShareGroupOffsetsRequest.class).data().groupId()),
-                share.get(ApiKeys.ALTER_SHARE_GROUP_OFFSETS));
+                routing.whenSettled(share.get(ApiKeys.ALTER_SHARE_GROUP_OFFSETS)));
         // The topics Admin names are copied here first: no share group may have subscribed to them yet.
         router.register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, r -> topics.ensure(alteredTopics(r))
                 .thenCompose(v -> alterOffsets.handle(r)));
         router.register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, routing.ifCoordinator(
                 r -> List.of(r.bodyAs(DeleteShareGroupOffsetsRequest.class).data().groupId()),
-                share.get(ApiKeys.DELETE_SHARE_GROUP_OFFSETS)));
+                routing.whenSettled(share.get(ApiKeys.DELETE_SHARE_GROUP_OFFSETS))));
         // The coordinator answers those for every share-partition of the group, asking the nodes
         // that serve the others' state, as they ask it.
         services.shareOffsets().elsewhere(new PeerShareState(peers, cluster));
-        PeerShareStateApis.register(router, services.shareOffsets(), services.topics(), topics);
+        PeerShareStateApis.register(router, services.shareOffsets(), services.topics(), topics,
+                () -> cluster.settled(state::owns));
 
         LocalOrUpstream both = new LocalOrUpstream(apis.forwarding);
-        apis.replace(ApiKeys.LIST_GROUPS, both.listGroups(localListGroups, routing::coordinates));
+        apis.replace(ApiKeys.LIST_GROUPS, routing.whenSettled(both.listGroups(localListGroups, routing::coordinates)));
         apis.replace(ApiKeys.DELETE_GROUPS, both.deleteGroups(localDeleteGroups, router.handler(ApiKeys.DELETE_GROUPS),
                 group -> services.shareGroups().isShareGroup(group)));
         apis.replace(ApiKeys.DESCRIBE_CONFIGS, both.describeConfigs(localDescribeConfigs,

@@ -3,6 +3,7 @@ package io.pier.gateway;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.IntPredicate;
 import java.util.function.Supplier;
 
 import org.apache.kafka.common.Node;
@@ -41,6 +42,24 @@ public final class GatewayCluster implements GatewayNodes {
     /** The map of the last rebalance; called on the membership thread. */
     void update(Ownership next) {
         ownership = next;
+    }
+
+    /**
+     * True once this node has had its first split and serves ({@code served}) every state
+     * partition the split gives it; false while it is still taking one over.
+     */
+    boolean settled(IntPredicate served) {
+        Ownership o = ownership;
+        if (o.nodes().isEmpty()) {
+            return false;
+        }
+        int me = self.get().nodeId();
+        for (var e : o.owners().entrySet()) {
+            if (e.getValue() != null && e.getValue().nodeId() == me && !served.test(e.getKey())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override

@@ -70,14 +70,14 @@ final class PeerShareState implements ShareStateElsewhere {
         });
     }
 
+    /** The summaries a node sent; fails if it could not answer for all (still taking its state over). */
     private static List<StateSummary> summaries(String groupId, ReadShareGroupStateSummaryResponse answer) {
         List<StateSummary> out = new ArrayList<>();
         for (ReadShareGroupStateSummaryResponseData.ReadStateSummaryResult t : answer.data().results()) {
             for (ReadShareGroupStateSummaryResponseData.PartitionResult p : t.partitions()) {
-                if (p.errorCode() == Errors.NONE.code()) {
-                    out.add(new StateSummary(new SharePartitionKey(groupId, t.topicId(), p.partition()),
-                            p.startOffset(), p.deliveryCompleteCount()));
-                }
+                SharePartitionKey key = p.partition() < 0 ? null : new SharePartitionKey(groupId, t.topicId(), p.partition());
+                check(key, Errors.forCode(p.errorCode()), p.errorMessage());
+                out.add(new StateSummary(key, p.startOffset(), p.deliveryCompleteCount()));
             }
         }
         return out;
@@ -149,6 +149,9 @@ final class PeerShareState implements ShareStateElsewhere {
     private static void check(SharePartitionKey key, Errors error, String message) {
         if (error == Errors.NOT_COORDINATOR) {
             throw new CoordinatorLoadInProgressException("the share state of " + key + " is moving between gateway nodes");
+        }
+        if (error == Errors.COORDINATOR_LOAD_IN_PROGRESS) {
+            throw new CoordinatorLoadInProgressException("a gateway node is taking its share state over");
         }
         if (error != Errors.NONE) {
             throw error.exception(message);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import org.apache.kafka.common.TopicPartition;
@@ -46,15 +47,24 @@ final class PeerShareStateApis {
     private final ShareOffsets offsets;
     private final TopicService topics;
     private final GatewayTopics upstreamTopics;
+    private final BooleanSupplier settled;
 
-    private PeerShareStateApis(ShareOffsets offsets, TopicService topics, GatewayTopics upstreamTopics) {
+    private PeerShareStateApis(ShareOffsets offsets, TopicService topics, GatewayTopics upstreamTopics,
+            BooleanSupplier settled) {
         this.offsets = offsets;
         this.topics = topics;
         this.upstreamTopics = upstreamTopics;
+        this.settled = settled;
     }
 
-    static void register(ApiRouter router, ShareOffsets offsets, TopicService topics, GatewayTopics upstreamTopics) {
-        PeerShareStateApis apis = new PeerShareStateApis(offsets, topics, upstreamTopics);
+    /**
+     * @param settled whether this node serves every state partition the split gave it: until
+     *     then a question about all of a group's share-partitions is answered
+     *     COORDINATOR_LOAD_IN_PROGRESS, not with the part taken over so far
+     */
+    static void register(ApiRouter router, ShareOffsets offsets, TopicService topics, GatewayTopics upstreamTopics,
+            BooleanSupplier settled) {
+        PeerShareStateApis apis = new PeerShareStateApis(offsets, topics, upstreamTopics, settled);
         router.register(ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY, 0, 1, apis::readSummary)
                 .register(ApiKeys.INITIALIZE_SHARE_GROUP_STATE, 0, 0, apis::initialize)
                 .register(ApiKeys.DELETE_SHARE_GROUP_STATE, 0, 0, apis::delete);
@@ -63,6 +73,17 @@ final class PeerShareStateApis {
     private CompletableFuture<AbstractResponse> readSummary(ApiRequest request) {
         ReadShareGroupStateSummaryRequestData in = request.bodyAs(ReadShareGroupStateSummaryRequest.class).data();
         List<SharePartitionKey> keys = new ArrayList<>();
+        if (in.topics().isEmpty() && !settled.getAsBoolean()) {
+            // no partition to mark: the error goes on a placeholder the asking node checks for
+            return CompletableFuture.completedFuture(new ReadShareGroupStateSummaryResponse(
+                    new ReadShareGroupStateSummaryResponseData().setResults(List.of(
+                            new ReadShareGroupStateSummaryResponseData.ReadStateSummaryResult()
+                                    .setTopicId(Uuid.ZERO_UUID).setPartitions(List.of(
+                                            new ReadShareGroupStateSummaryResponseData.PartitionResult()
+                                                    .setPartition(-1)
+                                                    .setErrorCode(Errors.COORDINATOR_LOAD_IN_PROGRESS.code())
+                                                    .setErrorMessage("taking its share state over")))))));
+        }
         if (in.topics().isEmpty()) {
             keys.addAll(offsets.stateKeysHere(in.groupId()));
         } else {

@@ -97,6 +97,19 @@ final class ShareRouting {
                 : Errors.NOT_COORDINATOR;
     }
 
+    /**
+     * A request that needs all the share state this node serves (ListGroups; a group's offsets,
+     * described, altered or deleted): COORDINATOR_LOAD_IN_PROGRESS, which Admin retries, until the
+     * node has had its first split and has taken over every state partition it was given. Answered
+     * before, it would leave out the groups and share-partitions of the state partitions still
+     * being taken over, as if they did not exist, or fail their partitions for good.
+     */
+    ApiHandler whenSettled(ApiHandler handler) {
+        return request -> cluster.settled(state::owns) ? handler.handle(request)
+                : CompletableFuture.completedFuture(request.body().getErrorResponse(0,
+                        Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()));
+    }
+
     /** A share-group request for some groups: answered here only if this node coordinates them all. */
     ApiHandler ifCoordinator(java.util.function.Function<ApiRequest, List<String>> groupIds, ApiHandler local) {
         return request -> {

@@ -22,6 +22,8 @@ import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
@@ -366,6 +368,50 @@ class GatewayRestartIT {
         assertThat(got.keySet()).containsExactlyInAnyOrderElementsOf(expected);
         assertThat(got).allSatisfy((value, times) -> assertThat(times).as(value).isEqualTo(1));
         assertThat(counts).allSatisfy((value, count) -> assertThat(count).as(value).isEqualTo((short) 1));
+    }
+
+    /**
+     * Admin's views of the share groups as a whole (ListGroups, a group's offsets for every
+     * partition) asked of a node still taking its state over must be retried, never answered from
+     * part of the state: as in the take-over test above, the group's own state partition is taken
+     * first and the topic's last, so the group is known well before its share-partitions are.
+     */
+    @Test
+    void shouldListAGroupAndAllItsOffsetsToAdminWhileTheNewGatewayTakesItsStateOver() throws Exception {
+        int statePartitions = 8;
+        String stateTopic = "__pier_share_state_listing";
+        String topic = topicOnTheLastStatePartitions("listing", 16, 1, statePartitions);
+        String group = null;
+        for (int i = 0; i < 10_000 && group == null; i++) {
+            if (Math.floorMod(("listing-" + i).hashCode(), statePartitions) == 0) {
+                group = "listing-" + i;
+            }
+        }
+        assertThat(group).isNotNull();
+        TopicPartition tp = new TopicPartition(topic, 0);
+        produceDirectly(topic, 1, 0, 10);
+
+        // Given a group that exists only because its offsets were altered through gateway A
+        Pier a = gatewayWithStateTopic(folders.resolve("gateway-a"), stateTopic, statePartitions);
+        try (Admin admin = new ShareClients(a.bootstrapServers()).admin()) {
+            admin.alterShareGroupOffsets(group, Map.of(tp, 7L)).all().get(30, TimeUnit.SECONDS);
+        } finally {
+            a.close();
+        }
+
+        // When gateway B starts and Admin asks at once
+        Pier b = gatewayWithStateTopic(folders.resolve("gateway-b"), stateTopic, statePartitions);
+        try (Admin admin = new ShareClients(b.bootstrapServers()).admin()) {
+            // Then B lists the group and its start offset
+            assertThat(admin.listGroups(ListGroupsOptions.forShareGroups()).all().get(30, TimeUnit.SECONDS))
+                    .extracting(GroupListing::groupId).contains(group);
+            SharePartitionOffsetInfo info = admin.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(group).get(30, TimeUnit.SECONDS).get(tp);
+            assertThat(info).as("offsets of " + tp).isNotNull();
+            assertThat(info.startOffset()).isEqualTo(7L);
+        } finally {
+            b.close();
+        }
     }
 
     /** Produces "p{partition}-{i}" for i in [from, from + count) to every partition, on the upstream itself. */
