@@ -66,6 +66,12 @@ final class Mirrors implements ShareLogSource {
         long fetchOffset;
         boolean inFetch;
         boolean waiting;
+        /**
+         * Where the log was restarted while a fetch was in flight, or -1: the fetch then ends
+         * there, whatever its answer (an empty long poll would otherwise resume from the offset it
+         * was sent at, past the restarted log's end, and wait there for ever).
+         */
+        long restartedAt = -1;
 
         Mirror(Partition partition, long fetchOffset) {
             this.partition = partition;
@@ -103,6 +109,11 @@ final class Mirrors implements ShareLogSource {
     }
 
     @Override
+    public boolean cachesRecords() {
+        return true;
+    }
+
+    @Override
     public CompletableFuture<Long> endOffset(Partition partition) {
         return upstream.listOffset(partition.topicPartition(), ListOffsetsRequest.LATEST_TIMESTAMP);
     }
@@ -132,6 +143,8 @@ final class Mirrors implements ShareLogSource {
             mirrors.put(partition.topicPartition(), m);
         } else if (!m.inFetch) {
             m.fetchOffset = from;
+        } else {
+            m.restartedAt = from;
         }
         // A mirror in a fetch learns its end when that fetch's append is done (or dropped).
         fetchAll();
@@ -267,12 +280,17 @@ final class Mirrors implements ShareLogSource {
     /** Upstream thread: the mirror's fetch is done; it fetches again from {@code end}. */
     private void fetched(Mirror m, long end) {
         m.inFetch = false;
-        m.fetchOffset = end;
+        m.fetchOffset = m.restartedAt >= 0 ? m.restartedAt : end;
+        m.restartedAt = -1;
         fetchAll();
     }
 
     private void retryLater(Mirror m) {
         m.inFetch = false;
+        if (m.restartedAt >= 0) {
+            m.fetchOffset = m.restartedAt;
+            m.restartedAt = -1;
+        }
         m.waiting = true;
         upstream.schedule(RETRY_BACKOFF_MS, () -> {
             m.waiting = false;

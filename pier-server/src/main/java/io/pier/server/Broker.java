@@ -215,8 +215,8 @@ final class Broker implements AutoCloseable {
     /**
      * The settings the logs are opened with. A gateway's logs are mirrors of upstream partitions,
      * caches it fetches again after a restart, so they are not forced to disk, and they keep what
-     * they hold until the share-partitions reading them move past it: a local retention would move
-     * the start of share-partitions whose records the upstream still has.
+     * they hold until the share-partitions reading them move past it ({@code MirrorTrimStep}): a
+     * local retention would move the start of share-partitions whose records the upstream still has.
      */
     private static Map<String, String> logSettings(BrokerConfig config) {
         if (!config.gateway()) {
@@ -226,6 +226,9 @@ final class Broker implements AutoCloseable {
         raw.put("pier.log.durability", "none");
         raw.put("log.retention.ms", "-1");
         raw.put("log.retention.bytes", "-1");
+        // Mirrors lose whole segments below their share-partitions' starts: smaller segments
+        // keep less that is read no more.
+        raw.putIfAbsent("log.segment.bytes", String.valueOf(64 * 1024 * 1024));
         return raw;
     }
 

@@ -38,6 +38,8 @@ import org.slf4j.LoggerFactory;
 public final class BrokerServices implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerServices.class);
     /** Folder of the committed-offset log inside the data folder. */
+    /** How often a gateway's mirrors lose what no share-partition needs (a cheap pass over memory). */
+    private static final long MIRROR_TRIM_INTERVAL_MS = 10_000;
     static final String OFFSETS_DIR = "consumer-offsets";
     static final String TRANSACTIONS_DIR = "transaction-state";
 
@@ -135,6 +137,8 @@ public final class BrokerServices implements AutoCloseable {
             shard.addStep(shares.lockExpiry(shard));
             shard.addStep(shareGroups.sessionExpiry(shard));
             shard.addStep(RetentionStep.step(shard, partitions, settings.retentionCheckIntervalMs()));
+            shard.addStep(MirrorTrimStep.step(shard, partitions, live,
+                    Math.min(MIRROR_TRIM_INTERVAL_MS, settings.retentionCheckIntervalMs())));
             shard.addStep(consumerGroups.offsetExpiry(shard, offsetRetention));
             if (metrics != null) {
                 shard.addStep(MetricsSnapshotStep.step(shard, partitions, live, groupSnapshots, metrics,

@@ -37,6 +37,15 @@ public interface ShareLogSource {
      */
     CompletableFuture<Long> endOffset(Partition partition);
 
+    /**
+     * Whether the partitions' logs are caches of records kept elsewhere (a gateway's mirrors), so
+     * what no share-partition needs any more may be deleted ({@link MirrorTrimStep}); a broker's
+     * own log is kept by its retention settings alone.
+     */
+    default boolean cachesRecords() {
+        return false;
+    }
+
     /** The broker's own log: offsets from it; it holds everything it has not deleted. */
     ShareLogSource LOCAL = new ShareLogSource() {
         @Override

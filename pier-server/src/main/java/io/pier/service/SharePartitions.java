@@ -303,6 +303,20 @@ final class SharePartitions {
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
 
+    /**
+     * Shard thread only: for each partition of {@code shard} with share-partitions here, the
+     * lowest start offset among them; -1 while one of them is loading (its start is not known yet).
+     */
+    Map<Partition, Long> lowestStarts(Shard shard) {
+        Map<Partition, Long> out = new HashMap<>();
+        for (Holder h : owned(shard).values()) {
+            SharePartition sp = h.loaded();
+            long start = sp == null ? -1 : sp.startOffset();
+            out.merge(h.partition, start, (a, b) -> a < 0 || b < 0 ? -1 : Math.min(a, b));
+        }
+        return out;
+    }
+
     /** Shard thread only: each loaded share-partition {@code shard} owns, with its partition. */
     void forEachLoaded(Shard shard, BiConsumer<Partition, SharePartition> action) {
         for (Holder h : owned(shard).values()) {

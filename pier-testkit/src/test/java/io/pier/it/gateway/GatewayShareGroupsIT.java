@@ -46,7 +46,10 @@ class GatewayShareGroupsIT {
 
     @BeforeAll
     static void startGateway() throws Exception {
-        gateway = Pier.builder().config("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers()).start();
+        gateway = Pier.builder().config("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers())
+                // small mirror segments, trimmed every second: shouldTrimAMirrorBelowItsShareGroupsStarts
+                .config("log.segment.bytes", "65536").config("log.retention.check.interval.ms", "1000")
+                .start();
         clients = new ShareClients(gateway.bootstrapServers());
     }
 
@@ -119,6 +122,43 @@ class GatewayShareGroupsIT {
     }
 
     /** The group's start offset for {@code tp} as Admin reports it, or null while it has none. */
+    @Test
+    void shouldTrimAMirrorBelowItsShareGroupsStartsAndReachBackForANewGroup() throws Exception {
+        // Given 5,000 records upstream, and a group that accepted them all through the gateway
+        clients.createTopic("trimmed", 1);
+        clients.setGroupConfig("trimmers", "share.auto.offset.reset", "earliest");
+        clients.setGroupConfig("latecomers", "share.auto.offset.reset", "earliest");
+        for (int i = 0; i < 5; i++) {
+            clients.produce("trimmed", 0, "t" + i, 1_000);
+        }
+        try (KafkaShareConsumer<String, String> c = clients.consumer("trimmers", "explicit")) {
+            c.subscribe(Set.of("trimmed"));
+            assertThat(ShareClients.pollAndAck(c, 5_000, Duration.ofSeconds(60), AcknowledgeType.ACCEPT)).hasSize(5_000);
+        }
+
+        // Then the gateway's mirror of the partition loses its segments below the group's start
+        // (the first of them began at offset 0)
+        java.nio.file.Path mirror = gateway.dataDir().resolve("logs").resolve("trimmed-0");
+        org.awaitility.Awaitility.await("mirror trimmed").atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                        assertThat(lowestSegment(mirror)).as("lowest segment base offset").isGreaterThan(0L));
+
+        // and a new group reading from the earliest still gets every record: the mirror reaches back
+        try (KafkaShareConsumer<String, String> c = clients.consumer("latecomers", "explicit")) {
+            c.subscribe(Set.of("trimmed"));
+            assertThat(ShareClients.pollAndAck(c, 5_000, Duration.ofSeconds(60), AcknowledgeType.ACCEPT))
+                    .extracting(ConsumerRecord::offset).doesNotHaveDuplicates().hasSize(5_000).contains(0L, 4_999L);
+        }
+    }
+
+    /** The base offset of the oldest segment file in a partition's folder. */
+    private static long lowestSegment(java.nio.file.Path dir) throws java.io.IOException {
+        try (var files = java.nio.file.Files.list(dir)) {
+            return files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".log"))
+                    .mapToLong(n -> Long.parseLong(n.substring(0, n.length() - 4))).min().orElse(-1);
+        }
+    }
+
     private static Long startOffset(String group, TopicPartition tp) throws Exception {
         try (Admin admin = clients.admin()) {
             Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin.listShareGroupOffsets(

@@ -188,7 +188,7 @@ public final class ShareClients {
      * Polls until at least {@code count} records arrived or {@code timeout} passed, acknowledging
      * each with {@code type} and committing after every poll (explicit-mode consumer).
      */
-    static List<ConsumerRecord<String, String>> pollAndAck(KafkaShareConsumer<String, String> consumer, int count,
+    public static List<ConsumerRecord<String, String>> pollAndAck(KafkaShareConsumer<String, String> consumer, int count,
             Duration timeout, AcknowledgeType type) {
         List<ConsumerRecord<String, String>> got = new ArrayList<>();
         long deadline = System.nanoTime() + timeout.toNanos();
