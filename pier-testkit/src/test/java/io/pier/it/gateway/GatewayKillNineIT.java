@@ -13,7 +13,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -114,14 +113,13 @@ import io.pier.testkit.UpstreamKafka;
  *             UnknownServerException (or its commitSync times out), yet the node may have applied
  *             the ACCEPT and its state write committed on the upstream before the SIGKILL, as a
  *             Kafka broker may; the node taking over then rightly never hands the record out
- *             again. The group's start offset must have passed it where Admin's answer names its
- *             partition (see the next item); elsewhere the lock duration without a redelivery is
- *             the evidence. A definite refusal (INVALID_RECORD_STATE, NOT_LEADER_OR_FOLLOWER...)
+ *             again. It must not come again for a lock duration, and the group's start offset
+ *             must have passed it (see the next item). A definite refusal (INVALID_RECORD_STATE, NOT_LEADER_OR_FOLLOWER...)
  *             allows nothing: the record must come again;
  *       </ul>
  *   <li>Admin through each node describes the group (the three consumers, stable, one coordinator)
- *       and lists its start offsets at the log end for the partitions its coordinator leads, and
- *       past each record accepted with the outcome not told on any partition it names.
+ *       and lists its start offsets at the log end for every partition (the coordinator asks the
+ *       nodes serving the others' state), so past each record accepted with the outcome not told.
  * </ul>
  * For each kill it prints the failover time: from the SIGKILL to the delivery of the first record,
  * of a partition the killed node led, whose ACCEPT was then confirmed (a confirmation can only come
@@ -1082,19 +1080,12 @@ class GatewayKillNineIT {
     /**
      * Through each node in turn: the group is described as stable with the three consumers as its
      * members and its coordinator, and its start offsets are at the log end (everything accepted
-     * or archived) for every partition the coordinator leads. docs/scale-out.md: the coordinator
-     * answers from the state partitions it serves, so the other partitions are missing from its
-     * answer; a partition it names all the same must be at the log end too if its offset is
-     * known. One whose offset is unknown (-1, null in Admin) is let through here: that is
-     * {@link GatewayUnservedPartitionsIT}'s finding (a ShareFetch that reached the coordinator
-     * for a partition it does not lead, which the consumers here send after each move, leaves
-     * the partition in its answer), which that test asserts.
+     * or archived) for every partition of the topic: the coordinator answers for those whose state
+     * another node serves by asking that node.
      */
     private Map<String, Object> checkGroupThroughEachNode(Settled settled, Map<TopicPartition, Long> logEnds,
             Set<String> archived, Set<String> untold, Set<String> untoldPassed) throws Exception {
         Map<String, Object> views = new LinkedHashMap<>();
-        Set<TopicPartition> ledByCoordinator = new LinkedHashSet<>();
-        settled.partitionsLedBy(settled.coordinator).forEach(p -> ledByCoordinator.add(new TopicPartition(TOPIC, p)));
         for (int id = 1; id <= NODES; id++) {
             try (Admin admin = admin(nodes[id].bootstrapServers())) {
                 Map<String, Object> last = new LinkedHashMap<>();
@@ -1118,28 +1109,20 @@ class GatewayKillNineIT {
                     assertThat(d.groupState()).isEqualTo(GroupState.STABLE);
                     assertThat(members).containsExactly("gwkill-consumer-1", "gwkill-consumer-2", "gwkill-consumer-3");
                     assertThat(d.coordinator().id()).isEqualTo(settled.coordinator);
-                    assertThat(offsets.keySet()).containsAll(ledByCoordinator);
+                    assertThat(offsets.keySet()).as("partitions with offsets").containsExactlyInAnyOrderElementsOf(
+                            logEnds.keySet());
                     offsets.forEach((tp, info) -> {
-                        if (info != null || ledByCoordinator.contains(tp)) {
-                            assertThat(info).as("offsets of %s", tp).isNotNull();
-                            assertThat(info.startOffset()).as("start offset of %s (archived at the limit: %s)", tp,
-                                    archived).isEqualTo(logEnds.get(tp));
-                        }
+                        assertThat(info).as("offsets of %s", tp).isNotNull();
+                        assertThat(info.startOffset()).as("start offset of %s (archived at the limit: %s)", tp,
+                                archived).isEqualTo(logEnds.get(tp));
                     });
-                    // An ACCEPT not told is taken as applied only if the start offset passed its
-                    // record. Where the answer does not name the record's partition (led by another
-                    // node than the coordinator, see above), the lock duration it was not delivered
-                    // again for is all the evidence there is, until Admin's share-group offsets
-                    // answer for every partition across the nodes.
+                    // An ACCEPT not told is taken as applied only if the start offset passed its record.
                     for (String key : untold) {
                         int at = key.indexOf('@');
                         TopicPartition tp = new TopicPartition(TOPIC, Integer.parseInt(key.substring(0, at)));
-                        SharePartitionOffsetInfo info = offsets.get(tp);
-                        if (info != null) {
-                            assertThat(info.startOffset()).as("start offset of %s, past %s (its ACCEPT not told)", tp,
-                                    key).isGreaterThan(Long.parseLong(key.substring(at + 1)));
-                            untoldPassed.add(key);
-                        }
+                        assertThat(offsets.get(tp).startOffset()).as("start offset of %s, past %s (its ACCEPT not told)",
+                                tp, key).isGreaterThan(Long.parseLong(key.substring(at + 1)));
+                        untoldPassed.add(key);
                     }
                 }, last);
                 views.put("node " + id, new LinkedHashMap<>(last));
