@@ -228,6 +228,18 @@ public final class ShareGroupCoordinator {
         }
     }
 
+    /**
+     * Gateway: another node coordinates {@code groupId} from now on (the state partition of its
+     * existence moved there), so it is dropped here, members and all, without a trace written:
+     * its members are sent on to the new coordinator, which knows the group from its state.
+     */
+    public void releaseGroup(String groupId) {
+        if (groups.remove(groupId) != null) {
+            deadlines.removeIf(d -> d.groupId().equals(groupId));
+            changeCount++;
+        }
+    }
+
     public boolean exists(String groupId) {
         return groups.containsKey(groupId);
     }

@@ -38,6 +38,21 @@ class ShareGroupCoordinatorTest {
     }
 
     @Test
+    void shouldDropAReleasedGroupWithItsMembersAndTheirSessionDeadlines() {
+        // Given a group with a member, whose coordination moves to another gateway node
+        join("m1", "orders");
+
+        // When it is released here
+        coordinator.releaseGroup(GROUP);
+
+        // Then it is gone, and its member's session deadline with it (no expiry finds a missing group)
+        assertThat(coordinator.exists(GROUP)).isFalse();
+        assertThat(coordinator.listGroups()).isEmpty();
+        assertThat(coordinator.nextDeadlineMs()).isEqualTo(Long.MAX_VALUE);
+        assertThat(coordinator.expireSessions(nowMs + 3_600_000)).isEmpty();
+    }
+
+    @Test
     void shouldAnswerJoinToMissingTopicWithEmptyAssignment() {
         HeartbeatResponse response = join("m1", "not-yet");
 

@@ -226,7 +226,8 @@ public final class GatewayMembership implements AutoCloseable {
         partitions.forEach(state::stopServing);
         try {
             services.shareStateReleased((topicId, partition) ->
-                    partitions.contains(PartitionedShareState.partitionOf(topicId, partition, n)))
+                    partitions.contains(PartitionedShareState.partitionOf(topicId, partition, n)),
+                    groupId -> partitions.contains(PartitionedShareState.partitionOf(groupId, n)))
                     .get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             LOG.warn("Dropping the share-partitions of state partitions {} failed", partitions, e);

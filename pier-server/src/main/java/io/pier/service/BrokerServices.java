@@ -198,14 +198,17 @@ public final class BrokerServices implements AutoCloseable {
 
     /**
      * Gateway: this node no longer serves the share-partitions of the topic-partitions
-     * {@code moved} names, by topic id and partition (another node takes their state over): they
-     * are dropped from memory without writing anything, and the share sessions that held any of
-     * them end, so their members learn where to go.
+     * {@code moved} names, by topic id and partition, nor coordinates the share groups
+     * {@code movedGroups} names (another node takes their state over): they are dropped from
+     * memory without writing anything, and the share sessions that held any of the share-partitions
+     * end, so their members learn where to go.
      */
-    public CompletableFuture<Void> shareStateReleased(java.util.function.BiPredicate<Uuid, Integer> moved) {
+    public CompletableFuture<Void> shareStateReleased(java.util.function.BiPredicate<Uuid, Integer> moved,
+            java.util.function.Predicate<String> movedGroups) {
         CompletableFuture<Void> forgotten = live.forgetIf(shards, k -> moved.test(k.topicId(), k.partition()));
         CompletableFuture<Void> ended = shareSessions.endSessionsWith(ref -> moved.test(ref.topicId(), ref.partition()));
-        return CompletableFuture.allOf(forgotten, ended);
+        CompletableFuture<Void> groups = shareGroups.releaseGroups(movedGroups);
+        return CompletableFuture.allOf(forgotten, ended, groups);
     }
 
     public TopicService topics() {

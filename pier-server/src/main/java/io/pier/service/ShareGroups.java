@@ -184,6 +184,25 @@ public final class ShareGroups {
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
 
+    /**
+     * Gateway: the share groups {@code moved} names are coordinated by another node from now on
+     * (the state partition of their existence went there); their coordinators here drop them.
+     */
+    public CompletableFuture<Void> releaseGroups(java.util.function.Predicate<String> moved) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (Slot s : slots) {
+            all.add(s.shard.call(() -> {
+                for (GroupListing g : s.coordinator.listGroups()) {
+                    if (moved.test(g.groupId())) {
+                        s.coordinator.releaseGroup(g.groupId());
+                    }
+                }
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
     /** Every group of every coordinator. */
     public CompletableFuture<List<GroupListing>> list() {
         List<CompletableFuture<List<GroupListing>>> each = new ArrayList<>();
