@@ -16,7 +16,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -60,6 +62,19 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * share-coordinator settings. Their consumer groups are the release's defaults: classic only in
  * 3.9, as {@code group.coordinator.rebalance.protocols} says there.
  *
+ * <p>A secured upstream ({@link Builder#sasl}, {@link Builder#tls}): the listener clients use,
+ * {@code CLIENT}, authenticates with SASL (PLAIN, or SCRAM whose credentials the storage format
+ * adds, KIP-900), over TLS too if asked, while the broker's own connections to itself (transaction
+ * markers) go over a plaintext {@code BROKER} listener on a port of its own, which tests are not told. Two
+ * users: {@value #ADMIN_USER}, whom {@link #clientConfig()} logs in as, and {@value #CLIENT_USER};
+ * {@link #clientSecurity} makes the settings of either, or of a wrong password. No authorizer:
+ * any user may do anything.
+ *
+ * <pre>{@code
+ * static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().sasl("PLAIN").build();
+ * Admin.create(UPSTREAM.clientConfig());   // security.protocol=SASL_PLAINTEXT, sasl.* as admin
+ * }</pre>
+ *
  * <p>Start-up: free ports are found by binding port 0 and closing it (a Kafka listener needs a
  * fixed port), the storage is formatted ({@code kafka.tools.StorageTool format --standalone}),
  * {@code kafka.Kafka} starts, and the broker is ready once the Admin client describes a cluster of
@@ -77,11 +92,22 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
     /** Start attempts when another process takes a probed port before the broker binds it. */
     private static final int START_ATTEMPTS = 3;
     private static final int TAIL_BYTES = 8 * 1024;
+    /** The user {@link #clientConfig()} logs in as on a secured upstream. */
+    public static final String ADMIN_USER = "admin";
+    public static final String ADMIN_PASSWORD = "admin-secret";
+    /** A second user of a secured upstream, for a client other than the tests' own (a gateway). */
+    public static final String CLIENT_USER = "client";
+    public static final String CLIENT_PASSWORD = "client-secret";
+    private static final List<String> SASL_MECHANISMS = List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
 
     private final boolean shareGroups;
     /** The release to run, or null for the broker on the test class path. */
     private final String version;
     private final Map<String, String> configs;
+    /** The client listener's SASL mechanism, or null for none. */
+    private final String saslMechanism;
+    /** The client listener's certificates, or null for no TLS. */
+    private final TestCertificates certificates;
     private Path home;
     private Path output;
     private int port;
@@ -92,6 +118,8 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         this.shareGroups = builder.shareGroups;
         this.version = builder.version;
         this.configs = Map.copyOf(builder.configs);
+        this.saslMechanism = builder.saslMechanism;
+        this.certificates = builder.certificates;
     }
 
     public static Builder builder() {
@@ -103,6 +131,8 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         private boolean shareGroups;
         private String version;
         private final Map<String, String> configs = new LinkedHashMap<>();
+        private String saslMechanism;
+        private TestCertificates certificates;
 
         private Builder() {}
 
@@ -129,6 +159,28 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         /** A broker setting on top of (or instead of) the single-node defaults. */
         public Builder config(String key, String value) {
             configs.put(key, value);
+            return this;
+        }
+
+        /**
+         * Clients must log in with SASL {@code mechanism} ({@code PLAIN}, {@code SCRAM-SHA-256} or
+         * {@code SCRAM-SHA-512}) as {@value #ADMIN_USER} or {@value #CLIENT_USER}: the client
+         * listener is SASL_PLAINTEXT (SASL_SSL with {@link #tls}).
+         */
+        public Builder sasl(String mechanism) {
+            if (!SASL_MECHANISMS.contains(mechanism)) {
+                throw new IllegalArgumentException("SASL mechanism " + mechanism + ": one of " + SASL_MECHANISMS);
+            }
+            this.saslMechanism = mechanism;
+            return this;
+        }
+
+        /**
+         * The client listener speaks TLS with {@code certs}' server certificate (SSL, or SASL_SSL
+         * with {@link #sasl}); clients trust its authority. No client certificate is asked for.
+         */
+        public Builder tls(TestCertificates certs) {
+            this.certificates = Objects.requireNonNull(certs, "certs");
             return this;
         }
 
@@ -190,8 +242,9 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
                 output = home.resolve("kafka-" + attempt + ".out");
                 port = freePort();
                 int controllerPort = freePort();
+                int brokerPort = secured() ? freePort() : -1;
                 Path props = home.resolve("server-" + attempt + ".properties");
-                Files.writeString(props, serverProperties(data, controllerPort), StandardCharsets.UTF_8);
+                Files.writeString(props, serverProperties(data, controllerPort, brokerPort), StandardCharsets.UTF_8);
                 format(classPath, props);
                 process = javaCommand(classPath, "kafka.Kafka", props.toString()).redirectOutput(output.toFile()).start();
                 if (awaitReady()) {
@@ -215,11 +268,47 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         return "127.0.0.1:" + port;
     }
 
-    /** A client config that reaches this upstream, to add to. */
+    /** A client config that reaches this upstream (as {@value #ADMIN_USER} if secured), to add to. */
     public Map<String, Object> clientConfig() {
         Map<String, Object> config = new LinkedHashMap<>();
         config.put("bootstrap.servers", bootstrapServers());
+        config.putAll(clientSecurity(ADMIN_USER, ADMIN_PASSWORD));
         return config;
+    }
+
+    /** The client listener's security protocol: PLAINTEXT unless {@link Builder#sasl} or {@link Builder#tls}. */
+    public String securityProtocol() {
+        if (saslMechanism == null) {
+            return certificates == null ? "PLAINTEXT" : "SSL";
+        }
+        return certificates == null ? "SASL_PLAINTEXT" : "SASL_SSL";
+    }
+
+    /**
+     * The client settings that log in to this upstream as {@code user} with {@code password}
+     * (Kafka's names: {@code security.protocol}, {@code sasl.*}, {@code ssl.truststore.*}), without
+     * {@code bootstrap.servers}; empty for a plaintext upstream, and without SASL settings for a
+     * TLS-only one.
+     */
+    public Map<String, Object> clientSecurity(String user, String password) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (certificates != null) {
+            out.putAll(certificates.clientSettings(false));
+        }
+        if (saslMechanism != null || certificates != null) {
+            out.put("security.protocol", securityProtocol());
+        }
+        if (saslMechanism != null) {
+            out.put("sasl.mechanism", saslMechanism);
+            out.put("sasl.jaas.config", loginModule() + " required username=\"" + user + "\" password=\"" + password
+                    + "\";");
+        }
+        return out;
+    }
+
+    private String loginModule() {
+        return saslMechanism.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                : "org.apache.kafka.common.security.scram.ScramLoginModule";
     }
 
     /** The end of the broker's output, for failure messages. */
@@ -282,16 +371,20 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         }
     }
 
-    private String serverProperties(Path data, int controllerPort) {
+    private String serverProperties(Path data, int controllerPort, int brokerPort) {
         Map<String, String> p = new LinkedHashMap<>();
         p.put("process.roles", "broker,controller");
         p.put("node.id", "1");
         p.put("controller.quorum.bootstrap.servers", "127.0.0.1:" + controllerPort);
-        p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        p.put("inter.broker.listener.name", "PLAINTEXT");
-        p.put("controller.listener.names", "CONTROLLER");
-        p.put("listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT");
+        if (secured()) {
+            securedListeners(p, controllerPort, brokerPort);
+        } else {
+            p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            p.put("inter.broker.listener.name", "PLAINTEXT");
+            p.put("controller.listener.names", "CONTROLLER");
+            p.put("listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT");
+        }
         p.put("log.dirs", data.toString());
         p.put("num.partitions", "1");
         // One node: the internal topics cannot have more replicas than that.
@@ -313,12 +406,51 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         return out.toString();
     }
 
+    private boolean secured() {
+        return saslMechanism != null || certificates != null;
+    }
+
+    /**
+     * The listeners of a secured upstream: clients on CLIENT (SASL and/or TLS); the broker's
+     * connections to itself on BROKER, plaintext, so they need no credentials of their own.
+     */
+    private void securedListeners(Map<String, String> p, int controllerPort, int brokerPort) {
+        String listeners = "CLIENT://127.0.0.1:" + port + ",BROKER://127.0.0.1:" + brokerPort
+                + ",CONTROLLER://127.0.0.1:" + controllerPort;
+        p.put("listeners", listeners);
+        p.put("advertised.listeners", listeners);
+        p.put("inter.broker.listener.name", "BROKER");
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("listener.security.protocol.map", "CONTROLLER:PLAINTEXT,BROKER:PLAINTEXT,CLIENT:" + securityProtocol());
+        if (saslMechanism != null) {
+            p.put("sasl.enabled.mechanisms", saslMechanism);
+            // A SASL listener's JAAS config goes under listener.name.<listener, lower case>.<mechanism,
+            // lower case>. PLAIN's user_<name> options are its users; SCRAM's users are the
+            // credentials the storage format added, so its login module needs no options.
+            String jaas = saslMechanism.equals("PLAIN")
+                    ? loginModule() + " required user_" + ADMIN_USER + "=\"" + ADMIN_PASSWORD + "\" user_" + CLIENT_USER
+                            + "=\"" + CLIENT_PASSWORD + "\";"
+                    : loginModule() + " required;";
+            p.put("listener.name.client." + saslMechanism.toLowerCase(Locale.ROOT) + ".sasl.jaas.config", jaas);
+        }
+        if (certificates != null) {
+            // Only CLIENT speaks TLS, so the key store is that listener's alone.
+            certificates.serverSettings().forEach((k, v) -> p.put("listener.name.client." + k, v));
+        }
+    }
+
     private void format(String classPath, Path props) throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("format", "--standalone", "-t", Uuid.randomUuid().toString(),
                 "-c", props.toString()));
         if (!shareGroups && !before4()) {
             // (3.x has no share.version feature: its StorageTool would refuse the name.)
             args.addAll(List.of("--feature", "share.version=0"));
+        }
+        if (saslMechanism != null && saslMechanism.startsWith("SCRAM-")) {
+            // KRaft keeps SCRAM credentials in the metadata log: the format writes the first ones.
+            for (String[] user : new String[][] {{ADMIN_USER, ADMIN_PASSWORD}, {CLIENT_USER, CLIENT_PASSWORD}}) {
+                args.addAll(List.of("--add-scram", saslMechanism + "=[name=" + user[0] + ",password=" + user[1] + "]"));
+            }
         }
         Path formatOutput = home.resolve("format.out");
         Process format = javaCommand(classPath, "kafka.tools.StorageTool", args.toArray(String[]::new))
