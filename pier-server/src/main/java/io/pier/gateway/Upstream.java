@@ -16,6 +16,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
@@ -89,8 +90,15 @@ public final class Upstream implements AutoCloseable {
         } catch (ExecutionException | java.util.concurrent.TimeoutException | InterruptedException e) {
             client.close();
             Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-            throw new IllegalStateException("cannot reach the upstream cluster at "
-                    + config.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG) + ": " + cause, cause);
+            List<String> at = config.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG);
+            if (cause instanceof AuthenticationException) {
+                // Reached, but the login or the TLS handshake failed: point at the settings to fix,
+                // not at the network.
+                throw new IllegalStateException("authentication with the upstream cluster at " + at + " failed"
+                        + " (see the pier.gateway.upstream. security settings: security.protocol, sasl.*, ssl.*): "
+                        + cause, cause);
+            }
+            throw new IllegalStateException("cannot reach the upstream cluster at " + at + ": " + cause, cause);
         }
         return upstream;
     }

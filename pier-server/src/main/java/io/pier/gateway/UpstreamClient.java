@@ -18,6 +18,7 @@ import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.NodeApiVersions;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.DisconnectException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
@@ -231,7 +232,11 @@ public final class UpstreamClient implements AutoCloseable {
                         + " within " + p.timeoutMs() + " ms"));
             } else if (client.connectionFailed(p.node()) && client.connectionDelay(p.node(), now) > 0) {
                 it.remove();
-                p.done().completeExceptionally(new DisconnectException("cannot connect to upstream node " + p.node()));
+                // A failed authentication (a wrong SASL password, a certificate not trusted) says
+                // so: as a mere disconnect it would read like an unreachable upstream.
+                AuthenticationException refused = client.authenticationException(p.node());
+                p.done().completeExceptionally(refused != null ? refused
+                        : new DisconnectException("cannot connect to upstream node " + p.node()));
             } else {
                 pollMs = Math.min(pollMs, Math.max(1, client.connectionDelay(p.node(), now)));
             }
