@@ -240,9 +240,10 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
             for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
                 Path data = home.resolve("data-" + attempt);
                 output = home.resolve("kafka-" + attempt + ".out");
-                port = freePort();
-                int controllerPort = freePort();
-                int brokerPort = secured() ? freePort() : -1;
+                int[] ports = freePorts(secured() ? 3 : 2);
+                port = ports[0];
+                int controllerPort = ports[1];
+                int brokerPort = secured() ? ports[2] : -1;
                 Path props = home.resolve("server-" + attempt + ".properties");
                 Files.writeString(props, serverProperties(data, controllerPort, brokerPort), StandardCharsets.UTF_8);
                 format(classPath, props);
@@ -562,9 +563,25 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
                 + "\n--- its output, last lines:\n" + outputTail());
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+    /**
+     * {@code count} distinct free loopback ports, probed side by side: probed one after another,
+     * two could be the same port (a freed port handed out again), which Kafka refuses for two
+     * listeners ("If you have two listeners on the same port...").
+     */
+    private static int[] freePorts(int count) throws IOException {
+        List<ServerSocket> open = new ArrayList<>();
+        try {
+            int[] ports = new int[count];
+            for (int i = 0; i < count; i++) {
+                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                open.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : open) {
+                s.close();
+            }
         }
     }
 
