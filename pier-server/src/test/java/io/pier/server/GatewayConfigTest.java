@@ -1,0 +1,46 @@
+package io.pier.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+
+/** What a gateway's settings may not ask for yet: client authentication (SASL) and ACLs of its own. */
+class GatewayConfigTest {
+    private static final String UPSTREAM = "pier.gateway.upstream.bootstrap.servers";
+
+    @Test
+    void shouldTakePlaintextAndTlsListeners() {
+        BrokerConfig config = new BrokerConfig(Map.of(UPSTREAM, "127.0.0.1:9092",
+                "listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"));
+
+        assertThat(config.gateway()).isTrue();
+        assertThat(config.listeners()).hasSize(2);
+    }
+
+    @Test
+    void shouldRefuseASaslListenerNamingTheSetting() {
+        assertThatThrownBy(() -> new BrokerConfig(Map.of(UPSTREAM, "127.0.0.1:9092",
+                "listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("listeners")
+                .hasMessageContaining("SASL_PLAINTEXT").hasMessageContaining("does not authenticate clients");
+    }
+
+    @Test
+    void shouldRefuseAnAuthorizerNamingTheSetting() {
+        assertThatThrownBy(() -> new BrokerConfig(Map.of(UPSTREAM, "127.0.0.1:9092",
+                "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("authorizer.class.name")
+                .hasMessageContaining("does not enforce ACLs");
+    }
+
+    @Test
+    void shouldLetABrokerOfItsOwnHaveBoth() {
+        BrokerConfig config = new BrokerConfig(Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
+                "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"));
+
+        assertThat(config.gateway()).isFalse();
+    }
+}
