@@ -139,17 +139,21 @@ public final class Logs implements ProducerStates {
         return result;
     }
 
+    /** Where a mirror's log ends after {@link #coverMirror}, and whether it restarted there. */
+    public record MirrorCover(long end, boolean restarted) {}
+
     /**
      * Gateway mirrors, on the partition's shard only: makes its log start at {@code start} when
      * {@code restart} says so or when it starts after {@code start} (a share-partition needs older
-     * records), and returns where it ends, the offset to fetch from.
+     * records); returns where it ends and whether it restarted, so the fetcher starts over there.
      */
-    public long coverMirror(Partition partition, long start, boolean restart) throws IOException {
+    public MirrorCover coverMirror(Partition partition, long start, boolean restart) throws IOException {
         PartitionLog log = partition.log();
-        if (restart || start < log.logStartOffset()) {
+        boolean restarting = restart || start < log.logStartOffset();
+        if (restarting) {
             log.restartMirrorAt(start);
         }
-        return log.logEndOffset();
+        return new MirrorCover(log.logEndOffset(), restarting);
     }
 
     /**
