@@ -302,6 +302,8 @@ final class Mirrors implements ShareLogSource {
                         retryLater(m);
                         return;
                     }
+                    // Short of next: dropped (the log ends elsewhere). Past it is no news: the
+                    // end is read when the append is durable, maybe after the next one's.
                     if (end < next) {
                         LOG.debug("Mirror of {} ends at {}, not {}: fetching from there", tp, end, next);
                         m.restartAt(end);
