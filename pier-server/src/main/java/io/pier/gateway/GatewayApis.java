@@ -172,7 +172,7 @@ public final class GatewayApis {
         apis.replace(ApiKeys.LIST_GROUPS, routing.whenSettled(both.listGroups(localListGroups, routing::coordinates)));
         apis.replace(ApiKeys.DELETE_GROUPS, both.deleteGroups(localDeleteGroups, router.handler(ApiKeys.DELETE_GROUPS),
                 group -> services.shareGroups().isShareGroup(group)));
-        apis.replace(ApiKeys.DESCRIBE_CONFIGS, both.describeConfigs(localDescribeConfigs,
+        apis.replace(ApiKeys.DESCRIBE_CONFIGS, both.describeConfigs(caughtUpFirst(localDescribeConfigs, settings),
                 router.handler(ApiKeys.DESCRIBE_CONFIGS)));
         apis.replace(ApiKeys.INCREMENTAL_ALTER_CONFIGS, both.incrementalAlterConfigs(
                 published(localAlterConfigs, services, settings), router.handler(ApiKeys.INCREMENTAL_ALTER_CONFIGS)));
@@ -185,7 +185,7 @@ public final class GatewayApis {
      * gateway node through the upstream; answered once the upstream has them.
      */
     private static ApiHandler published(ApiHandler local, BrokerServices services, GroupConfigSync settings) {
-        return request -> {
+        return caughtUpFirst(request -> {
             IncrementalAlterConfigsRequestData in = request.bodyAs(IncrementalAlterConfigsRequest.class).data();
             if (in.validateOnly()) {
                 return local.handle(request);
@@ -207,7 +207,20 @@ public final class GatewayApis {
                         .handle((v, failure) -> failure == null ? answer
                                 : request.body().getErrorResponse(0, Forwarding.unwrap(failure)));
             });
-        };
+        }, settings);
+    }
+
+    /**
+     * {@code local}, once this node has applied every share-group setting written to the upstream
+     * before the request came. Admin sends a GROUP resource's DescribeConfigs and
+     * IncrementalAlterConfigs to any broker, so the change a client just made through another node
+     * may not have reached this one yet: without this, a read showed the old value, and a change
+     * of another setting wrote the group's whole settings without that change, undoing it.
+     * Should the upstream not say how far the settings go, this node answers with what it has.
+     */
+    private static ApiHandler caughtUpFirst(ApiHandler local, GroupConfigSync settings) {
+        return request -> settings.caughtUp().exceptionally(failure -> null)
+                .thenCompose(v -> local.handle(request));
     }
 
     /**
