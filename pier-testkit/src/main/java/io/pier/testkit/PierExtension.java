@@ -19,6 +19,7 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -130,8 +131,8 @@ public final class PierExtension implements BeforeAllCallback, AfterAllCallback 
 
     /**
      * Waits until the gateway nodes have split the state partitions between them: every node is a
-     * broker of the cluster and every partition of the state topic has a leader, as each node
-     * tells it. Before that a node lists only itself, or names no leader for the partitions on
+     * broker of the cluster, every partition of the state topic has a leader, as each node tells
+     * it, and every node serves what the split gave it. Before that a node lists only itself, or names no leader for the partitions on
      * their way to another node, and a test would race that first split instead of testing.
      */
     private void awaitSplit() throws Exception {
@@ -155,6 +156,9 @@ public final class PierExtension implements BeforeAllCallback, AfterAllCallback 
                                 .map(TopicPartitionInfo::leader).map(l -> l == null ? -1 : l.id()).toList();
                         last = "brokers " + brokers + ", leaders of " + stateTopic + " " + leaders;
                         if (brokers.equals(ids) && leaders.stream().allMatch(ids::contains)) {
+                            // A node is named owner a moment before it has taken its state
+                            // partitions over; ListGroups, asked of every node, fails until each has.
+                            admin.listGroups(ListGroupsOptions.forShareGroups()).all().get(10, TimeUnit.SECONDS);
                             break;
                         }
                     } catch (ExecutionException | TimeoutException e) {
