@@ -70,6 +70,11 @@ public final class GatewayApis {
      * Produce its acks timeout) may take before the gateway gives up on it, as the Java client allows.
      */
     private static final int UPSTREAM_GRACE_MS = 5_000;
+    /**
+     * How long a node that has just started holds Metadata and DescribeCluster for its first split
+     * (a rebalance of the gateway group: a few heartbeats), before answering with itself alone.
+     */
+    private static final long FIRST_SPLIT_WAIT_MS = 10_000;
 
     private final ApiRouter router;
     private final Upstream upstream;
@@ -126,9 +131,14 @@ public final class GatewayApis {
         router.register(ApiKeys.API_VERSIONS, 0, 5,
                         new ApiVersionsHandler(router, BrokerFeatures.of(transactionVersion, startWallMs)))
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, routing::findCoordinator)
-                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, r -> routing.describeCluster(r, upstream.clusterId()));
+                .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, r -> cluster.afterFirstSplit(FIRST_SPLIT_WAIT_MS)
+                        .thenCompose(v -> routing.describeCluster(r, upstream.clusterId())));
         GatewayApis apis = new GatewayApis(router, upstream, cluster);
         apis.registerAll();
+        // A node that has just started answers Metadata once it knows the other nodes (see afterFirstSplit).
+        ApiHandler metadata = router.handler(ApiKeys.METADATA);
+        apis.replace(ApiKeys.METADATA, r -> cluster.afterFirstSplit(FIRST_SPLIT_WAIT_MS)
+                .thenCompose(v -> metadata.handle(r)));
 
         // Share groups: this node's engine, for the groups it coordinates and the partitions it leads.
         ApiHandler heartbeat = share.get(ApiKeys.SHARE_GROUP_HEARTBEAT);

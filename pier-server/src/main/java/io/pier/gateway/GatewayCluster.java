@@ -3,6 +3,7 @@ package io.pier.gateway;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.IntPredicate;
 import java.util.function.Supplier;
 
@@ -27,6 +28,7 @@ public final class GatewayCluster implements GatewayNodes {
     private final int statePartitions;
     private final GatewayTopics topics;
     private volatile Ownership ownership = Ownership.NONE;
+    private final CompletableFuture<Void> firstSplit = new CompletableFuture<>();
 
     GatewayCluster(Supplier<NodeInfo> self, int statePartitions, GatewayTopics topics) {
         this.self = self;
@@ -42,6 +44,20 @@ public final class GatewayCluster implements GatewayNodes {
     /** The map of the last rebalance; called on the membership thread. */
     void update(Ownership next) {
         ownership = next;
+        if (!next.nodes().isEmpty()) {
+            firstSplit.complete(null);
+        }
+    }
+
+    /**
+     * Completes once this node has had its first split of the state partitions (it then knows
+     * the other nodes), or after {@code maxMs}. Until then it would describe a cluster of itself
+     * alone, and a client that read that dropped its connections to the other nodes, failing the
+     * requests in flight there.
+     */
+    CompletableFuture<Void> afterFirstSplit(long maxMs) {
+        return firstSplit.isDone() ? firstSplit
+                : firstSplit.copy().completeOnTimeout(null, maxMs, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     /**
