@@ -71,7 +71,7 @@ final class Acquirer {
         List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
         archiveUnreadable(unreadable, nowMs);
         for (long o : spent) {
-            window.settle(o, RecordState.ARCHIVED, ChangeCause.LIMIT_LOWERED);
+            window.settle(o, config.deadState(), ChangeCause.LIMIT_LOWERED);
         }
         if (!spent.isEmpty()) {
             window.advanceOverTerminal();

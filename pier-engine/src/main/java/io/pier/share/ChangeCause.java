@@ -16,7 +16,9 @@ enum ChangeCause {
     /** A pending change failed to persist; its record's lock had gone meanwhile. */
     ROLLBACK,
     /** A record of an aborted transaction, which a read_committed group never gets. */
-    ABORTED;
+    ABORTED,
+    /** An ARCHIVING record's dead letter is durable, or could not be written. */
+    DEAD_LETTERED;
 
     private static final ChangeCause[] VALUES = values();
 

@@ -31,6 +31,8 @@ final class InFlightWindow {
     private PendingChange[] pendings = new PendingChange[16];
     private byte[] targets = new byte[16];
     private long[] enteredMs = new long[16];
+    /** Why an ARCHIVING record died (a {@link ChangeCause} ordinal), or NO_TARGET when loaded so. */
+    private byte[] deaths = new byte[16];
     private final int[] countByState = new int[BY_ORDINAL.length];
     private long availableHint = Long.MAX_VALUE;
     private boolean becameAcquirable;
@@ -77,6 +79,12 @@ final class InFlightWindow {
         return pendings[slot(offset)];
     }
 
+    /** What made an ARCHIVING record die, or null if it was loaded in that state. */
+    ChangeCause deathCause(long offset) {
+        byte d = deaths[slot(offset)];
+        return d == NO_TARGET ? null : ChangeCause.forOrdinal(d);
+    }
+
     int count(RecordState state) {
         return countByState[state.ordinal()];
     }
@@ -97,6 +105,7 @@ final class InFlightWindow {
         states[s] = (byte) state.ordinal();
         counts[s] = deliveryCount;
         targets[s] = NO_TARGET;
+        deaths[s] = NO_TARGET;
         enteredMs[s] = nowMs;
         size++;
         countByState[state.ordinal()]++;
@@ -246,6 +255,11 @@ final class InFlightWindow {
         return endExclusive();
     }
 
+    /** Tells the listener how many dead records left ARCHIVING with and without their dead letter. */
+    void tellDeadLetters(long written, long failed) {
+        events.onDeadLetters(written, failed);
+    }
+
     /** Returns and clears the flag set when a record became AVAILABLE or the window shrank. */
     boolean consumeBecameAcquirable() {
         boolean b = becameAcquirable;
@@ -258,12 +272,13 @@ final class InFlightWindow {
     }
 
     /**
-     * Monotonic time the oldest AVAILABLE or ACQUIRED record entered the window, or
+     * Monotonic time the oldest AVAILABLE, ACQUIRED or ARCHIVING record entered the window, or
      * {@link Long#MAX_VALUE} if there is none. Entry times ascend with offsets, so it is the
      * first unsettled offset's.
      */
     long oldestUnsettledEnteredMs() {
-        if (countByState[RecordState.AVAILABLE.ordinal()] + countByState[RecordState.ACQUIRED.ordinal()] == 0) {
+        if (countByState[RecordState.AVAILABLE.ordinal()] + countByState[RecordState.ACQUIRED.ordinal()]
+                + countByState[RecordState.ARCHIVING.ordinal()] == 0) {
             return Long.MAX_VALUE;
         }
         for (int i = 0; i < size; i++) {
@@ -289,6 +304,9 @@ final class InFlightWindow {
         }
         if (next == RecordState.AVAILABLE) {
             noteAvailable(offset);
+        }
+        if (next == RecordState.ARCHIVING) {
+            deaths[s] = (byte) cause.ordinal();
         }
         tell(cause, next, counts[s]);
     }
@@ -320,10 +338,11 @@ final class InFlightWindow {
             case GAP:
             case MISSING_FROM_LOG:
             case ABORTED:
+            case DEAD_LETTERED:
             default:
-                return; // not records, or records no consumer of the group may get
+                return; // not records, records no consumer of the group may get, or counted when they died
         }
-        if (next == RecordState.ARCHIVED) {
+        if (next == RecordState.ARCHIVED || next == RecordState.ARCHIVING) {
             events.onArchived(ShareEvents.ArchiveCause.DELIVERY_LIMIT, 1);
         }
     }
@@ -392,6 +411,7 @@ final class InFlightWindow {
         pendings = shift(pendings, capacity);
         targets = shift(targets, capacity);
         enteredMs = shift(enteredMs, capacity);
+        deaths = shift(deaths, capacity);
         head = 0;
     }
 

@@ -15,16 +15,22 @@ package io.pier.share;
  *       | already reached a lowered limit        | expiry / member release at
  *       v                                        v count &gt;= limit
  *   ARCHIVED  &lt;----------------------------------+                 (terminal)
+ *       ^
+ *       | its dead letter is durable (or cannot be written)
+ *   ARCHIVING  &lt;--- instead of ARCHIVED, when the group has a dead-letter queue (KIP-1191)
+ *                    and the record was REJECTed or used its last delivery
  *
  *   New offsets enter ACQUIRED, or AVAILABLE with count 0 when cached but not yet delivered.
  * </pre>
  *
- * <p>ACQUIRED is never persisted. ARCHIVING (3, a 4.4 dead-letter-queue state) is not modelled.
+ * <p>ACQUIRED is never persisted. ARCHIVING is: a record waiting for its dead letter is neither
+ * acquirable nor settled, so the start offset stops at it, and a restart finds it still waiting.
  */
 public enum RecordState {
     AVAILABLE((byte) 0),
     ACQUIRED((byte) 1),
     ACKNOWLEDGED((byte) 2),
+    ARCHIVING((byte) 3),
     ARCHIVED((byte) 4);
 
     private static final RecordState[] VALUES = values();
@@ -43,9 +49,11 @@ public enum RecordState {
     public boolean canTransitionTo(RecordState next) {
         switch (this) {
             case AVAILABLE:
-                return next == ACQUIRED || next == ARCHIVED;
+                return next == ACQUIRED || next == ARCHIVED || next == ARCHIVING;
             case ACQUIRED:
-                return next == AVAILABLE || next == ACKNOWLEDGED || next == ARCHIVED;
+                return next == AVAILABLE || next == ACKNOWLEDGED || next == ARCHIVED || next == ARCHIVING;
+            case ARCHIVING:
+                return next == ARCHIVED;
             default:
                 return false;
         }

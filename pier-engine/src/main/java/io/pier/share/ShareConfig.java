@@ -9,10 +9,17 @@ package io.pier.share;
  * @param deliveryCountLimit {@code share.delivery.count.limit}
  * @param maxInFlightRecords {@code share.partition.max.record.locks}
  * @param renewEnabled {@code share.renew.acknowledge.enable}
+ * @param deadLetters whether the group has a dead-letter queue ({@code
+ *     errors.deadletterqueue.topic.name}): a record that dies then goes through ARCHIVING
  */
-public record ShareConfig(
-        long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled) {
+public record ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled,
+        boolean deadLetters) {
     public static final ShareConfig DEFAULTS = new ShareConfig(30_000L, 5, 2000, true);
+
+    /** Settings of a group without a dead-letter queue. */
+    public ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled) {
+        this(lockDurationMs, deliveryCountLimit, maxInFlightRecords, renewEnabled, false);
+    }
 
     public ShareConfig {
         if (lockDurationMs <= 0) {
@@ -24,6 +31,11 @@ public record ShareConfig(
         if (maxInFlightRecords < 1) {
             throw new IllegalArgumentException("maxInFlightRecords must be > 0: " + maxInFlightRecords);
         }
+    }
+
+    /** The state of a record that dies (REJECTed, or at its last delivery): ARCHIVING with a dead-letter queue. */
+    public RecordState deadState() {
+        return deadLetters ? RecordState.ARCHIVING : RecordState.ARCHIVED;
     }
 
     /** Delivery count from which redelivery is throttled: max(2, ceil(limit / 2)). */

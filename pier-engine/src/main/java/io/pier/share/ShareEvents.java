@@ -45,4 +45,10 @@ public interface ShareEvents {
 
     /** {@code records} records were archived for {@code cause}. */
     default void onArchived(ArchiveCause cause, long records) {}
+
+    /**
+     * Dead records left ARCHIVING: {@code written} with their dead letter durable, {@code failed}
+     * without one (the dead-letter queue could not be written).
+     */
+    default void onDeadLetters(long written, long failed) {}
 }

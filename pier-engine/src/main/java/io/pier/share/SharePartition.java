@@ -4,6 +4,7 @@ import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareState;
 import io.pier.state.ShareStateWrite;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -360,7 +361,8 @@ public final class SharePartition {
             long o = change.offset(i);
             if (window.contains(o) && window.pending(o) == change) {
                 window.clearPending(o);
-                if (window.lock(o) == null) {
+                // An ARCHIVING record whose dead letter went unrecorded stays ARCHIVING, to be taken again.
+                if (window.state(o) == RecordState.ACQUIRED && window.lock(o) == null) {
                     window.settle(o, releasedState(window.deliveryCount(o), cfg), ChangeCause.ROLLBACK);
                 }
             }
@@ -454,6 +456,54 @@ public final class SharePartition {
         window.noteWindowShrank();
     }
 
+    /** Records waiting for their dead letter (ARCHIVING), taken or not. */
+    public int deadLettersWaiting() {
+        return window.count(RecordState.ARCHIVING);
+    }
+
+    /**
+     * Takes up to {@code max} ARCHIVING records not already taken, lowest offsets first, for their
+     * dead letters; empty if there are none. A record loaded ARCHIVING does not remember why it
+     * died: at the delivery limit it counts as having reached it, else as rejected.
+     */
+    public Optional<DeadLetterBatch> takeDeadLetters(int max) {
+        if (window.count(RecordState.ARCHIVING) == 0 || max <= 0) {
+            return Optional.empty();
+        }
+        int limit = config.get().deliveryCountLimit();
+        List<DeadLetterBatch.Letter> letters = new ArrayList<>();
+        PendingChange change = new PendingChange(this);
+        StateWriteBuilder write = new StateWriteBuilder();
+        for (long o = window.startOffset(); o < window.endExclusive() && letters.size() < max; o++) {
+            if (window.state(o) != RecordState.ARCHIVING || window.pending(o) != null) {
+                continue;
+            }
+            short count = window.deliveryCount(o);
+            ChangeCause cause = window.deathCause(o);
+            boolean rejected = cause == null ? count < limit : cause == ChangeCause.REJECT;
+            letters.add(new DeadLetterBatch.Letter(o, count,
+                    rejected ? DeadLetterBatch.Reason.REJECTED : DeadLetterBatch.Reason.DELIVERY_LIMIT, cause == null));
+            window.markPending(o, change, RecordState.ARCHIVED);
+            change.add(o, ChangeCause.DEAD_LETTERED);
+            write.add(o, RecordState.ARCHIVED, count);
+        }
+        if (letters.isEmpty()) {
+            return Optional.empty();
+        }
+        change.write(new ShareStateWrite(key, stateEpoch, startOffset(), write.build()));
+        return Optional.of(new DeadLetterBatch(letters, change));
+    }
+
+    /**
+     * Commits a dead-letter batch once its ARCHIVED write is durable: {@code written} of its
+     * records have their dead letter, the others could not get one. The records become ARCHIVED
+     * and the start offset moves over them.
+     */
+    public void commitDeadLetters(DeadLetterBatch batch, int written) {
+        commit(batch.change());
+        window.tellDeadLetters(written, batch.letters().size() - written);
+    }
+
     private Errors validate(String memberId, List<AckBatch> batches, ShareConfig cfg) {
         long previousLast = -1;
         for (AckBatch b : batches) {
@@ -538,8 +588,9 @@ public final class SharePartition {
             case RELEASE:
                 return releasedState(deliveryCount, cfg);
             case GAP:
-            case REJECT:
                 return RecordState.ARCHIVED;
+            case REJECT:
+                return cfg.deadState();
             default:
                 throw new IllegalArgumentException("no target state for " + type);
         }
@@ -547,7 +598,7 @@ public final class SharePartition {
 
     /** A record leaving ACQUIRED without a verdict goes back, unless it used its last delivery. */
     private static RecordState releasedState(short deliveryCount, ShareConfig cfg) {
-        return deliveryCount >= cfg.deliveryCountLimit() ? RecordState.ARCHIVED : RecordState.AVAILABLE;
+        return deliveryCount >= cfg.deliveryCountLimit() ? cfg.deadState() : RecordState.AVAILABLE;
     }
 
     // Inspection for tests and diagnostics; null / 0 / null outside the window.

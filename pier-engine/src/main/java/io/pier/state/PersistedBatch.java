@@ -4,11 +4,13 @@ package io.pier.state;
  * One run-length range of persisted delivery state, {@code firstOffset..lastOffset} inclusive.
  *
  * <p>{@code state} is the wire id of the record state: only {@link #AVAILABLE} (0),
- * {@link #ACKNOWLEDGED} (2) and {@link #ARCHIVED} (4) are ever persisted; ACQUIRED (1) is not.
+ * {@link #ACKNOWLEDGED} (2), {@link #ARCHIVING} (3, waiting for its dead letter) and
+ * {@link #ARCHIVED} (4) are ever persisted; ACQUIRED (1) is not.
  */
 public record PersistedBatch(long firstOffset, long lastOffset, byte state, short deliveryCount) {
     public static final byte AVAILABLE = 0;
     public static final byte ACKNOWLEDGED = 2;
+    public static final byte ARCHIVING = 3;
     public static final byte ARCHIVED = 4;
 
     public PersistedBatch {
@@ -16,12 +18,17 @@ public record PersistedBatch(long firstOffset, long lastOffset, byte state, shor
             throw new IllegalArgumentException(
                     "bad range " + firstOffset + ".." + lastOffset);
         }
-        if (state != AVAILABLE && state != ACKNOWLEDGED && state != ARCHIVED) {
+        if (state != AVAILABLE && state != ACKNOWLEDGED && state != ARCHIVING && state != ARCHIVED) {
             throw new IllegalArgumentException("state " + state + " is never persisted");
         }
         if (deliveryCount < 0) {
             throw new IllegalArgumentException("deliveryCount must be >= 0: " + deliveryCount);
         }
+    }
+
+    /** Whether the records are settled for good: ACKNOWLEDGED or ARCHIVED. */
+    public boolean isSettled() {
+        return state == ACKNOWLEDGED || state == ARCHIVED;
     }
 
     public long recordCount() {

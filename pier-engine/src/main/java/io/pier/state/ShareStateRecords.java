@@ -37,7 +37,7 @@ import org.apache.kafka.common.Uuid;
  *   | firstOffset | lastOffset | state | deliveryCount |
  *   | i64         | i64        | i8    | i16           |
  *   +-------------+------------+-------+---------------+
- *   state: 0 AVAILABLE, 2 ACKNOWLEDGED, 4 ARCHIVED (an acquisition is stored as AVAILABLE with
+ *   state: 0 AVAILABLE, 2 ACKNOWLEDGED, 3 ARCHIVING, 4 ARCHIVED (an acquisition is stored as AVAILABLE with
  *   its new delivery count)
  *
  * value, Group: | version i16 = 0 |  (the group exists); a null value: the group was deleted.

@@ -14,7 +14,7 @@ import java.util.TreeSet;
  *   <li>Batches ending below the start offset are dropped; one straddling it is trimmed to begin
  *       there.
  *   <li>Where batches overlap, the one with the higher priority keeps the overlapping offsets:
- *       higher delivery count first, then the higher state id (ARCHIVED 4 &gt; ACKNOWLEDGED 2 &gt;
+ *       higher delivery count first, then the higher state id (ARCHIVED 4 &gt; ARCHIVING 3 &gt; ACKNOWLEDGED 2 &gt;
  *       AVAILABLE 0).
  *   <li>Touching or overlapping pieces with the same (state, delivery count) become one batch.
  * </ol>

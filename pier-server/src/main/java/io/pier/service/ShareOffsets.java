@@ -143,7 +143,7 @@ public final class ShareOffsets {
             if (b.lastOffset() < start) {
                 continue;
             }
-            boolean settled = b.state() != PersistedBatch.AVAILABLE;
+            boolean settled = b.isSettled();
             if (settled && b.firstOffset() <= start) {
                 start = b.lastOffset() + 1;
             } else if (settled) {

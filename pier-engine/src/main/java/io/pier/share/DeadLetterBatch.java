@@ -1,0 +1,49 @@
+package io.pier.share;
+
+import java.util.List;
+
+/**
+ * ARCHIVING records of one share-partition taken for their dead letters (KIP-1191), with the
+ * change that archives them. The owner writes one dead letter per record, then persists {@link
+ * #change()}'s write and commits it; the records stay ARCHIVING, and are not taken again, until
+ * it commits or rolls back.
+ */
+public final class DeadLetterBatch {
+    /** Why a record died, which its dead letter's {@code __dlq.errors.message} says. */
+    public enum Reason {
+        REJECTED("Offset rejected by client."),
+        DELIVERY_LIMIT("Offset delivery count exceeded the threshold.");
+
+        public final String message;
+
+        Reason(String message) {
+            this.message = message;
+        }
+    }
+
+    /**
+     * One dead record: its offset, how often it was delivered, and why it died.
+     *
+     * @param recovered the record was ARCHIVING when its state was loaded: a crash may have come
+     *     after its dead letter was written and before ARCHIVED was, so look for it first
+     */
+    public record Letter(long offset, short deliveryCount, Reason reason, boolean recovered) {}
+
+    private final List<Letter> letters;
+    private final PendingChange change;
+
+    DeadLetterBatch(List<Letter> letters, PendingChange change) {
+        this.letters = List.copyOf(letters);
+        this.change = change;
+    }
+
+    /** The dead records, by ascending offset. */
+    public List<Letter> letters() {
+        return letters;
+    }
+
+    /** Moves the records from ARCHIVING to ARCHIVED once persisted. */
+    public PendingChange change() {
+        return change;
+    }
+}
