@@ -1,6 +1,7 @@
 package io.pier.group;
 
 import java.util.Map;
+import java.util.Objects;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Range;
@@ -10,7 +11,11 @@ import org.apache.kafka.common.config.ConfigException;
 /**
  * Broker-level share-group settings ({@code group.share.*}), with Kafka 4.4's names and defaults.
  * They are the defaults and the bounds for the per-group {@code share.*} configs ({@link
- * GroupConfig}).
+ * GroupConfig}). Also the two broker settings of share-group dead-letter queues (KIP-1191), which
+ * Kafka keeps in its group-coordinator settings: {@code errors.deadletterqueue.topic.name.prefix}
+ * ({@link #deadLetterTopicPrefix()}) and {@code errors.deadletterqueue.auto.create.topics.enable}
+ * ({@link #deadLetterAutoCreateTopics()}). Kafka can change both at run time; Pier reads them once
+ * at start-up.
  *
  * <p>Immutable; safe to share between threads. Every instance satisfies, for each bounded setting,
  * {@code min <= value <= max}, and {@code heartbeatIntervalMs < sessionTimeoutMs} and {@code
@@ -55,7 +60,9 @@ public record ShareGroupBrokerConfig(
         int minPartitionMaxRecordLocks,
         int maxPartitionMaxRecordLocks,
         int maxSize,
-        int maxShareSessions) {
+        int maxShareSessions,
+        String deadLetterTopicPrefix,
+        boolean deadLetterAutoCreateTopics) {
 
     public static final String SESSION_TIMEOUT_MS = "group.share.session.timeout.ms";
     public static final String MIN_SESSION_TIMEOUT_MS = "group.share.min.session.timeout.ms";
@@ -74,6 +81,13 @@ public record ShareGroupBrokerConfig(
     public static final String MAX_PARTITION_MAX_RECORD_LOCKS = "group.share.max.partition.max.record.locks";
     public static final String MAX_SIZE = "group.share.max.size";
     public static final String MAX_SHARE_SESSIONS = "group.share.max.share.sessions";
+    /**
+     * The prefix every group's {@code errors.deadletterqueue.topic.name} must start with; empty for
+     * no rule. Kafka's default: {@code dlq.}.
+     */
+    public static final String DEAD_LETTER_TOPIC_NAME_PREFIX = "errors.deadletterqueue.topic.name.prefix";
+    /** Whether a group's dead-letter topic is created when it does not exist. Kafka's default: false. */
+    public static final String DEAD_LETTER_AUTO_CREATE_TOPICS_ENABLE = "errors.deadletterqueue.auto.create.topics.enable";
 
     private static final ConfigDef DEFINITION = new ConfigDef()
             .define(SESSION_TIMEOUT_MS, Type.INT, 45_000, Range.atLeast(1), Importance.MEDIUM,
@@ -109,12 +123,17 @@ public record ShareGroupBrokerConfig(
             .define(MAX_SIZE, Type.INT, 200, Range.between(1, 1_000), Importance.MEDIUM,
                     "Maximum number of members in one share group")
             .define(MAX_SHARE_SESSIONS, Type.INT, 2_000, Range.atLeast(1), Importance.MEDIUM,
-                    "Maximum number of share sessions on the broker");
+                    "Maximum number of share sessions on the broker")
+            .define(DEAD_LETTER_TOPIC_NAME_PREFIX, Type.STRING, "dlq.", Importance.MEDIUM,
+                    "Required prefix of share-group dead-letter topic names; empty for none")
+            .define(DEAD_LETTER_AUTO_CREATE_TOPICS_ENABLE, Type.BOOLEAN, false, Importance.MEDIUM,
+                    "Whether a missing share-group dead-letter topic is created");
 
     /** Kafka's defaults. */
     public static final ShareGroupBrokerConfig DEFAULTS = fromProperties(Map.of());
 
     public ShareGroupBrokerConfig {
+        Objects.requireNonNull(deadLetterTopicPrefix, DEAD_LETTER_TOPIC_NAME_PREFIX);
         requireBounds(SESSION_TIMEOUT_MS, sessionTimeoutMs, MIN_SESSION_TIMEOUT_MS, minSessionTimeoutMs,
                 MAX_SESSION_TIMEOUT_MS, maxSessionTimeoutMs);
         requireBounds(HEARTBEAT_INTERVAL_MS, heartbeatIntervalMs, MIN_HEARTBEAT_INTERVAL_MS,
@@ -139,8 +158,9 @@ public record ShareGroupBrokerConfig(
     }
 
     /**
-     * Reads the {@code group.share.*} settings from broker properties. Keys this record does not
-     * know are ignored (the server holds them); a missing key takes Kafka's default.
+     * Reads the {@code group.share.*} and {@code errors.deadletterqueue.*} settings from broker
+     * properties. Keys this record does not know are ignored (the server holds them); a missing
+     * key takes Kafka's default. As Kafka's string settings, the prefix is trimmed.
      *
      * @throws ConfigException naming the setting, for an unparsable or out-of-range value or for
      *     bounds that contradict each other
@@ -164,7 +184,9 @@ public record ShareGroupBrokerConfig(
                 (Integer) v.get(MIN_PARTITION_MAX_RECORD_LOCKS),
                 (Integer) v.get(MAX_PARTITION_MAX_RECORD_LOCKS),
                 (Integer) v.get(MAX_SIZE),
-                (Integer) v.get(MAX_SHARE_SESSIONS));
+                (Integer) v.get(MAX_SHARE_SESSIONS),
+                (String) v.get(DEAD_LETTER_TOPIC_NAME_PREFIX),
+                (Boolean) v.get(DEAD_LETTER_AUTO_CREATE_TOPICS_ENABLE));
     }
 
     private static void requireBounds(

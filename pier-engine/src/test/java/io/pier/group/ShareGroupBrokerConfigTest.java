@@ -30,7 +30,25 @@ class ShareGroupBrokerConfigTest {
         assertThat(config.maxPartitionMaxRecordLocks()).isEqualTo(4_000);
         assertThat(config.maxSize()).isEqualTo(200);
         assertThat(config.maxShareSessions()).isEqualTo(2_000);
+        assertThat(config.deadLetterTopicPrefix()).isEqualTo("dlq.");
+        assertThat(config.deadLetterAutoCreateTopics()).isFalse();
         assertThat(ShareGroupBrokerConfig.DEFAULTS).isEqualTo(config);
+    }
+
+    @Test
+    void shouldReadTheDeadLetterSettings() {
+        ShareGroupBrokerConfig config = ShareGroupBrokerConfig.fromProperties(Map.of(
+                "errors.deadletterqueue.topic.name.prefix", " dead- ",
+                "errors.deadletterqueue.auto.create.topics.enable", "TRUE"));
+
+        assertThat(config.deadLetterTopicPrefix()).isEqualTo("dead-");
+        assertThat(config.deadLetterAutoCreateTopics()).isTrue();
+        assertThat(ShareGroupBrokerConfig.fromProperties(Map.of("errors.deadletterqueue.topic.name.prefix", ""))
+                .deadLetterTopicPrefix()).isEmpty();
+        assertThatThrownBy(() -> ShareGroupBrokerConfig.fromProperties(
+                Map.of("errors.deadletterqueue.auto.create.topics.enable", "yes")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("errors.deadletterqueue.auto.create.topics.enable");
     }
 
     @Test

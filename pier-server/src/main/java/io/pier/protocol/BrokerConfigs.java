@@ -1,5 +1,6 @@
 package io.pier.protocol;
 
+import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.service.TopicService;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -55,6 +56,9 @@ public final class BrokerConfigs implements ConfigResourceType {
         d.put("log.message.timestamp.after.max.ms", "3600000");
         d.put("log.cleanup.policy", "delete");
         d.put("pier.log.durability", "durable");
+        // Share-group dead-letter queues (KIP-1191); static in Pier, dynamic in Kafka.
+        d.put(ShareGroupBrokerConfig.DEAD_LETTER_TOPIC_NAME_PREFIX, "dlq.");
+        d.put(ShareGroupBrokerConfig.DEAD_LETTER_AUTO_CREATE_TOPICS_ENABLE, "false");
         return d;
     }
 
