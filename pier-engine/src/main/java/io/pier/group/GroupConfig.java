@@ -10,6 +10,8 @@ import java.util.Objects;
 import java.util.TreeMap;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.internals.Topic;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * The configs of one group id: {@code share.*} for a share group and {@code consumer.*} for a
  * consumer-protocol group, the overrides stored for the id, falling back to the broker's
  * {@code group.share.*} ({@link ShareGroupBrokerConfig}) and {@code group.consumer.*} ({@link
- * ConsumerGroupBrokerConfig}) defaults.
+ * ConsumerGroupBrokerConfig}) defaults. Also a share group's dead-letter queue (KIP-1191):
+ * {@code errors.deadletterqueue.topic.name} and {@code errors.deadletterqueue.copy.record.enable},
+ * which have no broker default.
  *
  * <p>Immutable; a change produces a new instance ({@link #withChanges}). Overrides set through
  * {@link #withChanges} are within the broker bounds at the time they are set; overrides restored
@@ -36,11 +40,20 @@ public final class GroupConfig {
     public static final String DELIVERY_COUNT_LIMIT = "share.delivery.count.limit";
     public static final String PARTITION_MAX_RECORD_LOCKS = "share.partition.max.record.locks";
     public static final String RENEW_ACKNOWLEDGE_ENABLE = "share.renew.acknowledge.enable";
+    /** The share group's dead-letter topic; empty (the default) for none. */
+    public static final String DEAD_LETTER_TOPIC_NAME = "errors.deadletterqueue.topic.name";
+    /** Whether a dead-letter record carries the original key and value, or only the context headers. */
+    public static final String DEAD_LETTER_COPY_RECORD_ENABLE = "errors.deadletterqueue.copy.record.enable";
+
+    /** The prefix of Kafka's internal topics, which a dead-letter topic name must not have. */
+    private static final String INTERNAL_TOPIC_PREFIX = "__";
 
     /** Every group config name Pier knows, sorted. */
     public static final List<String> NAMES = List.of(
             CONSUMER_HEARTBEAT_INTERVAL_MS,
             CONSUMER_SESSION_TIMEOUT_MS,
+            DEAD_LETTER_COPY_RECORD_ENABLE,
+            DEAD_LETTER_TOPIC_NAME,
             AUTO_OFFSET_RESET,
             DELIVERY_COUNT_LIMIT,
             HEARTBEAT_INTERVAL_MS,
@@ -95,13 +108,28 @@ public final class GroupConfig {
     }
 
     /**
-     * Applies an IncrementalAlterConfigs-style change set: a non-null value sets the override, a
-     * null value deletes it (back to the broker default).
+     * As {@link #withChanges(String, Map)} for a group whose id the caller does not give; a
+     * refused dead-letter topic name is reported without it.
+     */
+    public GroupConfig withChanges(Map<String, String> changes) {
+        return withChanges(null, changes);
+    }
+
+    /**
+     * Applies an IncrementalAlterConfigs-style change set to the configs of {@code groupId}: a
+     * non-null value sets the override, a null value deletes it (back to the broker default).
      *
+     * <p>A non-empty {@value #DEAD_LETTER_TOPIC_NAME} must not start with {@code __} (Kafka's check
+     * and message), must be a legal topic name, and must start with the broker's {@value
+     * ShareGroupBrokerConfig#DEAD_LETTER_TOPIC_NAME_PREFIX} unless that is empty. Kafka 4.4 checks
+     * the prefix only when it writes to the dead-letter topic; Pier also refuses it here, with
+     * the message Kafka gives then. Names restored by {@link #restore} are not checked again.
+     *
+     * @param groupId the group the configs belong to, named in the error messages; may be null
      * @throws InvalidConfigurationException ({@code Errors.INVALID_CONFIG}) naming the setting, for
      *     an unknown name, an unparsable value or a value outside the broker bounds
      */
-    public GroupConfig withChanges(Map<String, String> changes) {
+    public GroupConfig withChanges(String groupId, Map<String, String> changes) {
         Map<String, String> next = new TreeMap<>(overrides);
         for (Map.Entry<String, String> change : changes.entrySet()) {
             String name = change.getKey();
@@ -113,6 +141,9 @@ public final class GroupConfig {
             } else {
                 String value = parse(name, change.getValue());
                 checkBounds(name, value);
+                if (name.equals(DEAD_LETTER_TOPIC_NAME)) {
+                    checkDeadLetterTopic(groupId, value);
+                }
                 next.put(name, value);
             }
         }
@@ -161,6 +192,8 @@ public final class GroupConfig {
             case DELIVERY_COUNT_LIMIT -> Integer.toString(effectiveDeliveryCountLimit());
             case PARTITION_MAX_RECORD_LOCKS -> Integer.toString(effectivePartitionMaxRecordLocks());
             case RENEW_ACKNOWLEDGE_ENABLE -> Boolean.toString(effectiveRenewAcknowledgeEnable());
+            case DEAD_LETTER_TOPIC_NAME -> overrides.getOrDefault(DEAD_LETTER_TOPIC_NAME, "");
+            case DEAD_LETTER_COPY_RECORD_ENABLE -> Boolean.toString(effectiveDeadLetterCopyRecord());
             default -> null;
         };
     }
@@ -220,6 +253,24 @@ public final class GroupConfig {
         return value == null || Boolean.parseBoolean(value);
     }
 
+    /**
+     * {@value #DEAD_LETTER_TOPIC_NAME}: the topic this share group writes the records it gives up
+     * on to, or null when the group has none (the default, or the name set to empty). A name
+     * restored from storage is returned as stored, even if the broker's prefix has changed since.
+     */
+    public String effectiveDeadLetterTopic() {
+        String value = overrides.get(DEAD_LETTER_TOPIC_NAME);
+        return value == null || value.isEmpty() ? null : value;
+    }
+
+    /**
+     * {@value #DEAD_LETTER_COPY_RECORD_ENABLE}: whether a dead-letter record carries the original
+     * record's key and value, besides the context headers. False by default.
+     */
+    public boolean effectiveDeadLetterCopyRecord() {
+        return Boolean.parseBoolean(overrides.get(DEAD_LETTER_COPY_RECORD_ENABLE));
+    }
+
     private int effectiveInt(String name, int brokerDefault, int min, int max) {
         String value = overrides.get(name);
         if (value == null) {
@@ -257,7 +308,11 @@ public final class GroupConfig {
                 throw new InvalidConfigurationException(
                         name + " must be read_committed or read_uncommitted, got '" + raw + "'");
             }
-            case RENEW_ACKNOWLEDGE_ENABLE -> {
+            case DEAD_LETTER_TOPIC_NAME -> {
+                // A string config: trimmed, as Kafka's ConfigDef does; empty means no topic.
+                return value;
+            }
+            case RENEW_ACKNOWLEDGE_ENABLE, DEAD_LETTER_COPY_RECORD_ENABLE -> {
                 String lower = value.toLowerCase(Locale.ROOT);
                 if (lower.equals("true") || lower.equals("false")) {
                     return lower;
@@ -288,6 +343,29 @@ public final class GroupConfig {
             default -> {
                 // Not bounded by broker settings.
             }
+        }
+    }
+
+    /** The checks on a new dead-letter topic name, in Kafka's order; an empty name means none. */
+    private void checkDeadLetterTopic(String groupId, String topic) {
+        if (topic.isEmpty()) {
+            return;
+        }
+        if (topic.startsWith(INTERNAL_TOPIC_PREFIX)) {
+            throw new InvalidConfigurationException(
+                    DEAD_LETTER_TOPIC_NAME + ": DLQ topic name must not start with '__'");
+        }
+        try {
+            Topic.validate(topic);
+        } catch (InvalidTopicException e) {
+            throw new InvalidConfigurationException(DEAD_LETTER_TOPIC_NAME + ": " + e.getMessage());
+        }
+        String prefix = broker.deadLetterTopicPrefix();
+        if (!prefix.isEmpty() && !topic.startsWith(prefix)) {
+            throw new InvalidConfigurationException(
+                    "Configured DLQ topic name does not comply with the DLQ topic prefix"
+                            + (groupId == null ? "" : " in share group: " + groupId)
+                            + ", topic: " + topic + ", prefix: " + prefix + ".");
         }
     }
 

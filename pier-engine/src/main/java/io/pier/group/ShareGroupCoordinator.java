@@ -273,7 +273,7 @@ public final class ShareGroupCoordinator {
         }
         GroupConfig next;
         try {
-            next = groupConfig(groupId).withChanges(changes);
+            next = groupConfig(groupId).withChanges(groupId, changes);
         } catch (InvalidConfigurationException e) {
             return new AlterConfigResult(Errors.INVALID_CONFIG, e.getMessage());
         }

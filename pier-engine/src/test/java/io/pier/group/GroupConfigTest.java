@@ -181,6 +181,8 @@ class GroupConfigTest {
         assertThat(config.entries()).containsExactly(
                 new GroupConfigEntry("consumer.heartbeat.interval.ms", "5000", true),
                 new GroupConfigEntry("consumer.session.timeout.ms", "45000", true),
+                new GroupConfigEntry("errors.deadletterqueue.copy.record.enable", "false", true),
+                new GroupConfigEntry("errors.deadletterqueue.topic.name", "", true),
                 new GroupConfigEntry("share.auto.offset.reset", "latest", true),
                 new GroupConfigEntry("share.delivery.count.limit", "7", false),
                 new GroupConfigEntry("share.heartbeat.interval.ms", "5000", true),
@@ -200,6 +202,123 @@ class GroupConfigTest {
 
         assertThat(restored.effectiveRecordLockDurationMs()).isEqualTo(15_000);
         assertThat(restored.overrides()).containsOnlyKeys("share.record.lock.duration.ms");
+    }
+
+    @Test
+    void shouldHaveNoDeadLetterTopicByDefault() {
+        assertThat(defaults.effectiveDeadLetterTopic()).isNull();
+        assertThat(defaults.effectiveDeadLetterCopyRecord()).isFalse();
+        assertThat(defaults.effectiveValue("errors.deadletterqueue.topic.name")).isEmpty();
+        assertThat(defaults.effectiveValue("errors.deadletterqueue.copy.record.enable")).isEqualTo("false");
+    }
+
+    @Test
+    void shouldSetAndDeleteTheDeadLetterConfigs() {
+        GroupConfig config = defaults.withChanges("g1", Map.of(
+                "errors.deadletterqueue.topic.name", " dlq.orders ",
+                "errors.deadletterqueue.copy.record.enable", "TRUE"));
+
+        assertThat(config.effectiveDeadLetterTopic()).isEqualTo("dlq.orders");
+        assertThat(config.effectiveDeadLetterCopyRecord()).isTrue();
+        assertThat(config.overrides()).containsEntry("errors.deadletterqueue.topic.name", "dlq.orders")
+                .containsEntry("errors.deadletterqueue.copy.record.enable", "true");
+        assertThat(config.entries()).contains(
+                new GroupConfigEntry("errors.deadletterqueue.topic.name", "dlq.orders", false),
+                new GroupConfigEntry("errors.deadletterqueue.copy.record.enable", "true", false));
+
+        // Empty means no topic, as in Kafka; deleting goes back to the default (none).
+        GroupConfig blank = config.withChanges("g1", Map.of("errors.deadletterqueue.topic.name", ""));
+        assertThat(blank.effectiveDeadLetterTopic()).isNull();
+        Map<String, String> delete = new HashMap<>();
+        delete.put("errors.deadletterqueue.topic.name", null);
+        delete.put("errors.deadletterqueue.copy.record.enable", null);
+        GroupConfig deleted = config.withChanges("g1", delete);
+        assertThat(deleted.effectiveDeadLetterTopic()).isNull();
+        assertThat(deleted.effectiveDeadLetterCopyRecord()).isFalse();
+        assertThat(deleted.overrides()).isEmpty();
+    }
+
+    @Test
+    void shouldRefuseADeadLetterTopicNameStartingWithTwoUnderscoresWithKafkasMessage() {
+        assertThatThrownBy(() -> defaults.withChanges("g1",
+                Map.of("errors.deadletterqueue.topic.name", "__consumer_offsets")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'");
+        // Also with an empty prefix, and before the prefix rule.
+        GroupConfig noPrefix = GroupConfig.defaults(ShareGroupBrokerConfig.fromProperties(
+                Map.of("errors.deadletterqueue.topic.name.prefix", "")));
+        assertThatThrownBy(() -> noPrefix.withChanges("g1", Map.of("errors.deadletterqueue.topic.name", "__x")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'");
+    }
+
+    @Test
+    void shouldRefuseADeadLetterTopicNameWithoutTheBrokerPrefix() {
+        assertThatThrownBy(() -> defaults.withChanges("g1",
+                Map.of("errors.deadletterqueue.topic.name", "orders.dead")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                // Kafka's message ends in a full stop after the prefix, hence "dlq..".
+                .hasMessage("Configured DLQ topic name does not comply with the DLQ topic prefix in share group: g1,"
+                        + " topic: orders.dead, prefix: dlq..");
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("errors.deadletterqueue.topic.name", "dlq")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("Configured DLQ topic name does not comply with the DLQ topic prefix,"
+                        + " topic: dlq, prefix: dlq..");
+
+        GroupConfig custom = GroupConfig.defaults(ShareGroupBrokerConfig.fromProperties(
+                Map.of("errors.deadletterqueue.topic.name.prefix", "dead-")));
+        assertThat(custom.withChanges("g1", Map.of("errors.deadletterqueue.topic.name", "dead-orders"))
+                .effectiveDeadLetterTopic()).isEqualTo("dead-orders");
+        assertThatThrownBy(() -> custom.withChanges("g1", Map.of("errors.deadletterqueue.topic.name", "dlq.orders")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("prefix: dead-");
+
+        // An empty prefix lifts the rule.
+        GroupConfig noPrefix = GroupConfig.defaults(ShareGroupBrokerConfig.fromProperties(
+                Map.of("errors.deadletterqueue.topic.name.prefix", "")));
+        assertThat(noPrefix.withChanges("g1", Map.of("errors.deadletterqueue.topic.name", "orders-dead"))
+                .effectiveDeadLetterTopic()).isEqualTo("orders-dead");
+    }
+
+    @Test
+    void shouldRefuseAnIllegalDeadLetterTopicName() {
+        assertInvalid("errors.deadletterqueue.topic.name", "dlq.a b",
+                "errors.deadletterqueue.topic.name: Topic name is invalid: 'dlq.a b' contains one or more characters"
+                        + " other than ASCII alphanumerics, '.', '_' and '-'");
+        assertInvalid("errors.deadletterqueue.topic.name", "dlq." + "x".repeat(246),
+                "errors.deadletterqueue.topic.name: Topic name is invalid: the length of 'dlq.xxx");
+        assertThat(defaults.withChanges(Map.of("errors.deadletterqueue.topic.name", "dlq." + "x".repeat(245)))
+                .effectiveDeadLetterTopic()).hasSize(249);
+        assertInvalid("errors.deadletterqueue.copy.record.enable", "yes",
+                "errors.deadletterqueue.copy.record.enable must be true or false");
+    }
+
+    @Test
+    void shouldMapDeadLetterRefusalsToInvalidConfig() {
+        try {
+            defaults.withChanges("g1", Map.of("errors.deadletterqueue.topic.name", "__x"));
+        } catch (InvalidConfigurationException e) {
+            assertThat(Errors.forException(e)).isEqualTo(Errors.INVALID_CONFIG);
+            return;
+        }
+        throw new AssertionError("expected InvalidConfigurationException");
+    }
+
+    @Test
+    void shouldRestoreStoredDeadLetterConfigsWithoutCheckingThemAgain() {
+        // Stored under an earlier prefix: kept as stored, for the writer to judge.
+        GroupConfig restored = GroupConfig.restore(ShareGroupBrokerConfig.DEFAULTS, ConsumerGroupBrokerConfig.DEFAULTS,
+                Map.of("errors.deadletterqueue.topic.name", "old.orders",
+                        "errors.deadletterqueue.copy.record.enable", "true"));
+
+        assertThat(restored.effectiveDeadLetterTopic()).isEqualTo("old.orders");
+        assertThat(restored.effectiveDeadLetterCopyRecord()).isTrue();
+        assertThat(restored.overrides()).containsOnlyKeys("errors.deadletterqueue.topic.name",
+                "errors.deadletterqueue.copy.record.enable");
+
+        GroupConfig bad = GroupConfig.restore(ShareGroupBrokerConfig.DEFAULTS, ConsumerGroupBrokerConfig.DEFAULTS,
+                Map.of("errors.deadletterqueue.copy.record.enable", "maybe"));
+        assertThat(bad.overrides()).isEmpty();
     }
 
     private void assertInvalid(String name, String value, String message) {

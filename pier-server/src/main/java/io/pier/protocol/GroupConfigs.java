@@ -16,8 +16,8 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 
 /**
- * Group configs ({@code share.*} and {@code consumer.*}), resource type GROUP: stored per group id, even
- * before it has members.
+ * Group configs ({@code share.*}, {@code consumer.*} and a share group's {@code
+ * errors.deadletterqueue.*}), resource type GROUP: stored per group id, even before it has members.
  */
 public final class GroupConfigs implements ConfigResourceType {
     private final ShareGroups groups;
