@@ -29,10 +29,14 @@ import org.apache.kafka.common.errors.InvalidConfigurationException;
  *     timestamp may be (message.timestamp.before.max.ms; Kafka's default: no limit)
  * @param timestampAfterMaxMs with CreateTime, how far ahead of the broker's clock a record's
  *     timestamp may be (message.timestamp.after.max.ms; Kafka's default since 4.0: one hour)
+ * @param deadLetterGroupEnable errors.deadletterqueue.group.enable (KIP-1191): whether share groups
+ *     may use this topic as their dead-letter topic. A topic-level setting only (no broker
+ *     default, as in Kafka), false unless set; it changes nothing in the log itself
  */
 public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes,
         int maxMessageBytes, int indexIntervalBytes, boolean logAppendTime, Durability durability,
-        CleanupPolicy cleanupPolicy, int preallocateBytes, long timestampBeforeMaxMs, long timestampAfterMaxMs) {
+        CleanupPolicy cleanupPolicy, int preallocateBytes, long timestampBeforeMaxMs, long timestampAfterMaxMs,
+        boolean deadLetterGroupEnable) {
 
     // Topic-level names, as Kafka spells them.
     static final String SEGMENT_BYTES = "segment.bytes";
@@ -45,6 +49,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
     static final String CLEANUP_POLICY = "cleanup.policy";
     static final String TIMESTAMP_BEFORE_MAX_MS = "message.timestamp.before.max.ms";
     static final String TIMESTAMP_AFTER_MAX_MS = "message.timestamp.after.max.ms";
+    static final String DEAD_LETTER_GROUP_ENABLE = "errors.deadletterqueue.group.enable";
 
     /** Kafka's defaults of {@link #TIMESTAMP_BEFORE_MAX_MS} and {@link #TIMESTAMP_AFTER_MAX_MS}. */
     static final long DEFAULT_TIMESTAMP_BEFORE_MAX_MS = Long.MAX_VALUE;
@@ -70,6 +75,14 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         if (durability == null || cleanupPolicy == null) {
             throw new IllegalArgumentException("durability and cleanup.policy must be set");
         }
+    }
+
+    /** Not a dead-letter topic. */
+    public LogConfig(long segmentBytes, long segmentMs, long retentionMs, long retentionBytes, int maxMessageBytes,
+            int indexIntervalBytes, boolean logAppendTime, Durability durability, CleanupPolicy cleanupPolicy,
+            int preallocateBytes, long timestampBeforeMaxMs, long timestampAfterMaxMs) {
+        this(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexIntervalBytes, logAppendTime,
+                durability, cleanupPolicy, preallocateBytes, timestampBeforeMaxMs, timestampAfterMaxMs, false);
     }
 
     /** With Kafka's default timestamp bounds. */
@@ -185,7 +198,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
      * Topic-level overrides (segment.bytes, segment.ms, retention.ms, retention.bytes,
      * max.message.bytes, index.interval.bytes, message.timestamp.type,
      * message.timestamp.before.max.ms, message.timestamp.after.max.ms, cleanup.policy, see
-     * {@link CleanupPolicy}) applied over {@code brokerDefaults}. A null value means
+     * {@link CleanupPolicy}, errors.deadletterqueue.group.enable) applied over {@code brokerDefaults}. A null value means
      * "no override". An unknown name or bad value throws {@link InvalidConfigurationException}
      * naming the setting, which the server maps to INVALID_CONFIG.
      */
@@ -200,6 +213,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         CleanupPolicy cleanupPolicy = brokerDefaults.cleanupPolicy;
         long before = brokerDefaults.timestampBeforeMaxMs;
         long after = brokerDefaults.timestampAfterMaxMs;
+        boolean deadLetterGroupEnable = brokerDefaults.deadLetterGroupEnable;
         try {
             for (Map.Entry<String, String> e : topicConfigs.entrySet()) {
                 String name = e.getKey();
@@ -221,6 +235,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
                     case CLEANUP_POLICY -> cleanupPolicy = parseCleanupPolicy(name, v);
                     case TIMESTAMP_BEFORE_MAX_MS -> before = ranged(name, parseLong(name, v), 0, Long.MAX_VALUE);
                     case TIMESTAMP_AFTER_MAX_MS -> after = ranged(name, parseLong(name, v), 0, Long.MAX_VALUE);
+                    case DEAD_LETTER_GROUP_ENABLE -> deadLetterGroupEnable = parseBoolean(name, v);
                     default -> throw new IllegalStateException("unhandled topic config " + name);
                 }
             }
@@ -229,12 +244,13 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
                     "invalid value " + e.value + " for topic config " + e.name + ": " + e.getMessage());
         }
         return new LogConfig(segmentBytes, segmentMs, retentionMs, retentionBytes, maxMessageBytes, indexInterval,
-                logAppendTime, brokerDefaults.durability, cleanupPolicy, brokerDefaults.preallocateBytes, before, after);
+                logAppendTime, brokerDefaults.durability, cleanupPolicy, brokerDefaults.preallocateBytes, before, after,
+                deadLetterGroupEnable);
     }
 
     private static final Set<String> TOPIC_NAMES = Set.of(SEGMENT_BYTES, SEGMENT_MS, RETENTION_MS, RETENTION_BYTES,
             MAX_MESSAGE_BYTES, INDEX_INTERVAL_BYTES, TIMESTAMP_TYPE, CLEANUP_POLICY, TIMESTAMP_BEFORE_MAX_MS,
-            TIMESTAMP_AFTER_MAX_MS);
+            TIMESTAMP_AFTER_MAX_MS, DEAD_LETTER_GROUP_ENABLE);
 
     /** Every topic config name {@link #withTopicOverrides} understands. */
     public static Set<String> topicConfigNames() {
@@ -245,6 +261,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
     public Map<String, String> asTopicConfigs() {
         Map<String, String> m = new LinkedHashMap<>();
         m.put(CLEANUP_POLICY, cleanupPolicy.toString());
+        m.put(DEAD_LETTER_GROUP_ENABLE, Boolean.toString(deadLetterGroupEnable));
         m.put(INDEX_INTERVAL_BYTES, Integer.toString(indexIntervalBytes));
         m.put(MAX_MESSAGE_BYTES, Integer.toString(maxMessageBytes));
         m.put(TIMESTAMP_AFTER_MAX_MS, Long.toString(timestampAfterMaxMs));
@@ -288,6 +305,18 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
         } catch (NumberFormatException e) {
             throw new BadValue(name, v, "not a number");
         }
+    }
+
+    /** As Kafka's boolean configs: true or false in any case, around spaces. */
+    private static boolean parseBoolean(String name, String v) {
+        String t = v.trim();
+        if (t.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (t.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new BadValue(name, v, "Expected value to be either true or false");
     }
 
     private static boolean parseTimestampType(String name, String v) {

@@ -85,6 +85,30 @@ class LogConfigTest {
     }
 
     @Test
+    void shouldTakeTheDeadLetterGroupEnableTopicConfig() {
+        LogConfig broker = LogConfig.defaults();
+        assertThat(broker.deadLetterGroupEnable()).isFalse();
+        assertThat(broker.asTopicConfigs()).containsEntry("errors.deadletterqueue.group.enable", "false");
+        assertThat(LogConfig.topicConfigNames()).contains("errors.deadletterqueue.group.enable");
+
+        LogConfig enabled = LogConfig.withTopicOverrides(broker, Map.of("errors.deadletterqueue.group.enable", " True"));
+        assertThat(enabled.deadLetterGroupEnable()).isTrue();
+        assertThat(enabled.asTopicConfigs()).containsEntry("errors.deadletterqueue.group.enable", "true");
+        // Nothing else about the log changes.
+        assertThat(new LogConfig(enabled.segmentBytes(), enabled.segmentMs(), enabled.retentionMs(),
+                enabled.retentionBytes(), enabled.maxMessageBytes(), enabled.indexIntervalBytes(),
+                enabled.logAppendTime(), enabled.durability(), enabled.cleanupPolicy(), enabled.preallocateBytes(),
+                enabled.timestampBeforeMaxMs(), enabled.timestampAfterMaxMs())).isEqualTo(broker);
+        assertThat(LogConfig.withTopicOverrides(broker, Map.of("errors.deadletterqueue.group.enable", "false"))
+                .deadLetterGroupEnable()).isFalse();
+
+        assertThatThrownBy(() -> LogConfig.withTopicOverrides(broker, Map.of("errors.deadletterqueue.group.enable", "1")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("invalid value 1 for topic config errors.deadletterqueue.group.enable:"
+                        + " Expected value to be either true or false");
+    }
+
+    @Test
     void shouldRejectUnknownOrBadTopicConfig() {
         LogConfig broker = LogConfig.defaults();
         assertThatThrownBy(() -> LogConfig.withTopicOverrides(broker, Map.of("compression.typo", "gzip")))
