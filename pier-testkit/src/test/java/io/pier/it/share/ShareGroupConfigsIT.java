@@ -69,6 +69,8 @@ class ShareGroupConfigsIT {
             assertThat(values).containsOnlyKeys(
                     "consumer.heartbeat.interval.ms",
                     "consumer.session.timeout.ms",
+                    "errors.deadletterqueue.copy.record.enable",
+                    "errors.deadletterqueue.topic.name",
                     "share.auto.offset.reset",
                     "share.delivery.count.limit",
                     "share.heartbeat.interval.ms",
