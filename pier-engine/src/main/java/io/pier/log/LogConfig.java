@@ -49,7 +49,7 @@ public record LogConfig(long segmentBytes, long segmentMs, long retentionMs, lon
     static final String CLEANUP_POLICY = "cleanup.policy";
     static final String TIMESTAMP_BEFORE_MAX_MS = "message.timestamp.before.max.ms";
     static final String TIMESTAMP_AFTER_MAX_MS = "message.timestamp.after.max.ms";
-    static final String DEAD_LETTER_GROUP_ENABLE = "errors.deadletterqueue.group.enable";
+    public static final String DEAD_LETTER_GROUP_ENABLE = "errors.deadletterqueue.group.enable";
 
     /** Kafka's defaults of {@link #TIMESTAMP_BEFORE_MAX_MS} and {@link #TIMESTAMP_AFTER_MAX_MS}. */
     static final long DEFAULT_TIMESTAMP_BEFORE_MAX_MS = Long.MAX_VALUE;

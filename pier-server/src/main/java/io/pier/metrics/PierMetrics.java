@@ -55,6 +55,8 @@ public final class PierMetrics {
     final Counter lockExpiries;
     final Counter sessionReleases;
     final Counter archived;
+    final Counter deadLetters;
+    final Counter deadLetterFailures;
     final DeliveryCountHistogram deliveryCountAtAck = new DeliveryCountHistogram();
     private final Histogram requestLatency;
     private final Counter longPollAnswers;
@@ -86,6 +88,12 @@ public final class PierMetrics {
                 .labelNames("group", "topic", "partition", "cause")
                 .withoutExemplars()
                 .register(registry);
+        deadLetters = shareCounter("pier_share_dead_letters_total",
+                "Dead records (rejected, or at the delivery limit) whose dead letter the group's"
+                        + " errors.deadletterqueue.topic.name holds (durable)");
+        deadLetterFailures = shareCounter("pier_share_dead_letter_failures_total",
+                "Dead records archived without a dead letter: the dead-letter topic was missing, not enabled"
+                        + " for groups (errors.deadletterqueue.group.enable) or could not be written");
         registry.register(deliveryCountAtAck);
         requestLatency = Histogram.builder().name("pier_request_duration_seconds")
                 .help("Time from dispatching a request to its response being ready, by API"
@@ -121,7 +129,8 @@ public final class PierMetrics {
 
     /** Drops a share-partition's counter and histogram series (its group's state was deleted). */
     void removeShareSeries(String group, String topic, String p) {
-        for (Counter c : List.of(deliveries, accepts, rejects, releases, lockExpiries, sessionReleases)) {
+        for (Counter c : List.of(deliveries, accepts, rejects, releases, lockExpiries, sessionReleases, deadLetters,
+                deadLetterFailures)) {
             c.remove(group, topic, p);
         }
         for (ShareEvents.ArchiveCause cause : ShareEvents.ArchiveCause.values()) {
@@ -224,13 +233,15 @@ public final class PierMetrics {
                 "How long the oldest AVAILABLE or ACQUIRED record has been in the in-flight window; 0 if none",
                 s -> s.oldestUnacknowledgedAgeMs() / 1000.0);
         GaugeWithCallback.builder().name("pier_share_in_flight_records")
-                .help("Records in the in-flight window by state: available, acquired, acknowledged, archived")
+                .help("Records in the in-flight window by state: available, acquired, acknowledged, archiving"
+                        + " (waiting for their dead letter), archived")
                 .labelNames("group", "topic", "partition", "state")
                 .callback(cb -> forEachShare(s -> {
                     String p = String.valueOf(s.partition());
                     cb.call(s.available(), s.group(), s.topic(), p, "available");
                     cb.call(s.acquired(), s.group(), s.topic(), p, "acquired");
                     cb.call(s.acknowledged(), s.group(), s.topic(), p, "acknowledged");
+                    cb.call(s.archiving(), s.group(), s.topic(), p, "archiving");
                     cb.call(s.archived(), s.group(), s.topic(), p, "archived");
                 }))
                 .register(registry);

@@ -23,6 +23,8 @@ final class SharePartitionMetrics implements ShareEvents {
     private final CounterDataPoint releasesPoint;
     private final CounterDataPoint lockExpiriesPoint;
     private final CounterDataPoint sessionReleasesPoint;
+    private final CounterDataPoint deadLettersPoint;
+    private final CounterDataPoint deadLetterFailuresPoint;
     private final CounterDataPoint[] archivedPoints = new CounterDataPoint[CAUSES];
     private final DeliveryCounts acceptedCounts;
     private final DeliveryCounts rejectedCounts;
@@ -35,6 +37,8 @@ final class SharePartitionMetrics implements ShareEvents {
     private long lockExpiries;
     private long sessionReleases;
     private final long[] archived = new long[CAUSES];
+    private long deadLetters;
+    private long deadLetterFailures;
     /** Forgotten: nothing is published any more, whatever is still told. */
     private boolean discarded;
 
@@ -46,6 +50,8 @@ final class SharePartitionMetrics implements ShareEvents {
         releasesPoint = m.releases.labelValues(group, topic, partition);
         lockExpiriesPoint = m.lockExpiries.labelValues(group, topic, partition);
         sessionReleasesPoint = m.sessionReleases.labelValues(group, topic, partition);
+        deadLettersPoint = m.deadLetters.labelValues(group, topic, partition);
+        deadLetterFailuresPoint = m.deadLetterFailures.labelValues(group, topic, partition);
         for (ArchiveCause cause : ArchiveCause.values()) {
             archivedPoints[cause.ordinal()] = m.archived.labelValues(group, topic, partition, label(cause));
         }
@@ -96,6 +102,12 @@ final class SharePartitionMetrics implements ShareEvents {
         archived[cause.ordinal()] += records;
     }
 
+    @Override
+    public void onDeadLetters(long written, long failed) {
+        deadLetters += written;
+        deadLetterFailures += failed;
+    }
+
     /** Shard thread only: makes what was told since the last flush visible to scrapes. */
     void flush() {
         if (discarded) {
@@ -107,6 +119,8 @@ final class SharePartitionMetrics implements ShareEvents {
         releases = add(releasesPoint, releases);
         lockExpiries = add(lockExpiriesPoint, lockExpiries);
         sessionReleases = add(sessionReleasesPoint, sessionReleases);
+        deadLetters = add(deadLettersPoint, deadLetters);
+        deadLetterFailures = add(deadLetterFailuresPoint, deadLetterFailures);
         for (int i = 0; i < CAUSES; i++) {
             archived[i] = add(archivedPoints[i], archived[i]);
         }

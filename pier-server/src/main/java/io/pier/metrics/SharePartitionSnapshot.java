@@ -22,6 +22,7 @@ public record SharePartitionSnapshot(
         int acquired,
         int acknowledged,
         int archived,
+        int archiving,
         long oldestUnacknowledgedAgeMs,
         Map<String, Integer> acquiredByMember) {
     public SharePartitionSnapshot {

@@ -126,6 +126,8 @@ public final class BrokerServices implements AutoCloseable {
         live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
         shares = new ShareService(shareGroups, shareState, partitions, live, settings.durableDeliveryCounts());
         shareOffsets = new ShareOffsets(shareState, partitions, live, events);
+        DeadLetters deadLetters = new DeadLetters(shareGroups, shareState, live, topics, logs, clock,
+                Integer.parseInt(settings.raw().getOrDefault("num.partitions", "1").trim()));
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
                 this::releaseSession);
         producerIds = new ProducerIdAllocator(dataDir, partitions.shardForKey("__producer_ids"), settings.io());
@@ -135,6 +137,7 @@ public final class BrokerServices implements AutoCloseable {
         OffsetExpiration.Config offsetRetention = OffsetExpiration.Config.fromProperties(settings.raw());
         for (Shard shard : shards) {
             shard.addStep(shares.lockExpiry(shard));
+            shard.addStep(deadLetters.step(shard));
             shard.addStep(shareGroups.sessionExpiry(shard));
             shard.addStep(RetentionStep.step(shard, partitions, settings.retentionCheckIntervalMs()));
             shard.addStep(MirrorTrimStep.step(shard, partitions, live,
@@ -184,6 +187,8 @@ public final class BrokerServices implements AutoCloseable {
      */
     public void shareLogSource(ShareLogSource source) {
         live.source(source);
+        // The queue topics live upstream, where this node does not write yet: records die ARCHIVED.
+        shareGroups.withoutDeadLetters();
     }
 
     /**

@@ -37,6 +37,8 @@ public final class ShareGroups {
     private final Slot[] slots;
     /** Shard thread only: whether a group of another type holds an id (set while wiring). */
     private volatile Predicate<String> otherGroupIds = id -> false;
+    /** Whether a group's {@code errors.deadletterqueue.topic.name} is honoured (not on a gateway node). */
+    private volatile boolean deadLetters = true;
 
     /** One shard's coordinator and what it last published. */
     private static final class Slot {
@@ -257,7 +259,16 @@ public final class ShareGroups {
     public ShareConfig shareConfig(String groupId) {
         GroupConfig c = config(groupId);
         return new ShareConfig(c.effectiveRecordLockDurationMs(), c.effectiveDeliveryCountLimit(),
-                c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable());
+                c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable(),
+                deadLetters && c.effectiveDeadLetterTopic() != null);
+    }
+
+    /**
+     * A gateway node: no group gets a dead-letter queue (its records die ARCHIVED at once), the
+     * queue topics being upstream. Call while wiring.
+     */
+    public void withoutDeadLetters() {
+        deadLetters = false;
     }
 
     /**

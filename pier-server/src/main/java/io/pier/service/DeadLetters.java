@@ -1,0 +1,338 @@
+package io.pier.service;
+
+import io.pier.common.Clock;
+import io.pier.group.GroupConfig;
+import io.pier.log.LogConfig;
+import io.pier.log.PartitionLog;
+import io.pier.share.DeadLetterBatch;
+import io.pier.share.SharePartition;
+import io.pier.state.SharePartitionKey;
+import io.pier.state.SharePersister;
+import io.pier.state.TopicMetadata;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes the dead letters of share groups with a dead-letter queue (KIP-1191): each ARCHIVING
+ * record gets exactly one record in the group's {@code errors.deadletterqueue.topic.name}, and
+ * becomes ARCHIVED only once that is durable.
+ *
+ * <pre>
+ *   ARCHIVING (durable) --take--&gt; read the originals --&gt; append the letters to the DLQ (durable)
+ *        --&gt; persist ARCHIVED --&gt; commit on the shard: the start offset moves on
+ * </pre>
+ *
+ * <p><b>Exactly one letter.</b> Each share-partition has at most one batch of letters in flight,
+ * appended as one record batch to one partition of the queue (the source partition's number,
+ * modulo the queue's partitions). So after a crash only the share-partition's last batch in that
+ * partition can hold letters of records still ARCHIVING: before writing letters of records loaded
+ * ARCHIVING, that batch is looked up (reading the queue's partition backwards from its end) and
+ * the letters it holds are not written again.
+ *
+ * <p>When the queue cannot be written (no such topic, not enabled for groups, the append fails),
+ * the records are archived anyway, as in Kafka; the failure is counted and logged once per cause.
+ */
+final class DeadLetters {
+    private static final Logger LOG = LoggerFactory.getLogger(DeadLetters.class);
+    /** Letters one batch carries at most. */
+    private static final int MAX_LETTERS = 500;
+    /** How much of a source log one read brings in while collecting originals. */
+    private static final int READ_BYTES = 1 << 20;
+    /** How long to wait before looking again for a queue topic being created. */
+    private static final long CREATE_RETRY_MS = 200;
+
+    private final ShareGroups groups;
+    private final SharePersister persister;
+    private final SharePartitions live;
+    private final TopicService topics;
+    private final Logs logs;
+    private final Clock clock;
+    private final int autoCreatePartitions;
+    private final Set<String> loggedCauses = ConcurrentHashMap.newKeySet();
+    private final Set<String> creating = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param clock the wall clock that stamps the letters
+     * @param autoCreatePartitions partitions of a queue topic created on demand ({@code num.partitions})
+     */
+    DeadLetters(ShareGroups groups, SharePersister persister, SharePartitions live, TopicService topics, Logs logs,
+            Clock clock, int autoCreatePartitions) {
+        this.groups = groups;
+        this.persister = persister;
+        this.live = live;
+        this.topics = topics;
+        this.logs = logs;
+        this.clock = clock;
+        this.autoCreatePartitions = autoCreatePartitions;
+    }
+
+    /** Where one share-partition's letters go: a partition of the queue, or why there is none. */
+    private record Target(TopicPartition queue, String unavailable, boolean retryLater) {
+        static Target to(TopicPartition queue) {
+            return new Target(queue, null, false);
+        }
+
+        static Target none(String why) {
+            return new Target(null, why, false);
+        }
+
+        static final Target LATER = new Target(null, null, true);
+    }
+
+    /** The duty step that writes the dead letters of the share-partitions {@code shard} owns. */
+    DutyStep step(Shard shard) {
+        return new DutyStep() {
+            /** Share-partitions with a batch of letters in flight, by key; only this shard touches it. */
+            private final Map<SharePartitionKey, DeadLetterBatch> inFlight = new HashMap<>();
+            private long retryAtMs = Long.MAX_VALUE;
+
+            @Override
+            public int onCycle(long nowMs) {
+                if (nowMs >= retryAtMs) {
+                    retryAtMs = Long.MAX_VALUE;
+                }
+                int[] taken = {0};
+                live.forEachLoaded(shard, (partition, sp) -> {
+                    if (sp.deadLettersWaiting() == 0 || inFlight.containsKey(sp.key())) {
+                        return;
+                    }
+                    Target target = target(sp.key().groupId(), partition.topicPartition());
+                    if (target.retryLater()) {
+                        retryAtMs = Math.min(retryAtMs, nowMs + CREATE_RETRY_MS);
+                        return;
+                    }
+                    sp.takeDeadLetters(MAX_LETTERS).ifPresent(batch -> {
+                        taken[0]++;
+                        inFlight.put(sp.key(), batch);
+                        var unused = write(partition, sp, batch, target)
+                                .thenCompose(written -> persister.write(batch.change().write().orElseThrow())
+                                        .thenApply(v -> written))
+                                .whenComplete((written, failure) -> shard.execute(() -> {
+                                    inFlight.remove(sp.key());
+                                    if (failure == null) {
+                                        sp.commitDeadLetters(batch, written);
+                                    } else {
+                                        LOG.warn("Archiving the dead records of {} failed; they stay ARCHIVING",
+                                                sp.key(), failure);
+                                        sp.rollback(batch.change());
+                                    }
+                                    if (sp.consumeStateChanged()) {
+                                        partition.fireDataListeners();
+                                    }
+                                }));
+                    });
+                });
+                return taken[0];
+            }
+
+            @Override
+            public long nextDeadlineMs() {
+                return retryAtMs;
+            }
+
+            @Override
+            public String toString() {
+                return "dead letters";
+            }
+        };
+    }
+
+    /** Where the letters of {@code source} for {@code groupId} go now. */
+    private Target target(String groupId, TopicPartition source) {
+        GroupConfig config = groups.config(groupId);
+        String name = config.effectiveDeadLetterTopic();
+        if (name == null) {
+            return Target.none("group " + groupId + " has no " + GroupConfig.DEAD_LETTER_TOPIC_NAME + " any more");
+        }
+        String prefix = config.brokerConfig().deadLetterTopicPrefix();
+        if (!prefix.isEmpty() && !name.startsWith(prefix)) {
+            // A name stored under an older prefix: refused when written, as Kafka does.
+            return Target.none("Configured DLQ topic name does not comply with the DLQ topic prefix in share group: "
+                    + groupId + ", topic: " + name + ", prefix: " + prefix + ".");
+        }
+        TopicMetadata topic = topics.topic(name);
+        if (topic == null) {
+            if (!config.brokerConfig().deadLetterAutoCreateTopics()) {
+                return Target.none("dead-letter topic " + name + " of group " + groupId + " does not exist");
+            }
+            create(name);
+            return Target.LATER;
+        }
+        if (!topics.logConfig(topic).deadLetterGroupEnable()) {
+            return Target.none("dead-letter topic " + name + " of group " + groupId + " does not have "
+                    + LogConfig.DEAD_LETTER_GROUP_ENABLE + "=true");
+        }
+        return Target.to(new TopicPartition(name, source.partition() % topic.partitionCount()));
+    }
+
+    /** Creates a queue topic (errors.deadletterqueue.auto.create.topics.enable), once at a time. */
+    private void create(String name) {
+        if (!creating.add(name)) {
+            return;
+        }
+        LOG.info("Creating dead-letter topic {} ({} partitions)", name, autoCreatePartitions);
+        var unused = topics.create(name, autoCreatePartitions, Map.of(LogConfig.DEAD_LETTER_GROUP_ENABLE, "true",
+                        "message.timestamp.type", "CreateTime"), false)
+                .whenComplete((t, failure) -> {
+                    creating.remove(name);
+                    if (failure != null && !(Futures.unwrap(failure) instanceof TopicExistsException)) {
+                        logOnce("cannot create dead-letter topic " + name + ": " + Futures.unwrap(failure));
+                    }
+                });
+    }
+
+    /**
+     * On the share-partition's shard: writes the batch's letters that are not in the queue yet;
+     * completes with how many of the batch's records have their letter (0 when the queue could not
+     * be written).
+     */
+    private CompletableFuture<Integer> write(Partition partition, SharePartition sp, DeadLetterBatch batch,
+            Target target) {
+        String groupId = sp.key().groupId();
+        if (target.queue() == null) {
+            logOnce(target.unavailable() + "; its dead records are archived without a dead letter");
+            return CompletableFuture.completedFuture(0);
+        }
+        boolean copy = groups.config(groupId).effectiveDeadLetterCopyRecord();
+        TopicPartition source = partition.topicPartition();
+        List<SimpleRecord> letters;
+        try {
+            letters = letters(partition.log(), groupId, source, batch, copy, clock.wallMs());
+        } catch (IOException e) {
+            LOG.warn("Reading the dead records of {} failed; archiving them without a dead letter", sp.key(), e);
+            return CompletableFuture.completedFuture(0);
+        }
+        boolean recovered = batch.letters().stream().anyMatch(DeadLetterBatch.Letter::recovered);
+        CompletableFuture<Set<String>> already = recovered
+                ? lastLettersOf(target.queue(), groupId, source)
+                : CompletableFuture.completedFuture(Set.of());
+        return already.thenCompose(present -> {
+            List<SimpleRecord> missing = new ArrayList<>();
+            for (int i = 0; i < letters.size(); i++) {
+                if (!present.contains(DeadLetterRecords.idOf(batch.letters().get(i)))) {
+                    missing.add(letters.get(i));
+                }
+            }
+            int alreadyThere = letters.size() - missing.size();
+            if (alreadyThere > 0) {
+                LOG.info("{} dead letters of {} were written before a restart; not writing them again",
+                        alreadyThere, sp.key());
+            }
+            if (missing.isEmpty()) {
+                return CompletableFuture.completedFuture(letters.size());
+            }
+            return logs.append(target.queue(), DeadLetterRecords.batch(missing)).thenApply(appended -> {
+                if (appended.error() != Errors.NONE) {
+                    logOnce("writing to dead-letter topic " + target.queue().topic() + " failed: "
+                            + appended.error() + (appended.message() == null ? "" : " " + appended.message())
+                            + "; its dead records are archived without a dead letter");
+                    return alreadyThere;
+                }
+                return letters.size();
+            });
+        });
+    }
+
+    /** One letter per record of the batch, with the originals read from the source log when copied. */
+    private static List<SimpleRecord> letters(PartitionLog log, String groupId, TopicPartition source,
+            DeadLetterBatch batch, boolean copy, long nowMs) throws IOException {
+        List<SimpleRecord> out = new ArrayList<>(batch.letters().size());
+        MemoryRecords read = MemoryRecords.EMPTY;
+        for (DeadLetterBatch.Letter letter : batch.letters()) {
+            Record original = null;
+            if (copy && letter.offset() >= log.logStartOffset()) {
+                original = find(read, letter.offset());
+                if (original == null) {
+                    read = log.read(letter.offset(), READ_BYTES, true).records();
+                    original = find(read, letter.offset());
+                }
+            }
+            out.add(DeadLetterRecords.letter(groupId, source, letter, original, nowMs));
+        }
+        return out;
+    }
+
+    private static Record find(MemoryRecords records, long offset) {
+        for (RecordBatch b : records.batches()) {
+            if (b.lastOffset() < offset) {
+                continue;
+            }
+            if (b.baseOffset() > offset) {
+                return null;
+            }
+            for (Record r : b) {
+                if (r.offset() == offset) {
+                    return r;
+                }
+            }
+            return null;
+        }
+        return null;
+    }
+
+    /**
+     * The letters (offset:deliveryCount) in the last batch of the queue partition that holds letters
+     * of {@code source} for {@code groupId}, found reading backwards from the end, on the queue
+     * partition's shard; empty when there is none.
+     */
+    private CompletableFuture<Set<String>> lastLettersOf(TopicPartition queue, String groupId, TopicPartition source) {
+        Partition p = logs.partition(queue);
+        if (p == null) {
+            return CompletableFuture.completedFuture(Set.of());
+        }
+        return p.shard().call(() -> {
+            PartitionLog log = p.log();
+            long end = log.logEndOffset();
+            long step = 1_000;
+            while (end > log.logStartOffset()) {
+                long from = Math.max(log.logStartOffset(), end - step);
+                Set<String> last = Set.of();
+                long position = from;
+                while (position < end) {
+                    MemoryRecords read = log.read(position, READ_BYTES, true).records();
+                    if (read.sizeInBytes() == 0) {
+                        break;
+                    }
+                    for (RecordBatch b : read.batches()) {
+                        if (b.baseOffset() >= end) {
+                            position = end;
+                            break;
+                        }
+                        Set<String> letters = DeadLetterRecords.lettersOf(b, groupId, source);
+                        if (!letters.isEmpty()) {
+                            last = letters;
+                        }
+                        position = b.nextOffset();
+                    }
+                }
+                if (!last.isEmpty()) {
+                    return last;
+                }
+                end = from;
+                step = Math.min(step * 2, 1_000_000);
+            }
+            return Set.<String>of();
+        });
+    }
+
+    private void logOnce(String cause) {
+        if (loggedCauses.add(cause)) {
+            LOG.warn("Dead letters: {}", cause);
+        }
+    }
+}
