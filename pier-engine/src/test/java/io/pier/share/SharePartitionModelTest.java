@@ -3,6 +3,7 @@ package io.pier.share;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.state.InMemorySharePersister;
+import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareStateWrite;
 import java.util.ArrayList;
@@ -19,6 +20,15 @@ import org.junit.jupiter.api.Test;
  * log-start moves / commit-or-rollback, checked after every step against a per-offset reference
  * model. Acquisition choices are checked for legality (and for progress) rather than replayed, so
  * the model stays tiny; everything else is replayed exactly.
+ *
+ * <p>Odd seeds run with a dead-letter queue (KIP-1191): what dies goes to ARCHIVING, and further
+ * steps take dead-letter batches and later commit or roll them back. Each dead record's life is
+ * followed across the run: it leaves ARCHIVING only through a committed batch (or when the log
+ * start passes it), sits in at most one batch at a time, and is committed at most once; a restart
+ * loses the batches in flight and brings their records back ARCHIVING, marked recovered. At the
+ * end of a run every record still dead is taken and committed, so each one that died (and was
+ * neither forgotten below the log start nor revived by a restart that lost its death) is
+ * committed exactly once.
  */
 class SharePartitionModelTest {
     private static final int SEEDS = 200;
@@ -43,12 +53,34 @@ class SharePartitionModelTest {
         long expiries;
         long archivedAtLimit;
         long restarts;
+        long deaths;
+        long deadLetterBatches;
+        long lettersTaken;
+        long deadLetterCommits;
+        long partlyWritten;
+        long deadLetterRollbacks;
+        long lettersLostAtRestart;
+        long recoveredLettersCommitted;
+        long deadForgottenBelowLogStart;
+        long deathsUndoneByRestart;
+        long lettersDrained;
+        long limitsLowered;
+        long spentOverLoweredLimit;
+        long spentToArchiving;
 
         @Override
         public String toString() {
             return "acquisitions=" + acquisitions + " records=" + recordsAcquired + " redeliveries=" + redeliveries
                     + " acksAccepted=" + acksAccepted + " acksRefused=" + acksRefused + " commits=" + commits
-                    + " rollbacks=" + rollbacks + " expiries=" + expiries + " archivedAtLimit=" + archivedAtLimit + " restarts=" + restarts;
+                    + " rollbacks=" + rollbacks + " expiries=" + expiries + " archivedAtLimit=" + archivedAtLimit + " restarts=" + restarts
+                    + " deaths=" + deaths + " deadLetterBatches=" + deadLetterBatches + " lettersTaken=" + lettersTaken
+                    + " deadLetterCommits=" + deadLetterCommits + " partlyWritten=" + partlyWritten
+                    + " deadLetterRollbacks=" + deadLetterRollbacks + " lettersLostAtRestart=" + lettersLostAtRestart
+                    + " recoveredLettersCommitted=" + recoveredLettersCommitted
+                    + " deadForgottenBelowLogStart=" + deadForgottenBelowLogStart
+                    + " deathsUndoneByRestart=" + deathsUndoneByRestart + " lettersDrained=" + lettersDrained
+                    + " limitsLowered=" + limitsLowered + " spentOverLoweredLimit=" + spentOverLoweredLimit
+                    + " spentToArchiving=" + spentToArchiving;
         }
     }
 
@@ -72,13 +104,29 @@ class SharePartitionModelTest {
         assertThat(tally.expiries).as(seen).isGreaterThan(8_000);
         assertThat(tally.archivedAtLimit).as(seen).isGreaterThan(5_000);
         assertThat(tally.restarts).as(seen).isGreaterThan(500);
+        assertThat(tally.deaths).as(seen).isGreaterThan(2_000);
+        assertThat(tally.deadLetterBatches).as(seen).isGreaterThan(900);
+        assertThat(tally.lettersTaken).as(seen).isGreaterThan(3_000);
+        assertThat(tally.deadLetterCommits).as(seen).isGreaterThan(500);
+        assertThat(tally.partlyWritten).as(seen).isGreaterThan(100);
+        assertThat(tally.deadLetterRollbacks).as(seen).isGreaterThan(150);
+        assertThat(tally.lettersLostAtRestart).as(seen).isGreaterThan(700);
+        assertThat(tally.recoveredLettersCommitted).as(seen).isGreaterThan(1_000);
+        assertThat(tally.deadForgottenBelowLogStart).as(seen).isGreaterThan(300);
+        assertThat(tally.deathsUndoneByRestart).as(seen).isGreaterThan(60);
+        assertThat(tally.lettersDrained).as(seen).isGreaterThan(250);
+        assertThat(tally.limitsLowered).as(seen).isGreaterThan(80);
+        assertThat(tally.spentOverLoweredLimit).as(seen).isGreaterThan(300);
+        assertThat(tally.spentToArchiving).as(seen).isGreaterThan(150);
     }
 
     private static final class Run {
         final int seed;
         final Random random;
-        final int limit;
-        final ShareConfig config;
+        int limit;
+        /** The highest delivery limit in force so far: a record keeps the count it had when the limit was lowered. */
+        int maxLimit;
+        ShareConfig config;
         final List<LogBatch> log = new ArrayList<>();
         final SharePartitionKey key;
         final InMemorySharePersister persister = new InMemorySharePersister();
@@ -106,12 +154,25 @@ class SharePartitionModelTest {
         int step;
         final Tally tally;
 
+        // Dead letters (odd seeds), per offset over the whole run. life: what became of a record
+        // that died; takenBy: the pending id of the dead-letter batch holding it, 0 if none.
+        final boolean deadLetters;
+        final Life[] life = new Life[LOG_END + 1];
+        final DeadLetterBatch.Reason[] reason = new DeadLetterBatch.Reason[LOG_END + 1];
+        final DeadLetterBatch.Reason[] targetReason = new DeadLetterBatch.Reason[LOG_END + 1];
+        final boolean[] recovered = new boolean[LOG_END + 1];
+        final int[] takenBy = new int[LOG_END + 1];
+        final int[] committed = new int[LOG_END + 1];
+        final List<Letters> letters = new ArrayList<>();
+
         Run(int seed, Tally tally) {
             this.seed = seed;
             this.tally = tally;
             this.random = new Random(seed);
             this.limit = 1 + random.nextInt(5);
-            this.config = new ShareConfig(LOCK_MS, limit, 5 + random.nextInt(40), random.nextInt(4) != 0);
+            this.maxLimit = limit;
+            this.deadLetters = seed % 2 == 1;
+            this.config = new ShareConfig(LOCK_MS, limit, 5 + random.nextInt(40), random.nextInt(4) != 0, deadLetters);
             long o = 0;
             while (o < LOG_END) {
                 if (random.nextInt(8) == 0) {
@@ -123,6 +184,7 @@ class SharePartitionModelTest {
                 o = last + 1;
             }
             Arrays.fill(state, RecordState.AVAILABLE);
+            Arrays.fill(life, Life.NONE);
             this.key = new SharePartitionKey("g", new Uuid(seed, 1), 0);
             persister.initialize(key, 0).join();
             this.sp = SharePartition.fresh(key, 0, 0, () -> config);
@@ -131,7 +193,9 @@ class SharePartitionModelTest {
         void run() {
             for (step = 0; step < STEPS; step++) {
                 int kind = random.nextInt(100);
-                if (kind < 35) {
+                if (deadLetters && random.nextInt(8) == 0) {
+                    deadLetterStep();
+                } else if (kind < 35) {
                     acquire();
                 } else if (kind < 70) {
                     acknowledge();
@@ -141,13 +205,20 @@ class SharePartitionModelTest {
                 } else if (kind < 86) {
                     releaseMember(MEMBERS[random.nextInt(MEMBERS.length)]);
                 } else if (kind < 90) {
-                    moveLogStart();
+                    if (random.nextInt(5) == 0) {
+                        changeLimit();
+                    } else {
+                        moveLogStart();
+                    }
                 } else if (kind < 93) {
                     restart();
                 } else {
                     resolveOutstanding();
                 }
                 check();
+            }
+            if (deadLetters) {
+                drainDeadLetters();
             }
         }
 
@@ -172,7 +243,29 @@ class SharePartitionModelTest {
             }
             long endBefore = end;
             long inFlightBefore = end - spso - settlingFront();
+            // Cached records that already had their deliveries under a lowered limit: acquisition
+            // may find them, and then they die instead (which ones depends on how far it reads).
+            List<Long> spendable = new ArrayList<>();
+            for (long o = spso; o < end; o++) {
+                if (state[(int) o] == RecordState.AVAILABLE && pending[(int) o] == 0 && count[(int) o] >= limit) {
+                    spendable.add(o);
+                }
+            }
             List<AcquiredRange> got = sp.acquire(member, fetchOffset, read, limits, now);
+            int spent = 0;
+            for (long o : spendable) {
+                RecordState after = o < sp.startOffset() ? RecordState.ARCHIVED : sp.stateOf(o);
+                if (after != RecordState.AVAILABLE) {
+                    assertThat(after).as(ctx("record " + o + " over a lowered limit dies")).isEqualTo(config.deadState());
+                    state[(int) o] = after;
+                    died((int) o, DeadLetterBatch.Reason.DELIVERY_LIMIT);
+                    spent++;
+                    tally.spentOverLoweredLimit++;
+                    if (after == RecordState.ARCHIVING) {
+                        tally.spentToArchiving++;
+                    }
+                }
+            }
             if (!got.isEmpty()) {
                 tally.acquisitions++;
             }
@@ -233,7 +326,7 @@ class SharePartitionModelTest {
             }
             boolean readCoversFetch = !read.isEmpty() && read.get(0).firstOffset() <= fetchOffset;
             boolean room = fetchOffset < endBefore || inFlightBefore < config.maxInFlightRecords();
-            if (readCoversFetch && fetchOffset >= spso && room) {
+            if (readCoversFetch && fetchOffset >= spso && room && spent == 0) {
                 assertThat(got).as(ctx("progress: something acquirable at " + fetchOffset)).isNotEmpty();
             }
             advance();
@@ -290,6 +383,8 @@ class SharePartitionModelTest {
                     }
                     pending[i] = id;
                     target[i] = targetOf(type, count[i]);
+                    targetReason[i] = type == AcknowledgeType.REJECT
+                            ? DeadLetterBatch.Reason.REJECTED : DeadLetterBatch.Reason.DELIVERY_LIMIT;
                     moved.add(o);
                 }
             }
@@ -309,6 +404,7 @@ class SharePartitionModelTest {
                 } else {
                     state[i] = released(count[i]);
                     owner[i] = null;
+                    died(i, DeadLetterBatch.Reason.DELIVERY_LIMIT);
                     anySettled = true;
                     tally.expiries++;
                     durable[i] = state[i];
@@ -339,6 +435,7 @@ class SharePartitionModelTest {
                 } else {
                     pending[i] = id;
                     target[i] = released(count[i]);
+                    targetReason[i] = DeadLetterBatch.Reason.DELIVERY_LIMIT;
                     any = true;
                     moved.add(o);
                 }
@@ -346,6 +443,17 @@ class SharePartitionModelTest {
             Optional<PendingChange> change = sp.releaseMember(member, now);
             assertThat(change.isPresent()).as(ctx("release of " + member)).isEqualTo(any);
             change.ifPresent(c -> resolve(c, id, moved));
+        }
+
+        /** The group's delivery limit is altered at runtime; raised or lowered, it applies from the next operation. */
+        void changeLimit() {
+            int newLimit = 1 + random.nextInt(5);
+            if (newLimit < limit) {
+                tally.limitsLowered++;
+            }
+            limit = newLimit;
+            maxLimit = Math.max(maxLimit, limit);
+            config = new ShareConfig(LOCK_MS, limit, config.maxInFlightRecords(), config.renewEnabled(), deadLetters);
         }
 
         void moveLogStart() {
@@ -365,7 +473,160 @@ class SharePartitionModelTest {
             finish(o.change, o.id, o.commit);
         }
 
+        void deadLetterStep() {
+            if (!letters.isEmpty() && random.nextInt(3) == 0) {
+                Letters l = letters.remove(random.nextInt(letters.size()));
+                finishLetters(l, random.nextInt(4) != 0);
+            } else {
+                takeDeadLetters(1 + random.nextInt(8), false);
+            }
+        }
+
+        /**
+         * Takes a dead-letter batch of at most {@code max}: exactly the lowest ARCHIVING records
+         * not in a batch. Committed or rolled back now, or (as a slow dead-letter write) later.
+         */
+        void takeDeadLetters(int max, boolean commitNow) {
+            List<Long> expected = new ArrayList<>();
+            for (long o = spso; o < end && expected.size() < max; o++) {
+                if (state[(int) o] == RecordState.ARCHIVING && pending[(int) o] == 0) {
+                    expected.add(o);
+                }
+            }
+            Optional<DeadLetterBatch> taken = sp.takeDeadLetters(max);
+            assertThat(taken.isPresent()).as(ctx("dead letters taken (max " + max + ")")).isEqualTo(!expected.isEmpty());
+            if (taken.isEmpty()) {
+                return;
+            }
+            DeadLetterBatch batch = taken.get();
+            tally.deadLetterBatches++;
+            tally.lettersTaken += batch.letters().size();
+            assertThat(batch.letters()).extracting(DeadLetterBatch.Letter::offset).as(ctx("letters taken"))
+                    .isEqualTo(expected);
+            int id = nextPendingId++;
+            for (DeadLetterBatch.Letter letter : batch.letters()) {
+                int i = (int) letter.offset();
+                String what = ctx("letter " + letter);
+                assertThat(life[i]).as(what + " is dead").isEqualTo(Life.WAITING);
+                assertThat(takenBy[i]).as(what + " in one batch at a time").isZero();
+                assertThat(committed[i]).as(what + " never taken once committed").isZero();
+                assertThat((int) letter.deliveryCount()).as(what + " delivery count").isEqualTo(count[i]);
+                // A record loaded ARCHIVING no longer knows why it died: one at the limit counts as having reached it.
+                DeadLetterBatch.Reason why = recovered[i]
+                        ? (count[i] < limit ? DeadLetterBatch.Reason.REJECTED : DeadLetterBatch.Reason.DELIVERY_LIMIT)
+                        : reason[i];
+                assertThat(letter.reason()).as(what + " reason").isEqualTo(why);
+                assertThat(letter.recovered()).as(what + " recovered").isEqualTo(recovered[i]);
+                takenBy[i] = id;
+                pending[i] = id;
+                target[i] = RecordState.ARCHIVED;
+            }
+            ShareStateWrite write = batch.change().write().orElseThrow();
+            assertThat(write.startOffset()).as(ctx("dead-letter write start offset")).isEqualTo(spso);
+            long archived = 0;
+            for (PersistedBatch b : write.batches()) {
+                assertThat(b.state()).as(ctx("dead-letter write " + b)).isEqualTo(PersistedBatch.ARCHIVED);
+                for (long o = b.firstOffset(); o <= b.lastOffset(); o++) {
+                    assertThat(takenBy[(int) o]).as(ctx("written offset " + o + " is a letter")).isEqualTo(id);
+                    assertThat(b.deliveryCount()).as(ctx("written count of " + o)).isEqualTo(count[(int) o]);
+                    archived++;
+                }
+            }
+            assertThat(archived).as(ctx("dead-letter write covers the letters")).isEqualTo(batch.letters().size());
+            Letters l = new Letters(batch, id);
+            if (commitNow) {
+                finishLetters(l, true);
+            } else if (random.nextInt(3) != 0 && letters.size() < 3) {
+                letters.add(l);
+            } else {
+                finishLetters(l, random.nextInt(4) != 0);
+            }
+        }
+
+        /**
+         * The batch's dead letters were produced and its ARCHIVED write persisted (commit), or
+         * either failed (rollback): the records stay ARCHIVING, to be taken again.
+         */
+        void finishLetters(Letters l, boolean commit) {
+            DeadLetterBatch batch = l.batch;
+            ShareStateWrite write = batch.change().write().orElseThrow();
+            if (commit) {
+                assertThat(persister.write(write).isCompletedExceptionally()).isFalse();
+                durableStart = Math.max(durableStart, write.startOffset());
+                for (DeadLetterBatch.Letter letter : batch.letters()) {
+                    durable[(int) letter.offset()] = RecordState.ARCHIVED;
+                    durableCount[(int) letter.offset()] = letter.deliveryCount();
+                }
+                int size = batch.letters().size();
+                int written = random.nextInt(3) == 0 ? random.nextInt(size + 1) : size;
+                if (written < size) {
+                    tally.partlyWritten++;
+                }
+                tally.deadLetterCommits++;
+                sp.commitDeadLetters(batch, written);
+            } else {
+                if (random.nextBoolean()) {
+                    // The dead letters were written, their ARCHIVED state was not.
+                    persister.failNextWrites(1);
+                    assertThat(persister.write(write).isCompletedExceptionally()).isTrue();
+                }
+                tally.deadLetterRollbacks++;
+                sp.rollback(batch.change());
+            }
+            for (DeadLetterBatch.Letter letter : batch.letters()) {
+                int i = (int) letter.offset();
+                String what = ctx("letter " + letter + (commit ? " committed" : " rolled back"));
+                assertThat(takenBy[i]).as(what + ": still in its batch").isEqualTo(l.id);
+                takenBy[i] = 0;
+                if (pending[i] == l.id) {
+                    pending[i] = 0;
+                }
+                if (commit) {
+                    assertThat(committed[i]).as(what + " once").isZero();
+                    committed[i]++;
+                    if (letter.recovered()) {
+                        tally.recoveredLettersCommitted++;
+                    }
+                    if (life[i] == Life.WAITING) {
+                        state[i] = RecordState.ARCHIVED;
+                    }
+                    life[i] = Life.DONE;
+                }
+            }
+            advance();
+        }
+
+        /** End of a run: every dead record still in the window is taken and committed. */
+        void drainDeadLetters() {
+            while (!letters.isEmpty()) {
+                finishLetters(letters.remove(0), true);
+                check();
+            }
+            long before = tally.lettersTaken;
+            takeDeadLetters(Integer.MAX_VALUE, true);
+            check();
+            tally.lettersDrained += tally.lettersTaken - before;
+            assertThat(sp.deadLettersWaiting()).as(ctx("drained")).isZero();
+            for (int i = 0; i <= LOG_END; i++) {
+                assertThat(life[i]).as(ctx("dead record " + i + " drained")).isNotEqualTo(Life.WAITING);
+                assertThat(committed[i]).as(ctx("dead letters of " + i + " committed"))
+                        .isEqualTo(life[i] == Life.DONE ? 1 : 0);
+            }
+        }
+
         // Model operations -----------------------------------------------------------------
+
+        /** Follows offset {@code i} into ARCHIVING, if that is where it just went. */
+        void died(int i, DeadLetterBatch.Reason why) {
+            if (state[i] != RecordState.ARCHIVING) {
+                return;
+            }
+            assertThat(life[i]).as(ctx("offset " + i + " dies once")).isEqualTo(Life.NONE);
+            life[i] = Life.WAITING;
+            reason[i] = why;
+            recovered[i] = false;
+            tally.deaths++;
+        }
 
         /** Issues the change's write now (its outcome decided now); commit or roll back now or later. */
         void resolve(PendingChange change, int id, List<Long> moved) {
@@ -399,9 +660,19 @@ class SharePartitionModelTest {
             assertThat(persister.read(key).startOffset()).as(ctx("persisted start offset")).isEqualTo(durableStart);
             sp = SharePartition.load(key, persister.read(key), () -> config);
             outstanding.clear();
+            // Dead-letter batches in flight are lost: nothing of them was persisted.
+            for (Letters l : letters) {
+                tally.lettersLostAtRestart += l.batch.letters().size();
+            }
+            letters.clear();
+            Arrays.fill(takenBy, 0);
             long newStart = durableStart;
             while (durable[(int) newStart] != null && durable[(int) newStart].isTerminal()) {
                 newStart++;
+            }
+            for (long o = 0; o < newStart; o++) {
+                assertThat(life[(int) o]).as(ctx("dead record " + o + " below the reloaded start offset " + newStart))
+                        .isNotEqualTo(Life.WAITING);
             }
             long newEnd = newStart;
             for (long o = newStart; o < LOG_END; o++) {
@@ -417,6 +688,20 @@ class SharePartitionModelTest {
                 owner[i] = null;
                 pending[i] = 0;
                 lockLost[i] = false;
+                if (state[i] == RecordState.ARCHIVING) {
+                    // NONE: the change that killed it was written but had not committed.
+                    assertThat(life[i]).as(ctx("durably dead " + o)).isNotEqualTo(Life.DONE);
+                    life[i] = Life.WAITING;
+                    recovered[i] = true;
+                    // Loaded ARCHIVING, the record no longer knows why it died.
+                    reason[i] = null; // judged by the limit in force when it is taken
+                } else if (life[i] == Life.WAITING || life[i] == Life.FORGOTTEN) {
+                    // Died only in memory (a rollback after its lock went, at its last delivery).
+                    life[i] = Life.NONE;
+                    tally.deathsUndoneByRestart++;
+                } else if (life[i] == Life.DONE) {
+                    assertThat(state[i]).as(ctx("dead-lettered " + o + " reloads archived")).isEqualTo(RecordState.ARCHIVED);
+                }
             }
             spso = newStart;
             end = newEnd;
@@ -433,9 +718,12 @@ class SharePartitionModelTest {
                 if (commit) {
                     state[i] = target[i];
                     owner[i] = null;
+                    died(i, targetReason[i]);
                 } else if (lockLost[i]) {
+                    // Only in memory: the record's death is not durable, a restart undoes it.
                     state[i] = released(count[i]);
                     owner[i] = null;
+                    died(i, DeadLetterBatch.Reason.DELIVERY_LIMIT);
                 }
                 lockLost[i] = false;
             }
@@ -469,7 +757,13 @@ class SharePartitionModelTest {
                 return;
             }
             for (long o = spso; o < lso; o++) {
-                pending[(int) o] = 0;
+                int i = (int) o;
+                pending[i] = 0;
+                if (life[i] == Life.WAITING) {
+                    // Gone with the log: no dead letter (one in a batch in flight may still be written).
+                    life[i] = Life.FORGOTTEN;
+                    tally.deadForgottenBelowLogStart++;
+                }
             }
             spso = lso;
             end = Math.max(end, lso);
@@ -531,6 +825,8 @@ class SharePartitionModelTest {
                     return RecordState.ACKNOWLEDGED;
                 case RELEASE:
                     return released(deliveryCount);
+                case REJECT:
+                    return config.deadState();
                 default:
                     return RecordState.ARCHIVED;
             }
@@ -539,7 +835,7 @@ class SharePartitionModelTest {
         RecordState released(short deliveryCount) {
             if (deliveryCount >= limit) {
                 tally.archivedAtLimit++;
-                return RecordState.ARCHIVED;
+                return config.deadState();
             }
             return RecordState.AVAILABLE;
         }
@@ -554,13 +850,14 @@ class SharePartitionModelTest {
             assertThat(spEnd).as(ctx("end of window")).isEqualTo(end);
             int acquired = 0;
             int available = 0;
+            int archiving = 0;
             long firstAvailable = end;
             long earliestDeadline = Long.MAX_VALUE;
             for (long o = spso; o < end; o++) {
                 int i = (int) o;
                 assertThat(sp.stateOf(o)).as(ctx("state of " + o)).isEqualTo(state[i]);
                 assertThat(sp.deliveryCountOf(o)).as(ctx("count of " + o)).isEqualTo(count[i]);
-                assertThat((int) count[i]).as(ctx("count within limit at " + o)).isLessThanOrEqualTo(limit);
+                assertThat((int) count[i]).as(ctx("count within limit at " + o)).isLessThanOrEqualTo(maxLimit);
                 assertThat(sp.inTransition(o)).as(ctx("in transition " + o)).isEqualTo(pending[i] != 0);
                 if (state[i] == RecordState.ACQUIRED) {
                     acquired++;
@@ -571,12 +868,39 @@ class SharePartitionModelTest {
                 } else if (state[i] == RecordState.AVAILABLE) {
                     available++;
                     firstAvailable = Math.min(firstAvailable, o);
+                } else if (state[i] == RecordState.ARCHIVING) {
+                    archiving++;
                 }
+            }
+            assertThat(sp.recordCount(RecordState.ARCHIVING)).as(ctx("archiving count")).isEqualTo(archiving);
+            assertThat(sp.deadLettersWaiting()).as(ctx("dead letters waiting")).isEqualTo(archiving);
+            if (!deadLetters) {
+                assertThat(archiving).as(ctx("no ARCHIVING without a dead-letter queue")).isZero();
+            }
+            if (deadLetters) {
+                checkDeadRecords();
             }
             assertThat(sp.recordCount(RecordState.ACQUIRED)).as(ctx("acquired count")).isEqualTo(acquired);
             assertThat(sp.recordCount(RecordState.AVAILABLE)).as(ctx("available count")).isEqualTo(available);
             assertThat(sp.nextFetchOffset()).as(ctx("next fetch offset")).isEqualTo(firstAvailable);
             assertThat(sp.nextDeadlineMs()).as(ctx("next deadline")).isEqualTo(earliestDeadline);
+        }
+
+        /** Every record dead and not yet dead-lettered is still ARCHIVING, and the SPSO has not passed it. */
+        void checkDeadRecords() {
+            for (int i = 0; i <= LOG_END; i++) {
+                if (life[i] == Life.WAITING) {
+                    long o = i;
+                    if (sp.startOffset() > o || sp.stateOf(o) != RecordState.ARCHIVING
+                            || sp.inTransition(o) != (takenBy[i] != 0)) {
+                        assertThat(sp.startOffset()).as(ctx("SPSO at most dead record " + o)).isLessThanOrEqualTo(o);
+                        assertThat(sp.stateOf(o)).as(ctx("dead record " + o + " waits")).isEqualTo(RecordState.ARCHIVING);
+                        assertThat(sp.inTransition(o)).as(ctx("dead record " + o + " taken")).isEqualTo(takenBy[i] != 0);
+                    }
+                } else if (life[i] != Life.FORGOTTEN && takenBy[i] != 0) {
+                    throw new AssertionError(ctx("only dead records are taken: " + i));
+                }
+            }
         }
 
         // Inputs ---------------------------------------------------------------------------
@@ -629,4 +953,19 @@ class SharePartitionModelTest {
     }
 
     private record Outstanding(PendingChange change, int id, boolean commit) {}
+
+    /** A dead-letter batch taken and not yet committed or rolled back; {@code id} is its pending id. */
+    private record Letters(DeadLetterBatch batch, int id) {}
+
+    /** What became of a record that died (went ARCHIVING). */
+    private enum Life {
+        /** Never died (or its death, only in memory, was undone by a restart). */
+        NONE,
+        /** ARCHIVING, in a dead-letter batch or not. */
+        WAITING,
+        /** Dead, then forgotten when the log start passed it before its dead letter was committed. */
+        FORGOTTEN,
+        /** Its dead-letter batch committed. */
+        DONE
+    }
 }
