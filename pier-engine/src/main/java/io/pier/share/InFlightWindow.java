@@ -207,7 +207,8 @@ final class InFlightWindow {
 
     /**
      * Forgets every offset below {@code newStart}, whatever its state; may empty the window. The
-     * records below it that were not settled, in the window or past it, are told as archived.
+     * records below it that were not settled, in the window or past it, are told as archived;
+     * ARCHIVING ones are not, they were told when they died.
      */
     void dropBefore(long newStart) {
         if (newStart <= startOffset) {
@@ -216,7 +217,8 @@ final class InFlightWindow {
         long n = Math.min(size, newStart - startOffset);
         long settled = 0;
         for (int i = 0; i < n; i++) {
-            if (BY_ORDINAL[states[head + i]].isTerminal()) {
+            RecordState st = BY_ORDINAL[states[head + i]];
+            if (st.isTerminal() || st == RecordState.ARCHIVING) {
                 settled++;
             }
         }

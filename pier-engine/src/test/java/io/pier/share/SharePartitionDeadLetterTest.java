@@ -10,6 +10,7 @@ import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareState;
 import io.pier.state.ShareStateWrite;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
@@ -106,6 +107,29 @@ class SharePartitionDeadLetterTest {
         assertThat(sp.takeDeadLetters(10).orElseThrow().letters()).containsExactly(
                 new DeadLetterBatch.Letter(0, (short) 1, DeadLetterBatch.Reason.REJECTED, true),
                 new DeadLetterBatch.Letter(2, (short) 3, DeadLetterBatch.Reason.DELIVERY_LIMIT, true));
+    }
+
+    @Test
+    void shouldNotTellADeadRecordArchivedAgainWhenTheLogStartPassesIt() {
+        List<String> archived = new ArrayList<>();
+        sp = SharePartition.fresh(KEY, 0, 0, () -> config, new ShareEvents() {
+            @Override
+            public void onArchived(ArchiveCause cause, long records) {
+                archived.add(cause + ":" + records);
+            }
+        });
+        fetch("m1", 3, 0);
+        ack("m1", 0, 0, REJECT);
+        ack("m1", 1, 1, REJECT);
+        DeadLetterBatch taken = sp.takeDeadLetters(1).orElseThrow();
+        assertThat(archived).containsExactly("REJECTED:1", "REJECTED:1");
+
+        sp.onLogStartOffsetMoved(3);
+
+        assertThat(archived).as("0 (taken) and 1 were told archived when they died; only 2 is lost")
+                .containsExactly("REJECTED:1", "REJECTED:1", "LOG_START:1");
+        sp.commitDeadLetters(taken, 1);
+        assertThat(archived).hasSize(3);
     }
 
     @Test
