@@ -1,11 +1,11 @@
 package io.pier.group;
 
+import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import io.pier.group.consumer.ConsumerGroupBrokerConfig;
 import java.util.Objects;
 import java.util.TreeMap;
 import org.apache.kafka.common.IsolationLevel;
@@ -45,6 +45,17 @@ public final class GroupConfig {
     /** Whether a dead-letter record carries the original key and value, or only the context headers. */
     public static final String DEAD_LETTER_COPY_RECORD_ENABLE = "errors.deadletterqueue.copy.record.enable";
 
+    /** Pier's release backoff: the wait after a record's first release, 0 (the default) for none. */
+    public static final String RELEASE_BACKOFF_INITIAL_MS = "pier.share.release.backoff.initial.ms";
+    /** How much longer each further release of the same record waits. */
+    public static final String RELEASE_BACKOFF_MULTIPLIER = "pier.share.release.backoff.multiplier";
+    /** The longest a released record waits. */
+    public static final String RELEASE_BACKOFF_MAX_MS = "pier.share.release.backoff.max.ms";
+    /** Whether a record whose acquisition lock expired waits as a released one does. */
+    public static final String RELEASE_BACKOFF_LOCK_EXPIRY_ENABLE = "pier.share.release.backoff.lock.expiry.enable";
+    static final int MAX_BACKOFF_MS = 86_400_000;
+    static final double MAX_BACKOFF_MULTIPLIER = 10.0;
+
     /** The prefix of Kafka's internal topics, which a dead-letter topic name must not have. */
     private static final String INTERNAL_TOPIC_PREFIX = "__";
 
@@ -54,6 +65,10 @@ public final class GroupConfig {
             CONSUMER_SESSION_TIMEOUT_MS,
             DEAD_LETTER_COPY_RECORD_ENABLE,
             DEAD_LETTER_TOPIC_NAME,
+            RELEASE_BACKOFF_INITIAL_MS,
+            RELEASE_BACKOFF_LOCK_EXPIRY_ENABLE,
+            RELEASE_BACKOFF_MAX_MS,
+            RELEASE_BACKOFF_MULTIPLIER,
             AUTO_OFFSET_RESET,
             DELIVERY_COUNT_LIMIT,
             HEARTBEAT_INTERVAL_MS,
@@ -194,6 +209,10 @@ public final class GroupConfig {
             case RENEW_ACKNOWLEDGE_ENABLE -> Boolean.toString(effectiveRenewAcknowledgeEnable());
             case DEAD_LETTER_TOPIC_NAME -> overrides.getOrDefault(DEAD_LETTER_TOPIC_NAME, "");
             case DEAD_LETTER_COPY_RECORD_ENABLE -> Boolean.toString(effectiveDeadLetterCopyRecord());
+            case RELEASE_BACKOFF_INITIAL_MS -> Long.toString(effectiveReleaseBackoffInitialMs());
+            case RELEASE_BACKOFF_MULTIPLIER -> Double.toString(effectiveReleaseBackoffMultiplier());
+            case RELEASE_BACKOFF_MAX_MS -> Long.toString(effectiveReleaseBackoffMaxMs());
+            case RELEASE_BACKOFF_LOCK_EXPIRY_ENABLE -> Boolean.toString(effectiveReleaseBackoffLockExpiry());
             default -> null;
         };
     }
@@ -271,6 +290,30 @@ public final class GroupConfig {
         return Boolean.parseBoolean(overrides.get(DEAD_LETTER_COPY_RECORD_ENABLE));
     }
 
+    /**
+     * {@value #RELEASE_BACKOFF_INITIAL_MS} (Pier's): how long a record waits after its first
+     * release before it is acquired again; 0, the default, turns release backoff off.
+     */
+    public long effectiveReleaseBackoffInitialMs() {
+        return effectiveInt(RELEASE_BACKOFF_INITIAL_MS, 0, 0, MAX_BACKOFF_MS);
+    }
+
+    /** {@value #RELEASE_BACKOFF_MULTIPLIER}: the wait grows by this per further delivery; 2 by default. */
+    public double effectiveReleaseBackoffMultiplier() {
+        String value = overrides.get(RELEASE_BACKOFF_MULTIPLIER);
+        return value == null ? 2.0 : Math.min(MAX_BACKOFF_MULTIPLIER, Math.max(1.0, Double.parseDouble(value)));
+    }
+
+    /** {@value #RELEASE_BACKOFF_MAX_MS}: the longest wait; 5 minutes by default. */
+    public long effectiveReleaseBackoffMaxMs() {
+        return effectiveInt(RELEASE_BACKOFF_MAX_MS, 300_000, 1, MAX_BACKOFF_MS);
+    }
+
+    /** {@value #RELEASE_BACKOFF_LOCK_EXPIRY_ENABLE}: whether an expired lock counts as a release; false by default. */
+    public boolean effectiveReleaseBackoffLockExpiry() {
+        return Boolean.parseBoolean(overrides.get(RELEASE_BACKOFF_LOCK_EXPIRY_ENABLE));
+    }
+
     private int effectiveInt(String name, int brokerDefault, int min, int max) {
         String value = overrides.get(name);
         if (value == null) {
@@ -285,7 +328,8 @@ public final class GroupConfig {
         switch (name) {
             case CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS,
                     SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS, RECORD_LOCK_DURATION_MS,
-                    DELIVERY_COUNT_LIMIT, PARTITION_MAX_RECORD_LOCKS -> {
+                    DELIVERY_COUNT_LIMIT, PARTITION_MAX_RECORD_LOCKS, RELEASE_BACKOFF_INITIAL_MS,
+                    RELEASE_BACKOFF_MAX_MS -> {
                 try {
                     return Integer.toString(Integer.parseInt(value));
                 } catch (NumberFormatException e) {
@@ -312,7 +356,18 @@ public final class GroupConfig {
                 // A string config: trimmed, as Kafka's ConfigDef does; empty means no topic.
                 return value;
             }
-            case RENEW_ACKNOWLEDGE_ENABLE, DEAD_LETTER_COPY_RECORD_ENABLE -> {
+            case RELEASE_BACKOFF_MULTIPLIER -> {
+                try {
+                    double d = Double.parseDouble(value);
+                    if (!Double.isFinite(d)) {
+                        throw new NumberFormatException();
+                    }
+                    return Double.toString(d);
+                } catch (NumberFormatException e) {
+                    throw new InvalidConfigurationException(name + " must be a number, got '" + raw + "'");
+                }
+            }
+            case RENEW_ACKNOWLEDGE_ENABLE, DEAD_LETTER_COPY_RECORD_ENABLE, RELEASE_BACKOFF_LOCK_EXPIRY_ENABLE -> {
                 String lower = value.toLowerCase(Locale.ROOT);
                 if (lower.equals("true") || lower.equals("false")) {
                     return lower;
@@ -340,6 +395,15 @@ public final class GroupConfig {
                     broker.maxDeliveryCountLimit());
             case PARTITION_MAX_RECORD_LOCKS -> checkRange(name, value,
                     broker.minPartitionMaxRecordLocks(), broker.maxPartitionMaxRecordLocks());
+            case RELEASE_BACKOFF_INITIAL_MS -> checkRange(name, value, 0, MAX_BACKOFF_MS);
+            case RELEASE_BACKOFF_MAX_MS -> checkRange(name, value, 1, MAX_BACKOFF_MS);
+            case RELEASE_BACKOFF_MULTIPLIER -> {
+                double d = Double.parseDouble(value);
+                if (d < 1.0 || d > MAX_BACKOFF_MULTIPLIER) {
+                    throw new InvalidConfigurationException(
+                            name + " must be between 1.0 and " + MAX_BACKOFF_MULTIPLIER + ", got " + value);
+                }
+            }
             default -> {
                 // Not bounded by broker settings.
             }

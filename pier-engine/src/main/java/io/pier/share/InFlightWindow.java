@@ -20,6 +20,7 @@ import java.util.Arrays;
 final class InFlightWindow {
     private static final RecordState[] BY_ORDINAL = RecordState.values();
     private static final byte NO_TARGET = -1;
+    static final long NO_BACKOFF = io.pier.state.PersistedBatch.NO_BACKOFF;
 
     private long startOffset;
     private int head;
@@ -31,6 +32,15 @@ final class InFlightWindow {
     private PendingChange[] pendings = new PendingChange[16];
     private byte[] targets = new byte[16];
     private long[] enteredMs = new long[16];
+    /**
+     * An AVAILABLE record in backoff is not acquired before this monotonic time; while ACQUIRED
+     * with a release in flight, the time it will wait once released. NO_BACKOFF otherwise.
+     */
+    private long[] notBefore = newNotBefore(16);
+    /** AVAILABLE records in backoff, and when each may go again (stale entries are skipped). */
+    private int inBackoff;
+    private final java.util.PriorityQueue<long[]> backoffEnds =
+            new java.util.PriorityQueue<>((a, b) -> Long.compare(a[0], b[0]));
     /** Why an ARCHIVING record died (a {@link ChangeCause} ordinal), or NO_TARGET when loaded so. */
     private byte[] deaths = new byte[16];
     private final int[] countByState = new int[BY_ORDINAL.length];
@@ -89,14 +99,70 @@ final class InFlightWindow {
         return countByState[state.ordinal()];
     }
 
-    /** Whether the offset is AVAILABLE with no change in flight: what acquisition may take. */
+    /** Whether the offset is AVAILABLE, not in backoff, with no change in flight: what acquisition may take. */
     boolean isAcquirable(long offset) {
         int s = slot(offset);
-        return states[s] == RecordState.AVAILABLE.ordinal() && pendings[s] == null;
+        return states[s] == RecordState.AVAILABLE.ordinal() && pendings[s] == null && notBefore[s] == NO_BACKOFF;
+    }
+
+    /** AVAILABLE records that acquisition may take now. */
+    int acquirableCount() {
+        return countByState[RecordState.AVAILABLE.ordinal()] - inBackoff;
+    }
+
+    /** AVAILABLE records waiting for their backoff to end. */
+    int inBackoff() {
+        return inBackoff;
+    }
+
+    /** When the first backoff ends, or {@link Long#MAX_VALUE} if no record is in backoff. */
+    long nextBackoffEndMs() {
+        while (!backoffEnds.isEmpty() && !isBackoffEntryLive(backoffEnds.peek())) {
+            backoffEnds.poll();
+        }
+        return backoffEnds.isEmpty() ? Long.MAX_VALUE : backoffEnds.peek()[0];
+    }
+
+    /** Ends the backoffs due at {@code nowMs}: those records may be acquired (and fetches are woken). */
+    int endBackoffs(long nowMs) {
+        int ended = 0;
+        while (!backoffEnds.isEmpty() && backoffEnds.peek()[0] <= nowMs) {
+            long[] e = backoffEnds.poll();
+            if (isBackoffEntryLive(e)) {
+                int s = slot(e[1]);
+                notBefore[s] = NO_BACKOFF;
+                inBackoff--;
+                noteAvailable(e[1]);
+                ended++;
+            }
+        }
+        return ended;
+    }
+
+    private boolean isBackoffEntryLive(long[] e) {
+        if (!contains(e[1])) {
+            return false;
+        }
+        int s = slot(e[1]);
+        return states[s] == RecordState.AVAILABLE.ordinal() && notBefore[s] == e[0];
+    }
+
+    /** The not-before time of an AVAILABLE record in backoff, else NO_BACKOFF. */
+    long notBefore(long offset) {
+        int s = slot(offset);
+        return states[s] == RecordState.AVAILABLE.ordinal() ? notBefore[s] : NO_BACKOFF;
     }
 
     /** Appends offset {@code endExclusive()} in {@code state} with a delivery count, entering at {@code nowMs}. */
     void append(RecordState state, short deliveryCount, long nowMs) {
+        append(state, deliveryCount, nowMs, NO_BACKOFF);
+    }
+
+    /**
+     * As {@link #append(RecordState, short, long)}; an AVAILABLE record with a {@code notBeforeMs}
+     * later than {@code nowMs} waits in backoff until then.
+     */
+    void append(RecordState state, short deliveryCount, long nowMs, long notBeforeMs) {
         if (state == RecordState.ACQUIRED) {
             throw new IllegalArgumentException("records enter the window unowned");
         }
@@ -107,10 +173,15 @@ final class InFlightWindow {
         targets[s] = NO_TARGET;
         deaths[s] = NO_TARGET;
         enteredMs[s] = nowMs;
+        notBefore[s] = NO_BACKOFF;
         size++;
         countByState[state.ordinal()]++;
         if (state == RecordState.AVAILABLE) {
-            noteAvailable(endExclusive() - 1);
+            if (notBeforeMs != NO_BACKOFF && notBeforeMs > nowMs) {
+                startBackoff(s, endExclusive() - 1, notBeforeMs);
+            } else {
+                noteAvailable(endExclusive() - 1);
+            }
         }
     }
 
@@ -138,15 +209,28 @@ final class InFlightWindow {
     }
 
     void markPending(long offset, PendingChange change, RecordState target) {
+        markPending(offset, change, target, NO_BACKOFF);
+    }
+
+    /** As {@link #markPending(long, PendingChange, RecordState)}; once AVAILABLE the record waits until {@code notBeforeMs}. */
+    void markPending(long offset, PendingChange change, RecordState target, long notBeforeMs) {
         int s = slot(offset);
         pendings[s] = change;
         targets[s] = (byte) target.ordinal();
+        notBefore[s] = notBeforeMs;
     }
 
     void clearPending(long offset) {
         int s = slot(offset);
         pendings[s] = null;
         targets[s] = NO_TARGET;
+        notBefore[s] = NO_BACKOFF;
+    }
+
+    /** As {@link #settle}, the record then waiting in backoff until {@code notBeforeMs} if it becomes AVAILABLE. */
+    void settle(long offset, RecordState next, ChangeCause cause, long notBeforeMs) {
+        notBefore[slot(offset)] = notBeforeMs;
+        settle(offset, next, cause);
     }
 
     /**
@@ -216,15 +300,22 @@ final class InFlightWindow {
         }
         long n = Math.min(size, newStart - startOffset);
         long settled = 0;
+        long deadLettersLost = 0;
         for (int i = 0; i < n; i++) {
             RecordState st = BY_ORDINAL[states[head + i]];
             if (st.isTerminal() || st == RecordState.ARCHIVING) {
                 settled++;
             }
+            if (st == RecordState.ARCHIVING && pendings[head + i] == null) {
+                deadLettersLost++; // gone from the log before its dead letter was taken: it gets none
+            }
         }
         long lost = newStart - startOffset - settled;
         if (lost > 0) {
             events.onArchived(ShareEvents.ArchiveCause.LOG_START, lost);
+        }
+        if (deadLettersLost > 0) {
+            events.onDeadLetters(0, deadLettersLost);
         }
         dropFront((int) n);
         startOffset = newStart;
@@ -233,7 +324,7 @@ final class InFlightWindow {
 
     /** First acquirable offset at or after the SPSO, or {@code endExclusive()} if none. */
     long firstAcquirableOffset() {
-        if (countByState[RecordState.AVAILABLE.ordinal()] == 0) {
+        if (acquirableCount() == 0) {
             return endExclusive();
         }
         long from = Math.max(availableHint, startOffset);
@@ -298,6 +389,10 @@ final class InFlightWindow {
             throw new IllegalStateException(
                     "illegal transition " + current + " -> " + next + " at offset " + offset);
         }
+        if (current == RecordState.AVAILABLE && notBefore[s] != NO_BACKOFF) {
+            inBackoff--; // leaves AVAILABLE while waiting (archived): its heap entry goes stale
+            notBefore[s] = NO_BACKOFF;
+        }
         states[s] = (byte) next.ordinal();
         countByState[current.ordinal()]--;
         countByState[next.ordinal()]++;
@@ -305,7 +400,13 @@ final class InFlightWindow {
             counts[s]++;
         }
         if (next == RecordState.AVAILABLE) {
-            noteAvailable(offset);
+            if (notBefore[s] != NO_BACKOFF) {
+                startBackoff(s, offset, notBefore[s]);
+            } else {
+                noteAvailable(offset);
+            }
+        } else {
+            notBefore[s] = NO_BACKOFF;
         }
         if (next == RecordState.ARCHIVING) {
             deaths[s] = (byte) cause.ordinal();
@@ -349,6 +450,12 @@ final class InFlightWindow {
         }
     }
 
+    private void startBackoff(int s, long offset, long notBeforeMs) {
+        notBefore[s] = notBeforeMs;
+        inBackoff++;
+        backoffEnds.add(new long[] {notBeforeMs, offset});
+    }
+
     private void noteAvailable(long offset) {
         becameAcquirable = true;
         if (offset < availableHint) {
@@ -374,6 +481,10 @@ final class InFlightWindow {
         for (int i = 0; i < n; i++) {
             int s = head + i;
             countByState[states[s]]--;
+            if (states[s] == RecordState.AVAILABLE.ordinal() && notBefore[s] != NO_BACKOFF) {
+                inBackoff--;
+            }
+            notBefore[s] = NO_BACKOFF;
             setLock(s, null);
             owners[s] = null;
             pendings[s] = null;
@@ -388,6 +499,12 @@ final class InFlightWindow {
         if (n > 0) {
             noteWindowShrank();
         }
+    }
+
+    private static long[] newNotBefore(int capacity) {
+        long[] a = new long[capacity];
+        Arrays.fill(a, NO_BACKOFF);
+        return a;
     }
 
     private int slot(long offset) {
@@ -414,6 +531,9 @@ final class InFlightWindow {
         targets = shift(targets, capacity);
         enteredMs = shift(enteredMs, capacity);
         deaths = shift(deaths, capacity);
+        long[] movedNotBefore = newNotBefore(capacity);
+        System.arraycopy(notBefore, head, movedNotBefore, 0, size);
+        notBefore = movedNotBefore;
         head = 0;
     }
 

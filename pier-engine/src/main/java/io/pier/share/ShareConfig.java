@@ -1,5 +1,7 @@
 package io.pier.share;
 
+import java.util.Objects;
+
 /**
  * The effective settings of a share group for one share-partition, resolved by the server from
  * group configs ({@code share.*}) falling back to broker configs ({@code group.share.*}). Read
@@ -11,14 +13,21 @@ package io.pier.share;
  * @param renewEnabled {@code share.renew.acknowledge.enable}
  * @param deadLetters whether the group has a dead-letter queue ({@code
  *     errors.deadletterqueue.topic.name}): a record that dies then goes through ARCHIVING
+ * @param backoff how long a released record waits before it is acquired again
  */
 public record ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled,
-        boolean deadLetters) {
+        boolean deadLetters, ReleaseBackoff backoff) {
     public static final ShareConfig DEFAULTS = new ShareConfig(30_000L, 5, 2000, true);
 
-    /** Settings of a group without a dead-letter queue. */
+    /** Settings of a group without a dead-letter queue or backoff. */
     public ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled) {
         this(lockDurationMs, deliveryCountLimit, maxInFlightRecords, renewEnabled, false);
+    }
+
+    /** Settings of a group without backoff. */
+    public ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled,
+            boolean deadLetters) {
+        this(lockDurationMs, deliveryCountLimit, maxInFlightRecords, renewEnabled, deadLetters, ReleaseBackoff.NONE);
     }
 
     public ShareConfig {
@@ -31,6 +40,7 @@ public record ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxIn
         if (maxInFlightRecords < 1) {
             throw new IllegalArgumentException("maxInFlightRecords must be > 0: " + maxInFlightRecords);
         }
+        Objects.requireNonNull(backoff, "backoff");
     }
 
     /** The state of a record that dies (REJECTed, or at its last delivery): ARCHIVING with a dead-letter queue. */

@@ -28,6 +28,10 @@ import org.apache.kafka.common.protocol.Errors;
  *      |   |    RELEASE, lock expiry,        +--- REJECT, GAP, or RELEASE / expiry
  *      |   |    member release (count &lt; limit)    at count &gt;= limit ---&gt; ARCHIVED
  *      |   +--- log start moved, missing from log -------------------------&gt; ARCHIVED
+ *      |                                                 with a dead-letter queue, REJECT
+ *      +-- not before its backoff ends (RELEASE            and the limit lead to ARCHIVING,
+ *          with pier.share.release.backoff.*)              then ARCHIVED once its letter is
+ *                                                          written (takeDeadLetters)
  * </pre>
  *
  * <p>Window and offsets:
@@ -112,7 +116,7 @@ public final class SharePartition {
             }
             RecordState st = RecordState.forId(b.state());
             for (long o = b.firstOffset(); o <= b.lastOffset(); o++) {
-                sp.window.append(st, b.deliveryCount(), nowMs);
+                sp.window.append(st, b.deliveryCount(), nowMs, b.notBeforeMs());
             }
             expected = b.lastOffset() + 1;
         }
@@ -158,7 +162,7 @@ public final class SharePartition {
     }
 
     /**
-     * How long the oldest AVAILABLE or ACQUIRED record has been in the window (since it was first
+     * How long the oldest AVAILABLE, ACQUIRED or ARCHIVING record has been in the window (since it was first
      * taken in from the log, or since the state was loaded), or 0 if there is none.
      */
     public long oldestUnsettledAgeMs(long nowMs) {
@@ -214,7 +218,7 @@ public final class SharePartition {
      *     stable offset)
      */
     public boolean hasAcquirableWork(long logEndOffset) {
-        if (window.count(RecordState.AVAILABLE) > 0) {
+        if (window.acquirableCount() > 0) {
             return true;
         }
         return logEndOffset > window.endExclusive()
@@ -261,9 +265,17 @@ public final class SharePartition {
         return window.size() - window.settlingFront();
     }
 
-    /** Earliest acquisition-lock deadline, or {@link Long#MAX_VALUE} if nothing is locked. */
+    /**
+     * Earliest acquisition-lock deadline or backoff end, or {@link Long#MAX_VALUE} if nothing is
+     * locked or waiting: when {@link #expireLocks} next has work.
+     */
     public long nextDeadlineMs() {
-        return deadlines.nextDeadlineMs();
+        return Math.min(deadlines.nextDeadlineMs(), window.nextBackoffEndMs());
+    }
+
+    /** AVAILABLE records waiting for their release backoff to end. */
+    public int recordsInBackoff() {
+        return window.inBackoff();
     }
 
     /**
@@ -327,10 +339,13 @@ public final class SharePartition {
                     continue;
                 }
                 renewFirst = renew(renewFirst, o - 1, cfg, nowMs);
-                RecordState target = targetOf(type, window.deliveryCount(o), cfg);
-                window.markPending(o, change, target);
+                short count = window.deliveryCount(o);
+                RecordState target = targetOf(type, count, cfg);
+                long notBefore = type == AcknowledgeType.RELEASE ? backoffEnd(target, count, cfg, nowMs)
+                        : PersistedBatch.NO_BACKOFF;
+                window.markPending(o, change, target, notBefore);
                 change.add(o, ChangeCause.of(type));
-                write.add(o, target, window.deliveryCount(o));
+                write.add(o, target, count, notBefore);
             }
             renewFirst = renew(renewFirst, lastSeen, cfg, nowMs);
         }
@@ -371,12 +386,14 @@ public final class SharePartition {
     }
 
     /**
-     * Times out acquisition locks due at {@code nowMs}: their records become AVAILABLE, or
-     * ARCHIVED at the delivery limit. Costs one heap peek when nothing is due.
+     * Times out acquisition locks due at {@code nowMs}: their records become AVAILABLE (in backoff
+     * if the group's backoff covers lock expiry), or ARCHIVED at the delivery limit. Also ends the
+     * backoffs due, so those records may be acquired. Costs two heap peeks when nothing is due.
      *
      * @return the write to persist; the transition stands even if it fails
      */
     public Optional<ShareStateWrite> expireLocks(long nowMs) {
+        window.endBackoffs(nowMs);
         ShareConfig cfg = config.get();
         StateWriteBuilder write = new StateWriteBuilder();
         long spsoBefore = startOffset();
@@ -392,9 +409,12 @@ public final class SharePartition {
                     window.setLock(o, null);
                     continue;
                 }
-                RecordState next = releasedState(window.deliveryCount(o), cfg);
-                window.settle(o, next, ChangeCause.LOCK_EXPIRY);
-                write.add(o, next, window.deliveryCount(o));
+                short count = window.deliveryCount(o);
+                RecordState next = releasedState(count, cfg);
+                long notBefore = cfg.backoff().onLockExpiry() ? backoffEnd(next, count, cfg, nowMs)
+                        : PersistedBatch.NO_BACKOFF;
+                window.settle(o, next, ChangeCause.LOCK_EXPIRY, notBefore);
+                write.add(o, next, count, notBefore);
             }
         }
         if (write.isEmpty()) {
@@ -500,6 +520,9 @@ public final class SharePartition {
      * and the start offset moves over them.
      */
     public void commitDeadLetters(DeadLetterBatch batch, int written) {
+        if (written < 0 || written > batch.letters().size()) {
+            throw new IllegalArgumentException(written + " of " + batch.letters().size() + " dead letters written");
+        }
         commit(batch.change());
         window.tellDeadLetters(written, batch.letters().size() - written);
     }
@@ -594,6 +617,12 @@ public final class SharePartition {
             default:
                 throw new IllegalArgumentException("no target state for " + type);
         }
+    }
+
+    /** When a record released into {@code next} may go again: NO_BACKOFF unless AVAILABLE with a backoff. */
+    private static long backoffEnd(RecordState next, short deliveryCount, ShareConfig cfg, long nowMs) {
+        long delay = next == RecordState.AVAILABLE ? cfg.backoff().delayMs(deliveryCount) : 0;
+        return delay > 0 ? nowMs + delay : PersistedBatch.NO_BACKOFF;
     }
 
     /** A record leaving ACQUIRED without a verdict goes back, unless it used its last delivery. */

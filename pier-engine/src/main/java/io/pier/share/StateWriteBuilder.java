@@ -14,12 +14,19 @@ final class StateWriteBuilder {
     private long last = -1;
     private RecordState state;
     private short count;
+    private long notBefore;
 
     void add(long offset, RecordState newState, short deliveryCount) {
+        add(offset, newState, deliveryCount, PersistedBatch.NO_BACKOFF);
+    }
+
+    /** As {@link #add(long, RecordState, short)}, for an AVAILABLE record in backoff until {@code notBeforeMs}. */
+    void add(long offset, RecordState newState, short deliveryCount, long notBeforeMs) {
         if (newState == RecordState.ACQUIRED) {
             throw new IllegalArgumentException("ACQUIRED is never persisted");
         }
-        if (first >= 0 && offset == last + 1 && newState == state && deliveryCount == count) {
+        long nb = newState == RecordState.AVAILABLE ? notBeforeMs : PersistedBatch.NO_BACKOFF;
+        if (first >= 0 && offset == last + 1 && newState == state && deliveryCount == count && nb == notBefore) {
             last = offset;
             return;
         }
@@ -28,6 +35,7 @@ final class StateWriteBuilder {
         last = offset;
         state = newState;
         count = deliveryCount;
+        notBefore = nb;
     }
 
     boolean isEmpty() {
@@ -41,7 +49,7 @@ final class StateWriteBuilder {
 
     private void flush() {
         if (first >= 0) {
-            batches.add(new PersistedBatch(first, last, state.id, count));
+            batches.add(new PersistedBatch(first, last, state.id, count, notBefore));
             first = -1;
         }
     }

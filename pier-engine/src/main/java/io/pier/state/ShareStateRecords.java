@@ -28,7 +28,7 @@ import org.apache.kafka.common.Uuid;
  *   0         2            6             14           18
  *   +---------+------------+-------------+------------+----------- ... -----------+
  *   | version | stateEpoch | startOffset | batchCount | batchCount x state batch  |
- *   | i16 = 0 | i32        | i64         | i32        | 19 B each                 |
+ *   | i16 0/1 | i32        | i64         | i32        | 19 B each (27 B in v1)    |
  *   +---------+------------+-------------+------------+----------- ... -----------+
  *
  *   state batch:
@@ -39,6 +39,8 @@ import org.apache.kafka.common.Uuid;
  *   +-------------+------------+-------+---------------+
  *   state: 0 AVAILABLE, 2 ACKNOWLEDGED, 3 ARCHIVING, 4 ARCHIVED (an acquisition is stored as AVAILABLE with
  *   its new delivery count)
+ *   version 1 (written only when a batch has a backoff): each state batch is followed by
+ *   notBefore, i64, the wall-clock ms before which the AVAILABLE records are not acquired (0: none)
  *
  * value, Group: | version i16 = 0 |  (the group exists); a null value: the group was deleted.
  * </pre>
@@ -52,6 +54,9 @@ public final class ShareStateRecords {
     public static final short GROUP = 2;
     static final short VALUE_VERSION = 0;
     static final int BATCH_BYTES = 19;
+    /** A state value whose batches carry a not-before time (wall clock) each. */
+    static final short VALUE_VERSION_BACKOFF = 1;
+    static final int BATCH_BYTES_V1 = 27;
 
     private ShareStateRecords() {}
 
@@ -81,9 +86,15 @@ public final class ShareStateRecords {
         return ByteBuffer.allocate(2).putShort(VALUE_VERSION).array();
     }
 
+    /**
+     * A state value: version 0, or version 1 (each batch followed by its not-before time, 0 for
+     * none) when a batch has a backoff, so a state without one is written as before.
+     */
     public static byte[] stateValue(int stateEpoch, long startOffset, List<PersistedBatch> batches) {
-        ByteBuffer b = ByteBuffer.allocate(2 + 4 + 8 + 4 + BATCH_BYTES * batches.size());
-        b.putShort(VALUE_VERSION);
+        boolean backoff = batches.stream().anyMatch(PersistedBatch::hasBackoff);
+        int batchBytes = backoff ? BATCH_BYTES_V1 : BATCH_BYTES;
+        ByteBuffer b = ByteBuffer.allocate(2 + 4 + 8 + 4 + batchBytes * batches.size());
+        b.putShort(backoff ? VALUE_VERSION_BACKOFF : VALUE_VERSION);
         b.putInt(stateEpoch);
         b.putLong(startOffset);
         b.putInt(batches.size());
@@ -92,6 +103,9 @@ public final class ShareStateRecords {
             b.putLong(pb.lastOffset());
             b.put(pb.state());
             b.putShort(pb.deliveryCount());
+            if (backoff) {
+                b.putLong(pb.hasBackoff() ? pb.notBeforeMs() : 0);
+            }
         }
         return b.array();
     }
@@ -120,18 +134,26 @@ public final class ShareStateRecords {
     public static ShareState decodeState(ByteBuffer buf) {
         ByteBuffer b = buf.duplicate();
         short version = b.getShort();
-        if (version != VALUE_VERSION) {
+        if (version != VALUE_VERSION && version != VALUE_VERSION_BACKOFF) {
             throw new IllegalArgumentException("unknown share-state value version " + version);
         }
+        boolean backoff = version == VALUE_VERSION_BACKOFF;
+        int batchBytes = backoff ? BATCH_BYTES_V1 : BATCH_BYTES;
         int epoch = b.getInt();
         long start = b.getLong();
         int n = b.getInt();
-        if (n < 0 || (long) n * BATCH_BYTES != b.remaining()) {
+        if (n < 0 || (long) n * batchBytes != b.remaining()) {
             throw new IllegalArgumentException("bad batch count " + n + " for " + b.remaining() + " bytes");
         }
         List<PersistedBatch> batches = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            batches.add(new PersistedBatch(b.getLong(), b.getLong(), b.get(), b.getShort()));
+            long first = b.getLong();
+            long last = b.getLong();
+            byte state = b.get();
+            short count = b.getShort();
+            long notBefore = backoff ? b.getLong() : 0;
+            batches.add(new PersistedBatch(first, last, state, count,
+                    notBefore == 0 ? PersistedBatch.NO_BACKOFF : notBefore));
         }
         return new ShareState(epoch, start, batches);
     }

@@ -70,7 +70,7 @@ public final class StateBatchCombiner {
             }
             if (!covering.isEmpty()) {
                 PersistedBatch top = covering.peek();
-                append(out, new PersistedBatch(from, to - 1, top.state(), top.deliveryCount()));
+                append(out, top.withRange(from, to - 1));
             }
             from = to;
         }
@@ -83,7 +83,7 @@ public final class StateBatchCombiner {
             if (startOffset < 0 || b.firstOffset() >= startOffset) {
                 into.add(b);
             } else if (b.lastOffset() >= startOffset) {
-                into.add(new PersistedBatch(startOffset, b.lastOffset(), b.state(), b.deliveryCount()));
+                into.add(b.withRange(startOffset, b.lastOffset()));
             }
         }
     }
@@ -92,8 +92,7 @@ public final class StateBatchCombiner {
         if (!out.isEmpty()) {
             PersistedBatch last = out.get(out.size() - 1);
             if (last.lastOffset() + 1 == piece.firstOffset() && last.sameValue(piece)) {
-                out.set(out.size() - 1, new PersistedBatch(
-                        last.firstOffset(), piece.lastOffset(), last.state(), last.deliveryCount()));
+                out.set(out.size() - 1, last.withRange(last.firstOffset(), piece.lastOffset()));
                 return;
             }
         }

@@ -183,6 +183,10 @@ class GroupConfigTest {
                 new GroupConfigEntry("consumer.session.timeout.ms", "45000", true),
                 new GroupConfigEntry("errors.deadletterqueue.copy.record.enable", "false", true),
                 new GroupConfigEntry("errors.deadletterqueue.topic.name", "", true),
+                new GroupConfigEntry("pier.share.release.backoff.initial.ms", "0", true),
+                new GroupConfigEntry("pier.share.release.backoff.lock.expiry.enable", "false", true),
+                new GroupConfigEntry("pier.share.release.backoff.max.ms", "300000", true),
+                new GroupConfigEntry("pier.share.release.backoff.multiplier", "2.0", true),
                 new GroupConfigEntry("share.auto.offset.reset", "latest", true),
                 new GroupConfigEntry("share.delivery.count.limit", "7", false),
                 new GroupConfigEntry("share.heartbeat.interval.ms", "5000", true),
@@ -191,6 +195,30 @@ class GroupConfigTest {
                 new GroupConfigEntry("share.record.lock.duration.ms", "30000", true),
                 new GroupConfigEntry("share.renew.acknowledge.enable", "true", true),
                 new GroupConfigEntry("share.session.timeout.ms", "45000", true));
+    }
+
+    @Test
+    void shouldValidateTheReleaseBackoff() {
+        GroupConfig config = defaults.withChanges(Map.of("pier.share.release.backoff.initial.ms", "500",
+                "pier.share.release.backoff.multiplier", "1.5", "pier.share.release.backoff.max.ms", "4000",
+                "pier.share.release.backoff.lock.expiry.enable", "TRUE"));
+        assertThat(config.effectiveReleaseBackoffInitialMs()).isEqualTo(500);
+        assertThat(config.effectiveReleaseBackoffMultiplier()).isEqualTo(1.5);
+        assertThat(config.effectiveReleaseBackoffMaxMs()).isEqualTo(4000);
+        assertThat(config.effectiveReleaseBackoffLockExpiry()).isTrue();
+
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("pier.share.release.backoff.multiplier", "0.5")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("pier.share.release.backoff.multiplier must be between 1.0 and 10.0, got 0.5");
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("pier.share.release.backoff.multiplier", "NaN")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("must be a number");
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("pier.share.release.backoff.initial.ms", "-1")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("pier.share.release.backoff.initial.ms must be greater than or equal to 0");
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("pier.share.release.backoff.max.ms", "0")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("pier.share.release.backoff.max.ms must be greater than or equal to 1");
     }
 
     @Test

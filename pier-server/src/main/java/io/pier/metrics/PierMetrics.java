@@ -229,6 +229,8 @@ public final class PierMetrics {
                 SharePartitionSnapshot::endOffset);
         shareGauge("pier_share_lag", "Records not yet settled for good: high watermark - start offset"
                 + " - records accepted or archived in flight (KIP-1226)", SharePartitionSnapshot::lag);
+        shareGauge("pier_share_backoff_records", "AVAILABLE records waiting for their release backoff to end"
+                + " (pier.share.release.backoff.*) before they may be delivered again", SharePartitionSnapshot::inBackoff);
         shareGauge("pier_share_oldest_unacknowledged_age_seconds",
                 "How long the oldest AVAILABLE or ACQUIRED record has been in the in-flight window; 0 if none",
                 s -> s.oldestUnacknowledgedAgeMs() / 1000.0);

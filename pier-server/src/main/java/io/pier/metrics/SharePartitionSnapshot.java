@@ -23,6 +23,7 @@ public record SharePartitionSnapshot(
         int acknowledged,
         int archived,
         int archiving,
+        int inBackoff,
         long oldestUnacknowledgedAgeMs,
         Map<String, Integer> acquiredByMember) {
     public SharePartitionSnapshot {

@@ -119,14 +119,16 @@ public final class BrokerServices implements AutoCloseable {
         logs = new Logs(partitions);
         polls = new Polls(partitions, metrics == null ? LongPoll.Answers.NONE
                 : (api, outcome) -> metrics.onLongPollAnswer(api, outcome.label()));
+        // Release backoffs are kept in wall-clock time on disk, monotonic time in the engine.
+        ShareStateStore store = new BackoffClockStore(shareState, clock);
         shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(),
-                ConsumerGroupBrokerConfig.fromProperties(settings.raw()), shareState);
+                ConsumerGroupBrokerConfig.fromProperties(settings.raw()), store);
         consumerGroups = new ConsumerGroups(partitions, topics, shareGroups, offsetStore, clock, settings.raw());
         ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
-        live = new SharePartitions(shareGroups, shareState, clock, shards.length, events);
-        shares = new ShareService(shareGroups, shareState, partitions, live, settings.durableDeliveryCounts());
-        shareOffsets = new ShareOffsets(shareState, partitions, live, events);
-        DeadLetters deadLetters = new DeadLetters(shareGroups, shareState, live, topics, logs, clock,
+        live = new SharePartitions(shareGroups, store, clock, shards.length, events);
+        shares = new ShareService(shareGroups, store, partitions, live, settings.durableDeliveryCounts());
+        shareOffsets = new ShareOffsets(store, partitions, live, events);
+        DeadLetters deadLetters = new DeadLetters(shareGroups, store, live, topics, logs, clock,
                 Integer.parseInt(settings.raw().getOrDefault("num.partitions", "1").trim()));
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
                 this::releaseSession);

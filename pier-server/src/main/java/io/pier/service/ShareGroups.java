@@ -11,6 +11,7 @@ import io.pier.group.ShareGroupCoordinator;
 import io.pier.group.ShareGroupsSnapshot;
 import io.pier.group.TopicLookup;
 import io.pier.group.consumer.ConsumerGroupBrokerConfig;
+import io.pier.share.ReleaseBackoff;
 import io.pier.share.ShareConfig;
 import io.pier.state.ShareStateStore;
 import java.util.ArrayList;
@@ -260,7 +261,9 @@ public final class ShareGroups {
         GroupConfig c = config(groupId);
         return new ShareConfig(c.effectiveRecordLockDurationMs(), c.effectiveDeliveryCountLimit(),
                 c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable(),
-                deadLetters && c.effectiveDeadLetterTopic() != null);
+                deadLetters && c.effectiveDeadLetterTopic() != null,
+                new ReleaseBackoff(c.effectiveReleaseBackoffInitialMs(), c.effectiveReleaseBackoffMultiplier(),
+                        c.effectiveReleaseBackoffMaxMs(), c.effectiveReleaseBackoffLockExpiry()));
     }
 
     /**
