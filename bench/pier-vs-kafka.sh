@@ -5,6 +5,8 @@
 # Options:
 #   --rounds N            rounds (brokers alternate; the order rotates every round)
 #   --only KEY-SUBSTRING  only the rows whose key contains it, e.g. share-implicit-16c-1p, produce-100,
+#                         share-re (share-redeliver, share-redeliver-backoff with Pier's release backoff,
+#                         share-reject-dlq: REJECT into a KIP-1191 dead-letter topic, letters counted),
 #                         kcat, lat-5000, linger0, group (every consumer-group row), group-classic-4c-10p,
 #                         group-consumer, txn (the transaction rows: txn-produce-100, txn-produce-1000,
 #                         txn-share-read-committed, txn-share-read-uncommitted; keys are in the "Every round" table),

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
@@ -378,6 +379,9 @@ public final class SideBySide {
                 w.produceSmall, w.produceLarge, w.shareRecords, w.groupRecords, w.latencySeconds);
     }
 
+    /** Numbers the dead-letter topics of the share-dlq-reject runs. */
+    private static final java.util.concurrent.atomic.AtomicInteger DLQ_SEQ = new java.util.concurrent.atomic.AtomicInteger();
+
     /** Put before the names of the topics of a broker's warm-up pass. */
     static final String WARMUP_TOPIC_PREFIX = "warm-";
 
@@ -425,6 +429,24 @@ public final class SideBySide {
         measure(pass, broker, b, "share-redeliver", "Share consume, 4 consumers, 1 partition, 10% RELEASEd once then ACCEPTed",
                 null, () -> {
                     return w.share("src-1p", 4, true, (int) filled[0], 10).throughput();
+                });
+        // Issue 17: the same with Pier's release backoff on (Kafka refuses the group config: n/a), and
+        // REJECT into a dead-letter topic (KIP-1191), whose record count is checked after the run.
+        measure(pass, broker, b, "share-redeliver-backoff", "Share consume, 4 consumers, 1 partition, 10% RELEASEd once"
+                + " then ACCEPTed, release backoff 20 ms (Pier's pier.share.release.backoff.initial.ms)", null,
+                () -> w.shareVerdicts("src-1p", 4, (int) filled[0], 10, AcknowledgeType.RELEASE,
+                        Map.of("pier.share.release.backoff.initial.ms", "20")).throughput());
+        measure(pass, broker, b, "share-reject-dlq", "Share consume, 4 consumers, 1 partition, 10% REJECTed into a"
+                + " dead-letter topic (KIP-1191, copy on), the rest ACCEPTed", null, () -> {
+                    String dlq = w.createDeadLetterTopic("dlq-reject-" + DLQ_SEQ.incrementAndGet());
+                    Workloads.Throughput rate = w.shareVerdicts("src-1p", 4, (int) filled[0], 10, AcknowledgeType.REJECT,
+                            Map.of("errors.deadletterqueue.topic.name", dlq,
+                                    "errors.deadletterqueue.copy.record.enable", "true")).throughput();
+                    long expected = (filled[0] + 9) / 10;
+                    long letters = w.recordsIn(dlq, expected, 30_000);
+                    log(String.format(Locale.ROOT, "  %s: %,d dead letters for %,d rejected records%s", b, letters,
+                            expected, letters == expected ? "" : "  <-- MISMATCH"));
+                    return rate;
                 });
         if (wantsGroupSource()) {
             // Its own topic, 10x the share runs' records: a settled group of 10 consumers drains 100,000
@@ -736,7 +758,7 @@ public final class SideBySide {
      * of them runs.
      */
     private boolean wantsShareSource() {
-        List<String> readers = new ArrayList<>(List.of("share-redeliver", "plain-fetch"));
+        List<String> readers = new ArrayList<>(List.of("share-redeliver", "share-redeliver-backoff", "share-reject-dlq", "plain-fetch"));
         for (String mode : List.of("explicit", "implicit")) {
             for (int c : new int[] {1, 4, 16}) {
                 for (int partitions : new int[] {1, 10}) {

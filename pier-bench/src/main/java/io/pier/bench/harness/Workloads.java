@@ -29,6 +29,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -382,6 +383,86 @@ final class Workloads implements AutoCloseable {
             }
         });
         return window.result("share", accepted.sum(), target);
+    }
+
+    /**
+     * Explicit-mode share consumption of a pre-filled topic by {@code consumers} consumers of a new
+     * group with {@code groupConfigs} set as well, every {@code every}-th offset getting {@code
+     * verdict} on its first delivery (RELEASE: accepted when it comes back; REJECT: it dies), every
+     * other record ACCEPTed, until {@code target} records were settled (accepted or rejected).
+     */
+    ConsumeRun shareVerdicts(String topic, int consumers, int target, int every, AcknowledgeType verdict,
+            Map<String, String> groupConfigs) throws Exception {
+        String group = newShareGroup(topic + "-" + consumers + "-" + verdict.name().toLowerCase(Locale.ROOT), null);
+        List<AlterConfigOp> ops = new ArrayList<>();
+        groupConfigs.forEach((k, v) -> ops.add(new AlterConfigOp(new ConfigEntry(k, v), AlterConfigOp.OpType.SET)));
+        try {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all()
+                    .get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof InvalidConfigurationException refused) {
+                throw new Unsupported("the broker refused the group configs " + groupConfigs.keySet() + ": "
+                        + refused.getMessage(), e);
+            }
+            throw e;
+        }
+        LongAdder settled = new LongAdder();
+        Window window = new Window();
+        runConsumers(consumers, "share-", c -> {
+            Properties p = member(group, c, "share.acknowledgement.mode", "explicit");
+            try (KafkaShareConsumer<byte[], byte[]> consumer =
+                    new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                consumer.subscribe(List.of(t(topic)));
+                window.pollWhileOpen(() -> consumer.poll(Duration.ofMillis(100)), records -> {
+                    int done = 0;
+                    for (ConsumerRecord<byte[], byte[]> r : records) {
+                        boolean first = r.deliveryCount().orElse((short) 1) <= 1;
+                        if (r.offset() % every == 0 && first) {
+                            consumer.acknowledge(r, verdict);
+                            done += verdict == AcknowledgeType.REJECT ? 1 : 0;
+                        } else {
+                            consumer.acknowledge(r, AcknowledgeType.ACCEPT);
+                            done++;
+                        }
+                    }
+                    settled.add(done);
+                    if (settled.sum() >= target) {
+                        window.reached();
+                    }
+                });
+                consumer.close(Duration.ofSeconds(5));
+            } catch (RuntimeException e) {
+                System.err.println("[bench]   share consumer failed: " + e);
+            }
+        });
+        return window.result("share", settled.sum(), target);
+    }
+
+    /**
+     * Creates a dead-letter topic for share groups (KIP-1191): named {@code dlq.} + the run's topic
+     * name, one partition, {@code errors.deadletterqueue.group.enable=true}; returns its name.
+     */
+    String createDeadLetterTopic(String label) throws Exception {
+        String name = "dlq." + t(label);
+        admin.createTopics(List.of(new NewTopic(name, 1, (short) 1)
+                .configs(Map.of("errors.deadletterqueue.group.enable", "true")))).all().get(60, TimeUnit.SECONDS);
+        return name;
+    }
+
+    /** Records in partition 0 of {@code topic} (its end offset), waiting up to {@code waitMs} for {@code expected}. */
+    long recordsIn(String topic, long expected, long waitMs) throws Exception {
+        TopicPartition tp = new TopicPartition(topic, 0);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        long n;
+        do {
+            n = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(30, TimeUnit.SECONDS)
+                    .offset();
+            if (n >= expected) {
+                return n;
+            }
+            Thread.sleep(100);
+        } while (System.nanoTime() < deadline);
+        return n;
     }
 
     /**
