@@ -12,6 +12,7 @@ import io.pier.state.TopicMetadata;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,11 +39,12 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * <p><b>Exactly one letter.</b> Each share-partition has at most one batch of letters in flight,
- * appended as one record batch to one partition of the queue (the source partition's number,
- * modulo the queue's partitions). So after a crash only the share-partition's last batch in that
- * partition can hold letters of records still ARCHIVING: before writing letters of records loaded
- * ARCHIVING, that batch is looked up (reading the queue's partition backwards from its end) and
- * the letters it holds are not written again.
+ * appended (as record batches of at most {@link #CHUNK_BYTES}, one after the other) to one
+ * partition of the queue: the source partition's number, modulo the queue's partitions. So after
+ * a crash only the share-partition's trailing record batches in that partition can hold letters
+ * of records still ARCHIVING: before writing letters of records loaded ARCHIVING, those batches
+ * are looked up (reading the queue's partition backwards from its end) and the letters they hold
+ * are not written again.
  *
  * <p>When the queue cannot be written (no such topic, not enabled for groups, the append fails),
  * the records are archived anyway, as in Kafka; the failure is counted and logged once per cause.
@@ -53,6 +55,8 @@ final class DeadLetters {
     private static final int MAX_LETTERS = 500;
     /** How much of a source log one read brings in while collecting originals. */
     private static final int READ_BYTES = 1 << 20;
+    /** Letters per record batch appended, at most about this many bytes (at least one letter). */
+    private static final long CHUNK_BYTES = 512 * 1024;
     /** How long to wait before looking again for a queue topic being created. */
     private static final long CREATE_RETRY_MS = 200;
 
@@ -217,10 +221,15 @@ final class DeadLetters {
             LOG.warn("Reading the dead records of {} failed; archiving them without a dead letter", sp.key(), e);
             return CompletableFuture.completedFuture(0);
         }
-        boolean recovered = batch.letters().stream().anyMatch(DeadLetterBatch.Letter::recovered);
-        CompletableFuture<Set<String>> already = recovered
-                ? lastLettersOf(target.queue(), groupId, source)
-                : CompletableFuture.completedFuture(Set.of());
+        Set<String> recovered = new HashSet<>();
+        for (DeadLetterBatch.Letter letter : batch.letters()) {
+            if (letter.recovered()) {
+                recovered.add(DeadLetterRecords.idOf(letter));
+            }
+        }
+        CompletableFuture<Set<String>> already = recovered.isEmpty()
+                ? CompletableFuture.completedFuture(Set.of())
+                : lettersAlreadyWritten(target.queue(), groupId, source, recovered);
         return already.thenCompose(present -> {
             List<SimpleRecord> missing = new ArrayList<>();
             for (int i = 0; i < letters.size(); i++) {
@@ -233,19 +242,45 @@ final class DeadLetters {
                 LOG.info("{} dead letters of {} were written before a restart; not writing them again",
                         alreadyThere, sp.key());
             }
-            if (missing.isEmpty()) {
-                return CompletableFuture.completedFuture(letters.size());
-            }
-            return logs.append(target.queue(), DeadLetterRecords.batch(missing)).thenApply(appended -> {
-                if (appended.error() != Errors.NONE) {
-                    logOnce("writing to dead-letter topic " + target.queue().topic() + " failed: "
-                            + appended.error() + (appended.message() == null ? "" : " " + appended.message())
-                            + "; its dead records are archived without a dead letter");
-                    return alreadyThere;
-                }
-                return letters.size();
-            });
+            return appendInChunks(target.queue(), missing, 0, alreadyThere);
         });
+    }
+
+    /**
+     * Appends {@code letters} from index {@code from} on, one record batch of at most {@link
+     * #CHUNK_BYTES} (or one letter) after the other; completes with {@code written} plus the letters
+     * appended. A chunk the queue refuses is counted as not written and logged once.
+     */
+    private CompletableFuture<Integer> appendInChunks(TopicPartition queue, List<SimpleRecord> letters, int from,
+            int written) {
+        if (from >= letters.size()) {
+            return CompletableFuture.completedFuture(written);
+        }
+        int to = from;
+        long bytes = 0;
+        do {
+            bytes += sizeOf(letters.get(to));
+            to++;
+        } while (to < letters.size() && bytes + sizeOf(letters.get(to)) <= CHUNK_BYTES);
+        int end = to;
+        return logs.append(queue, DeadLetterRecords.batch(letters.subList(from, end))).thenCompose(appended -> {
+            int ok = end - from;
+            if (appended.error() != Errors.NONE) {
+                logOnce("writing to dead-letter topic " + queue.topic() + " failed: " + appended.error()
+                        + (appended.message() == null ? "" : " " + appended.message())
+                        + "; its dead records are archived without a dead letter");
+                ok = 0;
+            }
+            return appendInChunks(queue, letters, end, written + ok);
+        });
+    }
+
+    private static long sizeOf(SimpleRecord r) {
+        long n = 64 + (r.key() == null ? 0 : r.key().remaining()) + (r.value() == null ? 0 : r.value().remaining());
+        for (var h : r.headers()) {
+            n += h.key().length() + (h.value() == null ? 0 : h.value().length) + 8;
+        }
+        return n;
     }
 
     /** One letter per record of the batch, with the originals read from the source log when copied. */
@@ -286,22 +321,27 @@ final class DeadLetters {
     }
 
     /**
-     * The letters (offset:deliveryCount) in the last batch of the queue partition that holds letters
-     * of {@code source} for {@code groupId}, found reading backwards from the end, on the queue
-     * partition's shard; empty when there is none.
+     * Which of {@code candidates} (offset:deliveryCount of records loaded ARCHIVING) the queue
+     * partition already holds for {@code source} and {@code groupId}, on the queue partition's
+     * shard. Reading backwards from the end, the share-partition's trailing batches whose letters
+     * are all candidates are the ones written just before the crash; the first batch of it holding
+     * any other letter was recorded ARCHIVED before, so the search stops there (or at the log start).
      */
-    private CompletableFuture<Set<String>> lastLettersOf(TopicPartition queue, String groupId, TopicPartition source) {
+    private CompletableFuture<Set<String>> lettersAlreadyWritten(TopicPartition queue, String groupId,
+            TopicPartition source, Set<String> candidates) {
         Partition p = logs.partition(queue);
         if (p == null) {
             return CompletableFuture.completedFuture(Set.of());
         }
         return p.shard().call(() -> {
             PartitionLog log = p.log();
+            Set<String> found = new HashSet<>();
             long end = log.logEndOffset();
             long step = 1_000;
             while (end > log.logStartOffset()) {
                 long from = Math.max(log.logStartOffset(), end - step);
-                Set<String> last = Set.of();
+                // This stretch's batches of the share-partition, in log order.
+                List<Set<String>> ours = new ArrayList<>();
                 long position = from;
                 while (position < end) {
                     MemoryRecords read = log.read(position, READ_BYTES, true).records();
@@ -315,18 +355,21 @@ final class DeadLetters {
                         }
                         Set<String> letters = DeadLetterRecords.lettersOf(b, groupId, source);
                         if (!letters.isEmpty()) {
-                            last = letters;
+                            ours.add(letters);
                         }
                         position = b.nextOffset();
                     }
                 }
-                if (!last.isEmpty()) {
-                    return last;
+                for (int i = ours.size() - 1; i >= 0; i--) {
+                    if (!candidates.containsAll(ours.get(i))) {
+                        return found;
+                    }
+                    found.addAll(ours.get(i));
                 }
                 end = from;
                 step = Math.min(step * 2, 1_000_000);
             }
-            return Set.<String>of();
+            return found;
         });
     }
 

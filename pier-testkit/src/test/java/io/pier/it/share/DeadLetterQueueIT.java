@@ -108,6 +108,35 @@ class DeadLetterQueueIT {
     }
 
     @Test
+    void largeCopiedRecordsAllGetTheirLetter() throws Exception {
+        createDeadLetterTopic("dlq.large", true);
+        clients.createTopicReadFromEarliest("large", 1, "g-large",
+                "errors.deadletterqueue.topic.name", "dlq.large",
+                "errors.deadletterqueue.copy.record.enable", "true");
+        String big = "x".repeat(300_000);
+        List<String> values = List.of("a" + big, "b" + big, "c" + big, "d" + big);
+        produceWithKeys("large", values);
+
+        // All four rejected in one acknowledgement: their letters (about 1.2 MB) need several appends.
+        int[] seen = {0};
+        try (KafkaShareConsumer<String, String> consumer = clients.consumer("g-large", "explicit",
+                "max.partition.fetch.bytes", "5000000", "fetch.max.bytes", "5000000")) {
+            consumer.subscribe(Set.of("large"));
+            pollUntil(consumer, Duration.ofSeconds(30), () -> seen[0] >= 4, r -> {
+                seen[0]++;
+                consumer.acknowledge(r, AcknowledgeType.REJECT);
+            });
+        }
+        assertThat(seen[0]).isEqualTo(4);
+
+        List<ConsumerRecord<byte[], byte[]>> letters = readAll("dlq.large", 4, Duration.ofSeconds(20));
+        assertThat(letters).extracting(r -> new String(r.value(), StandardCharsets.UTF_8).substring(0, 1))
+                .containsExactlyInAnyOrder("a", "b", "c", "d");
+        assertThat(letters).allSatisfy(r -> assertThat(r.value()).hasSize(300_001));
+        awaitStartOffset("g-large", "large", 4);
+    }
+
+    @Test
     void queueTopicNotEnabledForGroupsArchivesWithoutALetter() throws Exception {
         createDeadLetterTopic("dlq.closed", false);
         clients.createTopicReadFromEarliest("closed", 1, "g-closed",
