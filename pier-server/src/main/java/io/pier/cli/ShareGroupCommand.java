@@ -116,7 +116,7 @@ final class ShareGroupCommand {
         out.println();
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"TOPIC", "PARTITION", "START-OFFSET", "END-OFFSET", "LOG-END-OFFSET", "LAG",
-            "AVAILABLE", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVED", "OLDEST-AGE"});
+            "AVAILABLE", "BACKOFF", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVING", "ARCHIVED", "OLDEST-AGE"});
         for (TopicPartition tp : partitions) {
             Map<String, String> labels = Map.of("group", d.groupId(), "topic", tp.topic(),
                     "partition", String.valueOf(tp.partition()));
@@ -125,17 +125,22 @@ final class ShareGroupCommand {
             String[] row = {tp.topic(), String.valueOf(tp.partition()),
                 info == null || info.startOffset() < 0 ? "-" : String.valueOf(info.startOffset()),
                 "-", logEnd.containsKey(tp) ? String.valueOf(logEnd.get(tp)) : "-",
-                lag.map(String::valueOf).orElse("-"), "-", "-", "-", "-", "-"};
+                lag.map(String::valueOf).orElse("-"), "-", "-", "-", "-", "-", "-", "-"};
             if (scrape != null) {
                 row[3] = count(scrape.value("pier_share_end_offset", labels), false);
-                String[] states = {"available", "acquired", "acknowledged", "archived"};
+                // Columns 6 to 11: AVAILABLE, BACKOFF (available, waiting for a release backoff), then the others.
+                String[] states = {"available", null, "acquired", "acknowledged", "archiving", "archived"};
                 for (int i = 0; i < states.length; i++) {
+                    if (states[i] == null) {
+                        row[6 + i] = count(scrape.value("pier_share_backoff_records", labels), false);
+                        continue;
+                    }
                     Map<String, String> withState = new HashMap<>(labels);
                     withState.put("state", states[i]);
                     row[6 + i] = count(scrape.value("pier_share_in_flight_records", withState), false);
                 }
                 double age = scrape.value("pier_share_oldest_unacknowledged_age_seconds", labels);
-                row[10] = Double.isNaN(age) ? "-" : String.format(Locale.ROOT, "%.1fs", age);
+                row[12] = Double.isNaN(age) ? "-" : String.format(Locale.ROOT, "%.1fs", age);
             }
             rows.add(row);
         }
@@ -160,7 +165,8 @@ final class ShareGroupCommand {
         s.println("usage: pier share-group --bootstrap-server HOST:PORT --group GROUP"
                 + " [--metrics-url URL | --no-metrics]");
         s.println("  One share group at a glance: members, and per partition the start offset, lag and log end");
-        s.println("  offset (Kafka wire APIs), plus the in-flight window end, records by state, oldest age and");
+        s.println("  offset (Kafka wire APIs), plus the in-flight window end, records by state (BACKOFF: available");
+        s.println("  but waiting for a release backoff; ARCHIVING: dead, waiting for its dead letter), oldest age and");
         s.println("  records each member holds, read from Pier's metrics endpoint (default: port "
                 + BrokerConfig.DEFAULT_METRICS_PORT + " on the bootstrap host).");
     }
