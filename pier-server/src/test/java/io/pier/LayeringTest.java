@@ -113,6 +113,16 @@ class LayeringTest {
     }
 
     @Test
+    void shouldKeepTheRedriveOnThePublicKafkaClients() {
+        // io.pier.dlq runs against any broker: only Kafka's public client API, no broker internals.
+        noClasses().that().resideInAPackage("io.pier.dlq..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.pier.dlq..", "java..",
+                        "org.apache.kafka.clients..", "org.apache.kafka.common..")
+                .orShould().dependOnClassesThat().resideInAnyPackage("org.apache.kafka..internals..")
+                .check(PIER);
+    }
+
+    @Test
     void shouldKeepMetricsIndependentOfServerWiring() {
         noClasses().that().resideInAPackage("io.pier.metrics..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.pier.server..", "io.pier.service..",
