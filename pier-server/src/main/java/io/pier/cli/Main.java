@@ -18,7 +18,8 @@ import org.apache.kafka.common.config.ConfigException;
  * Command line: {@code pier start [--port N] [--data-dir DIR] [--config FILE] [--set key=value]}
  * runs a broker until Ctrl-C or SIGTERM, then stops it cleanly; {@code pier group ...} lists the
  * groups or shows one ({@link GroupCommand}); {@code pier share-group ...} prints one share group at
- * a glance ({@link ShareGroupCommand}); {@code pier cds-training} is the
+ * a glance ({@link ShareGroupCommand}); {@code pier dlq redrive ...} moves dead letters back to
+ * their source topics ({@link DlqCommand}); {@code pier cds-training} is the
  * launcher's one-off run that records the classes a broker loads ({@link CdsTraining}).
  */
 public final class Main {
@@ -30,7 +31,7 @@ public final class Main {
         // -Dio.netty.jfr.enabled=true turns it back on.
         System.setProperty("io.netty.jfr.enabled", System.getProperty("io.netty.jfr.enabled", "false"));
         if (args.length > 0 && (args[0].equals("share-group") || args[0].equals("group")
-                || args[0].equals("cds-training"))) {
+                || args[0].equals("cds-training") || args[0].equals("dlq"))) {
             // The Admin client logs its whole configuration at INFO; a one-shot command wants its table only.
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
                     System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
@@ -52,6 +53,9 @@ public final class Main {
         }
         if (args[0].equals("group")) {
             return GroupCommand.run(args, out, err);
+        }
+        if (args[0].equals("dlq")) {
+            return DlqCommand.run(args, out, err);
         }
         if (args[0].equals("cds-training")) {
             return CdsTraining.run(args, out, err);
@@ -180,5 +184,6 @@ public final class Main {
         s.println("  Metrics: http://127.0.0.1:9404/metrics (pier.metrics.port, pier.metrics.enable=false to turn off).");
         GroupCommand.usage(s);
         ShareGroupCommand.usage(s);
+        DlqCommand.usage(s);
     }
 }
