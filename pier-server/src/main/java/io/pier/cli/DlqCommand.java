@@ -137,6 +137,8 @@ final class DlqCommand {
         private long moved;
         private long skipped;
         private long failed;
+        private long scanned;
+        private long total;
         private long lastDrawn = System.nanoTime();
         private boolean barShown;
 
@@ -169,16 +171,13 @@ final class DlqCommand {
 
         @Override
         public void progress(long scanned, long lettersToScan) {
+            this.scanned = scanned;
+            this.total = lettersToScan;
             long now = System.nanoTime();
             if (terminal) {
                 if (now - lastDrawn >= BAR_EVERY_NANOS || scanned >= lettersToScan) {
                     lastDrawn = now;
-                    int width = 30;
-                    int filled = lettersToScan == 0 ? width : (int) Math.min(width, scanned * width / lettersToScan);
-                    err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + scanned + "/"
-                            + lettersToScan + " " + counts() + "\u001b[K");
-                    err.flush();
-                    barShown = true;
+                    drawBar();
                 }
             } else if (now - lastDrawn >= PLAIN_PROGRESS_EVERY_NANOS) {
                 lastDrawn = now;
@@ -186,11 +185,23 @@ final class DlqCommand {
             }
         }
 
+        private void drawBar() {
+            int width = 30;
+            int filled = total == 0 ? width : (int) Math.min(width, scanned * width / total);
+            err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + scanned + "/" + total + " "
+                    + counts() + "\u001b[K");
+            err.flush();
+            barShown = true;
+        }
+
         String counts() {
             return (dryRun ? "would move " : "moved ") + moved + ", skipped " + skipped + ", failed " + failed;
         }
 
         void finish() {
+            if (terminal && scanned > 0) {
+                drawBar(); // the last state, which the throttle may have skipped
+            }
             if (barShown) {
                 err.println();
                 barShown = false;
