@@ -1,11 +1,12 @@
 package io.pier.share;
 
+import io.pier.state.ShareStateWrite;
 import java.util.List;
 
 /**
  * ARCHIVING records of one share-partition taken for their dead letters (KIP-1191), with the
- * change that archives them. The owner writes one dead letter per record, then persists {@link
- * #change()}'s write and commits it; the records stay ARCHIVING, and are not taken again, until
+ * change that archives them. The owner persists {@link #dying()}, writes one dead letter per
+ * record, then persists {@link #change()}'s write and commits it; the records stay ARCHIVING, and are not taken again, until
  * it commits or rolls back.
  */
 public final class DeadLetterBatch {
@@ -31,10 +32,22 @@ public final class DeadLetterBatch {
 
     private final List<Letter> letters;
     private final PendingChange change;
+    private final ShareStateWrite dying;
 
-    DeadLetterBatch(List<Letter> letters, PendingChange change) {
+    DeadLetterBatch(List<Letter> letters, PendingChange change, ShareStateWrite dying) {
         this.letters = List.copyOf(letters);
         this.change = change;
+        this.dying = dying;
+    }
+
+    /**
+     * The records as ARCHIVING, to persist before their letters are written: a record can die
+     * without a write of its own (its lock expired, whose write may still be on its way, or a fetch
+     * found it over a lowered limit), and a letter must never be in the queue while a restart would
+     * bring its record back alive and let it die, and be lettered, a second time.
+     */
+    public ShareStateWrite dying() {
+        return dying;
     }
 
     /** The dead records, by ascending offset. */

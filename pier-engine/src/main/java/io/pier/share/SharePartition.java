@@ -482,6 +482,26 @@ public final class SharePartition {
     }
 
     /**
+     * The ARCHIVING records that were ARCHIVING when the state was loaded (their letters marked
+     * recovered), taken or not: after a crash their dead letters may be in the queue already.
+     */
+    public List<DeadLetterBatch.Letter> deadLettersLoaded() {
+        List<DeadLetterBatch.Letter> out = new ArrayList<>();
+        if (window.count(RecordState.ARCHIVING) == 0) {
+            return out;
+        }
+        int limit = config.get().deliveryCountLimit();
+        for (long o = window.startOffset(); o < window.endExclusive(); o++) {
+            if (window.state(o) == RecordState.ARCHIVING && window.deathCause(o) == null) {
+                short count = window.deliveryCount(o);
+                out.add(new DeadLetterBatch.Letter(o, count,
+                        count < limit ? DeadLetterBatch.Reason.REJECTED : DeadLetterBatch.Reason.DELIVERY_LIMIT, true));
+            }
+        }
+        return out;
+    }
+
+    /**
      * Takes up to {@code max} ARCHIVING records not already taken, lowest offsets first, for their
      * dead letters; empty if there are none. A record loaded ARCHIVING does not remember why it
      * died: at the delivery limit it counts as having reached it, else as rejected.
@@ -494,6 +514,7 @@ public final class SharePartition {
         List<DeadLetterBatch.Letter> letters = new ArrayList<>();
         PendingChange change = new PendingChange(this);
         StateWriteBuilder write = new StateWriteBuilder();
+        StateWriteBuilder dying = new StateWriteBuilder();
         for (long o = window.startOffset(); o < window.endExclusive() && letters.size() < max; o++) {
             if (window.state(o) != RecordState.ARCHIVING || window.pending(o) != null) {
                 continue;
@@ -506,12 +527,14 @@ public final class SharePartition {
             window.markPending(o, change, RecordState.ARCHIVED);
             change.add(o, ChangeCause.DEAD_LETTERED);
             write.add(o, RecordState.ARCHIVED, count);
+            dying.add(o, RecordState.ARCHIVING, count);
         }
         if (letters.isEmpty()) {
             return Optional.empty();
         }
         change.write(new ShareStateWrite(key, stateEpoch, startOffset(), write.build()));
-        return Optional.of(new DeadLetterBatch(letters, change));
+        return Optional.of(new DeadLetterBatch(letters, change,
+                new ShareStateWrite(key, stateEpoch, startOffset(), dying.build())));
     }
 
     /**

@@ -104,6 +104,7 @@ class SharePartitionDeadLetterTest {
         sp = SharePartition.load(KEY, stored, () -> config);
 
         assertThat(sp.startOffset()).isZero();
+        assertThat(sp.deadLettersLoaded()).extracting(DeadLetterBatch.Letter::offset).containsExactly(0L, 2L);
         assertThat(sp.takeDeadLetters(10).orElseThrow().letters()).containsExactly(
                 new DeadLetterBatch.Letter(0, (short) 1, DeadLetterBatch.Reason.REJECTED, true),
                 new DeadLetterBatch.Letter(2, (short) 3, DeadLetterBatch.Reason.DELIVERY_LIMIT, true));

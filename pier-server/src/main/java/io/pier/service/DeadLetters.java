@@ -34,17 +34,24 @@ import org.slf4j.LoggerFactory;
  * becomes ARCHIVED only once that is durable.
  *
  * <pre>
- *   ARCHIVING (durable) --take--&gt; read the originals --&gt; append the letters to the DLQ (durable)
- *        --&gt; persist ARCHIVED --&gt; commit on the shard: the start offset moves on
+ *   ARCHIVING --take--&gt; persist ARCHIVING --&gt; read the originals --&gt; append the letters to the
+ *        DLQ (durable) --&gt; persist ARCHIVED --&gt; commit on the shard: the start offset moves on
  * </pre>
+ *
+ * <p>A REJECT is ARCHIVING on disk before its client hears of it, but a record whose lock expired,
+ * or that a fetch found over a lowered limit, dies in memory first; so every batch makes its
+ * records' ARCHIVING durable before any letter of theirs can be in the queue.
  *
  * <p><b>Exactly one letter.</b> Each share-partition has at most one batch of letters in flight,
  * appended (as record batches of at most {@link #CHUNK_BYTES}, one after the other) to one
- * partition of the queue: the source partition's number, modulo the queue's partitions. So after
- * a crash only the share-partition's trailing record batches in that partition can hold letters
- * of records still ARCHIVING: before writing letters of records loaded ARCHIVING, those batches
- * are looked up (reading the queue's partition backwards from its end) and the letters they hold
- * are not written again.
+ * partition of the queue: the source partition's number, modulo the queue's partitions. A letter
+ * is in the queue but its record not yet ARCHIVED only for records still ARCHIVING, and every
+ * batch of the share-partition written before those was recorded ARCHIVED. So once after each
+ * load, when records were loaded ARCHIVING, the share-partition's trailing record batches in that
+ * partition whose letters all belong to such records are looked up (reading backwards from the
+ * end, up to the first batch holding any other letter), and those letters are not written again;
+ * nor are letters appended before an ARCHIVED write that failed (the records stay ARCHIVING and
+ * are taken again). After several crashes in a row the trailing batches span them all.
  *
  * <p>When the queue cannot be written (no such topic, not enabled for groups, the append fails),
  * the records are archived anyway, as in Kafka; the failure is counted and logged once per cause.
@@ -86,23 +93,43 @@ final class DeadLetters {
     }
 
     /** Where one share-partition's letters go: a partition of the queue, or why there is none. */
-    private record Target(TopicPartition queue, String unavailable, boolean retryLater) {
-        static Target to(TopicPartition queue) {
-            return new Target(queue, null, false);
+    private record Target(TopicPartition source, TopicPartition queue, String unavailable, boolean retryLater) {
+        static Target to(TopicPartition source, TopicPartition queue) {
+            return new Target(source, queue, null, false);
         }
 
-        static Target none(String why) {
-            return new Target(null, why, false);
+        static Target none(TopicPartition source, String why) {
+            return new Target(source, null, why, false);
         }
 
-        static final Target LATER = new Target(null, null, true);
+        static Target later(TopicPartition source) {
+            return new Target(source, null, null, true);
+        }
+    }
+
+    /**
+     * What one shard knows of one live share-partition's letters: which are in the queue but not
+     * yet recorded ARCHIVED (found there after a restart, or appended before a failed ARCHIVED
+     * write), and whether that was looked up since the share-partition was loaded.
+     */
+    private static final class Lettered {
+        final SharePartition sp;
+        final Set<String> inQueue = new HashSet<>();
+        /** The queue partition the lookup read, null before it; it is redone if the queue changes. */
+        TopicPartition lookedUp;
+        boolean lookingUp;
+        DeadLetterBatch inFlight;
+
+        Lettered(SharePartition sp) {
+            this.sp = sp;
+        }
     }
 
     /** The duty step that writes the dead letters of the share-partitions {@code shard} owns. */
     DutyStep step(Shard shard) {
         return new DutyStep() {
-            /** Share-partitions with a batch of letters in flight, by key; only this shard touches it. */
-            private final Map<SharePartitionKey, DeadLetterBatch> inFlight = new HashMap<>();
+            /** By share-partition key; only this shard touches it. */
+            private final Map<SharePartitionKey, Lettered> known = new HashMap<>();
             private long retryAtMs = Long.MAX_VALUE;
 
             @Override
@@ -112,7 +139,15 @@ final class DeadLetters {
                 }
                 int[] taken = {0};
                 live.forEachLoaded(shard, (partition, sp) -> {
-                    if (sp.deadLettersWaiting() == 0 || inFlight.containsKey(sp.key())) {
+                    if (sp.deadLettersWaiting() == 0) {
+                        return;
+                    }
+                    Lettered l = known.get(sp.key());
+                    if (l == null || l.sp != sp) { // first seen, or loaded again: what it knew is stale
+                        l = new Lettered(sp);
+                        known.put(sp.key(), l);
+                    }
+                    if (l.inFlight != null || l.lookingUp) {
                         return;
                     }
                     Target target = target(sp.key().groupId(), partition.topicPartition());
@@ -120,17 +155,27 @@ final class DeadLetters {
                         retryAtMs = Math.min(retryAtMs, nowMs + CREATE_RETRY_MS);
                         return;
                     }
+                    if (target.queue() != null && !target.queue().equals(l.lookedUp) && lookUp(shard, sp, l, target)) {
+                        return;
+                    }
+                    Lettered lettered = l;
                     sp.takeDeadLetters(MAX_LETTERS).ifPresent(batch -> {
                         taken[0]++;
-                        inFlight.put(sp.key(), batch);
-                        var unused = write(partition, sp, batch, target)
+                        lettered.inFlight = batch;
+                        // ARCHIVING durable first (see DeadLetterBatch.dying), then the letters, then ARCHIVED.
+                        var unused = persister.write(batch.dying())
+                                .thenCompose(v -> write(partition, sp, batch, target, lettered.inQueue))
                                 .thenCompose(written -> persister.write(batch.change().write().orElseThrow())
                                         .thenApply(v -> written))
                                 .whenComplete((written, failure) -> shard.execute(() -> {
-                                    inFlight.remove(sp.key());
+                                    lettered.inFlight = null;
                                     if (failure == null) {
+                                        // The records are ARCHIVED now: their letters' ids go with them.
+                                        batch.letters().forEach(x -> lettered.inQueue.remove(DeadLetterRecords.idOf(x)));
                                         sp.commitDeadLetters(batch, written);
                                     } else {
+                                        // The letters appended stay in inQueue: taken again, they are not
+                                        // appended a second time.
                                         LOG.warn("Archiving the dead records of {} failed; they stay ARCHIVING",
                                                 sp.key(), failure);
                                         sp.rollback(batch.change());
@@ -141,6 +186,8 @@ final class DeadLetters {
                                 }));
                     });
                 });
+                known.entrySet().removeIf(e -> e.getValue().inFlight == null && !e.getValue().lookingUp
+                        && e.getValue().sp.deadLettersWaiting() == 0);
                 return taken[0];
             }
 
@@ -156,32 +203,64 @@ final class DeadLetters {
         };
     }
 
+    /**
+     * Starts looking up which letters of the records {@code sp} loaded ARCHIVING the queue already
+     * holds, if there are any such records; returns whether it did (the share-partition then waits
+     * for the answer, which comes back on the shard).
+     */
+    private boolean lookUp(Shard shard, SharePartition sp, Lettered l, Target target) {
+        Set<String> candidates = new HashSet<>();
+        for (DeadLetterBatch.Letter letter : sp.deadLettersLoaded()) {
+            candidates.add(DeadLetterRecords.idOf(letter));
+        }
+        l.lookedUp = target.queue();
+        if (candidates.isEmpty()) {
+            return false;
+        }
+        l.lookingUp = true;
+        var unused = lettersAlreadyWritten(target.queue(), sp.key().groupId(), target.source(), candidates)
+                .whenComplete((found, failure) -> shard.execute(() -> {
+                    l.lookingUp = false;
+                    if (failure != null) {
+                        l.lookedUp = null; // tried again at the next cycle
+                        LOG.warn("Looking up the dead letters of {} in {} failed", sp.key(), target.queue(), failure);
+                        return;
+                    }
+                    if (!found.isEmpty()) {
+                        LOG.info("{} dead letters of {} are in the queue already (written before a restart); not writing them again",
+                                found.size(), sp.key());
+                    }
+                    l.inQueue.addAll(found);
+                }));
+        return true;
+    }
+
     /** Where the letters of {@code source} for {@code groupId} go now. */
     private Target target(String groupId, TopicPartition source) {
         GroupConfig config = groups.config(groupId);
         String name = config.effectiveDeadLetterTopic();
         if (name == null) {
-            return Target.none("group " + groupId + " has no " + GroupConfig.DEAD_LETTER_TOPIC_NAME + " any more");
+            return Target.none(source, "group " + groupId + " has no " + GroupConfig.DEAD_LETTER_TOPIC_NAME + " any more");
         }
         String prefix = config.brokerConfig().deadLetterTopicPrefix();
         if (!prefix.isEmpty() && !name.startsWith(prefix)) {
             // A name stored under an older prefix: refused when written, as Kafka does.
-            return Target.none("Configured DLQ topic name does not comply with the DLQ topic prefix in share group: "
+            return Target.none(source, "Configured DLQ topic name does not comply with the DLQ topic prefix in share group: "
                     + groupId + ", topic: " + name + ", prefix: " + prefix + ".");
         }
         TopicMetadata topic = topics.topic(name);
         if (topic == null) {
             if (!config.brokerConfig().deadLetterAutoCreateTopics()) {
-                return Target.none("dead-letter topic " + name + " of group " + groupId + " does not exist");
+                return Target.none(source, "dead-letter topic " + name + " of group " + groupId + " does not exist");
             }
             create(name);
-            return Target.LATER;
+            return Target.later(source);
         }
         if (!topics.logConfig(topic).deadLetterGroupEnable()) {
-            return Target.none("dead-letter topic " + name + " of group " + groupId + " does not have "
+            return Target.none(source, "dead-letter topic " + name + " of group " + groupId + " does not have "
                     + LogConfig.DEAD_LETTER_GROUP_ENABLE + "=true");
         }
-        return Target.to(new TopicPartition(name, source.partition() % topic.partitionCount()));
+        return Target.to(source, new TopicPartition(name, source.partition() % topic.partitionCount()));
     }
 
     /** Creates a queue topic (errors.deadletterqueue.auto.create.topics.enable), once at a time. */
@@ -206,7 +285,7 @@ final class DeadLetters {
      * be written).
      */
     private CompletableFuture<Integer> write(Partition partition, SharePartition sp, DeadLetterBatch batch,
-            Target target) {
+            Target target, Set<String> inQueue) {
         String groupId = sp.key().groupId();
         if (target.queue() == null) {
             logOnce(target.unavailable() + "; its dead records are archived without a dead letter");
@@ -214,35 +293,29 @@ final class DeadLetters {
         }
         boolean copy = groups.config(groupId).effectiveDeadLetterCopyRecord();
         TopicPartition source = partition.topicPartition();
-        List<SimpleRecord> letters;
+        List<SimpleRecord> missing = new ArrayList<>();
+        List<String> missingIds = new ArrayList<>();
         try {
-            letters = letters(partition.log(), groupId, source, batch, copy, clock.wallMs());
+            List<SimpleRecord> letters = letters(partition.log(), groupId, source, batch, copy, clock.wallMs());
+            for (int i = 0; i < letters.size(); i++) {
+                String id = DeadLetterRecords.idOf(batch.letters().get(i));
+                if (!inQueue.contains(id)) {
+                    missing.add(letters.get(i));
+                    missingIds.add(id);
+                }
+            }
         } catch (IOException e) {
             LOG.warn("Reading the dead records of {} failed; archiving them without a dead letter", sp.key(), e);
             return CompletableFuture.completedFuture(0);
         }
-        Set<String> recovered = new HashSet<>();
-        for (DeadLetterBatch.Letter letter : batch.letters()) {
-            if (letter.recovered()) {
-                recovered.add(DeadLetterRecords.idOf(letter));
+        int alreadyThere = batch.letters().size() - missing.size();
+        Shard shard = partition.shard();
+        return appendInChunks(target.queue(), missing, 0, alreadyThere).thenApply(written -> {
+            if (written == batch.letters().size()) {
+                // Appended: if the ARCHIVED write fails, the records are taken again but not re-lettered.
+                shard.execute(() -> inQueue.addAll(missingIds));
             }
-        }
-        CompletableFuture<Set<String>> already = recovered.isEmpty()
-                ? CompletableFuture.completedFuture(Set.of())
-                : lettersAlreadyWritten(target.queue(), groupId, source, recovered);
-        return already.thenCompose(present -> {
-            List<SimpleRecord> missing = new ArrayList<>();
-            for (int i = 0; i < letters.size(); i++) {
-                if (!present.contains(DeadLetterRecords.idOf(batch.letters().get(i)))) {
-                    missing.add(letters.get(i));
-                }
-            }
-            int alreadyThere = letters.size() - missing.size();
-            if (alreadyThere > 0) {
-                LOG.info("{} dead letters of {} were written before a restart; not writing them again",
-                        alreadyThere, sp.key());
-            }
-            return appendInChunks(target.queue(), missing, 0, alreadyThere);
+            return written;
         });
     }
 
