@@ -11,8 +11,10 @@ import io.pier.state.ClusterMetadataStore;
 import io.pier.log.FileIO;
 import io.pier.state.DurableOffsetStore;
 import io.pier.state.DurableTransactionStore;
-import io.pier.state.ShareStateStore;
+import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
+import io.pier.state.ShareState;
+import io.pier.state.ShareStateStore;
 import io.pier.state.TopicMetadata;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -74,6 +76,7 @@ public final class BrokerServices implements AutoCloseable {
     private final ShareSessions shareSessions;
     private final ShareService shares;
     private final ShareOffsets shareOffsets;
+    private final ShareStateStore store;
     private final ProducerIdAllocator producerIds;
     private final Deque<AgentSlot> slots = new ArrayDeque<>();
 
@@ -120,7 +123,7 @@ public final class BrokerServices implements AutoCloseable {
         polls = new Polls(partitions, metrics == null ? LongPoll.Answers.NONE
                 : (api, outcome) -> metrics.onLongPollAnswer(api, outcome.label()));
         // Release backoffs are kept in wall-clock time on disk, monotonic time in the engine.
-        ShareStateStore store = new BackoffClockStore(shareState, clock);
+        store = new BackoffClockStore(shareState, clock);
         shareGroups = new ShareGroups(partitions, topics, settings.shareConfig(),
                 ConsumerGroupBrokerConfig.fromProperties(settings.raw()), store);
         consumerGroups = new ConsumerGroups(partitions, topics, shareGroups, offsetStore, clock, settings.raw());
@@ -168,7 +171,25 @@ public final class BrokerServices implements AutoCloseable {
 
     /** Opens (recovering) every partition log; completes when all serve, or with the first failure. */
     public CompletableFuture<Void> open() {
-        return topics.openAll();
+        return topics.openAll().thenRun(this::resumeDeadLetters);
+    }
+
+    /**
+     * Loads every share-partition whose stored state holds records waiting for their dead letter
+     * (ARCHIVING), so their letters are written after a restart without waiting for a consumer to
+     * fetch there.
+     */
+    private void resumeDeadLetters() {
+        for (SharePartitionKey key : store.keys()) {
+            ShareState state = store.serves(key) ? store.read(key) : null;
+            if (state == null || state.batches().stream().noneMatch(b -> b.state() == PersistedBatch.ARCHIVING)) {
+                continue;
+            }
+            TopicMetadata topic = topics.topic(key.topicId());
+            if (topic != null && key.partition() < topic.partitionCount()) {
+                shares.preload(new TopicPartition(topic.name(), key.partition()), key);
+            }
+        }
     }
 
     /** A share session ended: what its member still holds goes back to the others at once. */

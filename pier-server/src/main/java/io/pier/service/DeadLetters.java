@@ -393,57 +393,14 @@ final class DeadLetters {
         return null;
     }
 
-    /**
-     * Which of {@code candidates} (offset:deliveryCount of records loaded ARCHIVING) the queue
-     * partition already holds for {@code source} and {@code groupId}, on the queue partition's
-     * shard. Reading backwards from the end, the share-partition's trailing batches whose letters
-     * are all candidates are the ones written just before the crash; the first batch of it holding
-     * any other letter was recorded ARCHIVED before, so the search stops there (or at the log start).
-     */
+    /** {@link DeadLetterLookup#inQueue}, on the queue partition's shard. */
     private CompletableFuture<Set<String>> lettersAlreadyWritten(TopicPartition queue, String groupId,
             TopicPartition source, Set<String> candidates) {
         Partition p = logs.partition(queue);
         if (p == null) {
             return CompletableFuture.completedFuture(Set.of());
         }
-        return p.shard().call(() -> {
-            PartitionLog log = p.log();
-            Set<String> found = new HashSet<>();
-            long end = log.logEndOffset();
-            long step = 1_000;
-            while (end > log.logStartOffset()) {
-                long from = Math.max(log.logStartOffset(), end - step);
-                // This stretch's batches of the share-partition, in log order.
-                List<Set<String>> ours = new ArrayList<>();
-                long position = from;
-                while (position < end) {
-                    MemoryRecords read = log.read(position, READ_BYTES, true).records();
-                    if (read.sizeInBytes() == 0) {
-                        break;
-                    }
-                    for (RecordBatch b : read.batches()) {
-                        if (b.baseOffset() >= end) {
-                            position = end;
-                            break;
-                        }
-                        Set<String> letters = DeadLetterRecords.lettersOf(b, groupId, source);
-                        if (!letters.isEmpty()) {
-                            ours.add(letters);
-                        }
-                        position = b.nextOffset();
-                    }
-                }
-                for (int i = ours.size() - 1; i >= 0; i--) {
-                    if (!candidates.containsAll(ours.get(i))) {
-                        return found;
-                    }
-                    found.addAll(ours.get(i));
-                }
-                end = from;
-                step = Math.min(step * 2, 1_000_000);
-            }
-            return found;
-        });
+        return p.shard().call(() -> DeadLetterLookup.inQueue(p.log(), groupId, source, candidates));
     }
 
     private void logOnce(String cause) {

@@ -116,7 +116,7 @@ class DeadLetterCrashWindowIT {
 
         try (StderrTee log = StderrTee.start();
                 Pier again = Pier.builder().dataDir(dataDir).port(port).start()) {
-            awaitStartOffset(again.bootstrapServers(), 3);
+            awaitStartOffset(again.bootstrapServers(), 3, false);
             List<Map<String, String>> letters = readQueue(again.bootstrapServers());
             assertThat(letters).as("letters in %s", QUEUE).hasSize(1);
             assertThat(letters.get(0))
@@ -197,8 +197,10 @@ class DeadLetterCrashWindowIT {
         FaultyDisk disk2 = new FaultyDisk();
         FillOnQueueWrite io2 = new FillOnQueueWrite(disk2, queueDir, dataDir.resolve("share-state"));
         CountDownLatch stopped2 = new CountDownLatch(1);
+        // Teed from before the start: the broker resumes X's letter by itself as soon as it is up.
+        StderrTee log = StderrTee.start();
         Pier second = Pier.builder().dataDir(dataDir).port(port).fileIO(io2).onFatal(stopped2::countDown).start();
-        try (StderrTee log = StderrTee.start()) {
+        try (log) {
             io2.arm();
             // A fetch finds Y spent: it dies, and goes with X into one batch of letters.
             try (KafkaShareConsumer<String, String> c = shareConsumer(second.bootstrapServers())) {
@@ -276,11 +278,20 @@ class DeadLetterCrashWindowIT {
      * it is fetched from) until the group's start offset is {@code expected}; nothing is delivered.
      */
     private static void awaitStartOffset(String bootstrap, long expected) throws Exception {
+        awaitStartOffset(bootstrap, expected, true);
+    }
+
+    /** With {@code fetching} false no consumer fetches meanwhile: the broker resumes dead letters by itself. */
+    private static void awaitStartOffset(String bootstrap, long expected, boolean fetching) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap));
                 KafkaShareConsumer<String, String> consumer = shareConsumer(bootstrap)) {
-            consumer.subscribe(Set.of(TOPIC));
+            if (fetching) {
+                consumer.subscribe(Set.of(TOPIC));
+            }
             await("start offset " + expected).atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-                assertThat(consumer.poll(Duration.ofMillis(100))).as("nothing left to deliver").isEmpty();
+                if (fetching) {
+                    assertThat(consumer.poll(Duration.ofMillis(100))).as("nothing left to deliver").isEmpty();
+                }
                 Map<TopicPartition, SharePartitionOffsetInfo> info = admin
                         .listShareGroupOffsets(Map.of(GROUP, new ListShareGroupOffsetsSpec()))
                         .partitionsToOffsetInfo(GROUP).get();
