@@ -1,6 +1,8 @@
 package io.pier.service;
 
+import io.pier.log.PartitionLog;
 import io.pier.share.DeadLetterBatch;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -31,6 +33,9 @@ final class DeadLetterRecords {
     static final String DELIVERY_COUNT = "__dlq.errors.delivery.count";
     static final String MESSAGE = "__dlq.errors.message";
 
+    /** How much of a source log one read brings in while collecting originals. */
+    private static final int READ_BYTES = 1 << 20;
+
     private DeadLetterRecords() {}
 
     /**
@@ -59,6 +64,43 @@ final class DeadLetterRecords {
             return new SimpleRecord(nowMs, (byte[]) null, null, all);
         }
         return new SimpleRecord(nowMs, copy(original.key()), copy(original.value()), all);
+    }
+
+    /** One letter per record of the batch, with the originals read from the source log when copied. */
+    static List<SimpleRecord> letters(PartitionLog log, String groupId, TopicPartition source,
+            DeadLetterBatch batch, boolean copy, long nowMs) throws IOException {
+        List<SimpleRecord> out = new ArrayList<>(batch.letters().size());
+        MemoryRecords read = MemoryRecords.EMPTY;
+        for (DeadLetterBatch.Letter letter : batch.letters()) {
+            Record original = null;
+            if (copy && letter.offset() >= log.logStartOffset()) {
+                original = find(read, letter.offset());
+                if (original == null) {
+                    read = log.read(letter.offset(), READ_BYTES, true).records();
+                    original = find(read, letter.offset());
+                }
+            }
+            out.add(letter(groupId, source, letter, original, nowMs));
+        }
+        return out;
+    }
+
+    private static Record find(MemoryRecords records, long offset) {
+        for (RecordBatch b : records.batches()) {
+            if (b.lastOffset() < offset) {
+                continue;
+            }
+            if (b.baseOffset() > offset) {
+                return null;
+            }
+            for (Record r : b) {
+                if (r.offset() == offset) {
+                    return r;
+                }
+            }
+            return null;
+        }
+        return null;
     }
 
     /** The letters as one batch of records, so that they are appended (and found again) together. */

@@ -3,7 +3,6 @@ package io.pier.service;
 import io.pier.common.Clock;
 import io.pier.group.GroupConfig;
 import io.pier.log.LogConfig;
-import io.pier.log.PartitionLog;
 import io.pier.share.DeadLetterBatch;
 import io.pier.share.SharePartition;
 import io.pier.state.SharePartitionKey;
@@ -21,9 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,8 +56,6 @@ final class DeadLetters {
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetters.class);
     /** Letters one batch carries at most. */
     private static final int MAX_LETTERS = 500;
-    /** How much of a source log one read brings in while collecting originals. */
-    private static final int READ_BYTES = 1 << 20;
     /** Letters per record batch appended, at most about this many bytes (at least one letter). */
     private static final long CHUNK_BYTES = 512 * 1024;
     /** How long to wait before looking again for a queue topic being created. */
@@ -296,7 +290,8 @@ final class DeadLetters {
         List<SimpleRecord> missing = new ArrayList<>();
         List<String> missingIds = new ArrayList<>();
         try {
-            List<SimpleRecord> letters = letters(partition.log(), groupId, source, batch, copy, clock.wallMs());
+            List<SimpleRecord> letters = DeadLetterRecords.letters(partition.log(), groupId, source, batch, copy,
+                    clock.wallMs());
             for (int i = 0; i < letters.size(); i++) {
                 String id = DeadLetterRecords.idOf(batch.letters().get(i));
                 if (!inQueue.contains(id)) {
@@ -354,43 +349,6 @@ final class DeadLetters {
             n += h.key().length() + (h.value() == null ? 0 : h.value().length) + 8;
         }
         return n;
-    }
-
-    /** One letter per record of the batch, with the originals read from the source log when copied. */
-    private static List<SimpleRecord> letters(PartitionLog log, String groupId, TopicPartition source,
-            DeadLetterBatch batch, boolean copy, long nowMs) throws IOException {
-        List<SimpleRecord> out = new ArrayList<>(batch.letters().size());
-        MemoryRecords read = MemoryRecords.EMPTY;
-        for (DeadLetterBatch.Letter letter : batch.letters()) {
-            Record original = null;
-            if (copy && letter.offset() >= log.logStartOffset()) {
-                original = find(read, letter.offset());
-                if (original == null) {
-                    read = log.read(letter.offset(), READ_BYTES, true).records();
-                    original = find(read, letter.offset());
-                }
-            }
-            out.add(DeadLetterRecords.letter(groupId, source, letter, original, nowMs));
-        }
-        return out;
-    }
-
-    private static Record find(MemoryRecords records, long offset) {
-        for (RecordBatch b : records.batches()) {
-            if (b.lastOffset() < offset) {
-                continue;
-            }
-            if (b.baseOffset() > offset) {
-                return null;
-            }
-            for (Record r : b) {
-                if (r.offset() == offset) {
-                    return r;
-                }
-            }
-            return null;
-        }
-        return null;
     }
 
     /** {@link DeadLetterLookup#inQueue}, on the queue partition's shard. */
