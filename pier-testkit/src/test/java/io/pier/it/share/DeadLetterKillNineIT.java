@@ -66,7 +66,7 @@ import org.junit.jupiter.api.io.TempDir;
  * only if it died at the limit because crashes used up its deliveries. Each letter names its record
  * and copies its key and value.
  *
- * <p>{@code -Dpier.dlqkill.cycles=N} (8 by default, the {@code soak} profile sets 60),
+ * <p>{@code -Dpier.dlqkill.cycles=N} (4 by default, the {@code soak} profile sets 60),
  * {@code -Dpier.dlqkill.records=N} and {@code -Dpier.dlqkill.seed=N} control the run; the seed is
  * printed.
  */
@@ -125,8 +125,8 @@ class DeadLetterKillNineIT {
 
     @Test
     void shouldWriteExactlyOneDeadLetterPerDeadRecordAcrossKillNine() throws Exception {
-        int cycles = Integer.getInteger("pier.dlqkill.cycles", 8);
-        int records = Math.max(Integer.getInteger("pier.dlqkill.records", 4000), 200 * cycles);
+        int cycles = Integer.getInteger("pier.dlqkill.cycles", 4);
+        int records = Math.max(Integer.getInteger("pier.dlqkill.records", 2000), 200 * cycles);
         seed = Long.getLong("pier.dlqkill.seed", System.nanoTime());
         System.out.printf("DeadLetterKillNineIT seed %d, %d cycles, %d records%n", seed, cycles, records);
         Random random = new Random(seed);

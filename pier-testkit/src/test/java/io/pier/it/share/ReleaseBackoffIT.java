@@ -70,7 +70,7 @@ class ReleaseBackoffIT {
 
     @Test
     void backoffSurvivesARestart() throws Exception {
-        long delayMs = 8_000;
+        long delayMs = 5_000;
         clients.createTopicReadFromEarliest("backoff-restart", 1, "g-backoff-restart",
                 "pier.share.release.backoff.initial.ms", Long.toString(delayMs));
         clients.produceEach("backoff-restart", 0, "v", 1);
