@@ -2,11 +2,8 @@ package io.pier.log;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
@@ -115,28 +112,12 @@ public final class FaultyDisk implements FileIO {
     }
 
     /** A real channel whose writes fail once its disk, or its folder, is full. */
-    private final class Channel extends FileChannel {
+    private final class Channel extends ForwardingFileChannel {
         private final Path path;
-        private final FileChannel real;
 
         Channel(Path path, FileChannel real) {
+            super(real);
             this.path = path;
-            this.real = real;
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            return real.read(dst);
-        }
-
-        @Override
-        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-            return real.read(dsts, offset, length);
-        }
-
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-            return real.read(dst, position);
         }
 
         @Override
@@ -158,61 +139,9 @@ public final class FaultyDisk implements FileIO {
         }
 
         @Override
-        public long position() throws IOException {
-            return real.position();
-        }
-
-        @Override
-        public FileChannel position(long newPosition) throws IOException {
-            real.position(newPosition);
-            return this;
-        }
-
-        @Override
-        public long size() throws IOException {
-            return real.size();
-        }
-
-        @Override
-        public FileChannel truncate(long size) throws IOException {
-            real.truncate(size);
-            return this;
-        }
-
-        @Override
-        public void force(boolean metaData) throws IOException {
-            real.force(metaData);
-        }
-
-        @Override
-        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-            return real.transferTo(position, count, target);
-        }
-
-        @Override
         public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
             refuseIfFull(path);
             return real.transferFrom(src, position, count);
-        }
-
-        @Override
-        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
-            return real.map(mode, position, size);
-        }
-
-        @Override
-        public FileLock lock(long position, long size, boolean shared) throws IOException {
-            return real.lock(position, size, shared);
-        }
-
-        @Override
-        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-            return real.tryLock(position, size, shared);
-        }
-
-        @Override
-        protected void implCloseChannel() throws IOException {
-            real.close();
         }
     }
 }

@@ -1,25 +1,17 @@
 package io.pier.dlq;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -29,10 +21,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -75,7 +65,7 @@ public final class DeadLetterRedrive {
     private final long maxRecords;
     private final boolean dryRun;
     private final RedriveListener listener;
-    private final String progressTopic;
+    private final RedriveProgress progressStore;
     private final String transactionalId;
     private final int lettersPerTransaction;
     private final Duration timeout;
@@ -89,7 +79,7 @@ public final class DeadLetterRedrive {
         this.maxRecords = b.maxRecords;
         this.dryRun = b.dryRun;
         this.listener = b.listener;
-        this.progressTopic = b.progressTopic;
+        this.progressStore = new RedriveProgress(b.progressTopic, b.dlqTopic, b.timeout);
         this.transactionalId = b.transactionalId != null ? b.transactionalId : TRANSACTIONAL_ID_PREFIX + b.dlqTopic;
         this.lettersPerTransaction = b.lettersPerTransaction;
         this.timeout = b.timeout;
@@ -242,12 +232,12 @@ public final class DeadLetterRedrive {
             KafkaProducer<byte[], byte[]> producer = null;
             try {
                 if (!dryRun) {
-                    ensureProgressTopic(admin, topics);
+                    progressStore.ensureTopic(admin, topics);
                     producer = producer(base);
                     // Aborts what a crashed run with this id left open, and fences it if it still runs.
                     producer.initTransactions();
                 }
-                Map<String, Long> progress = readProgress(admin, topics, base);
+                Map<String, Long> progress = progressStore.read(admin, topics, base);
                 try (KafkaConsumer<byte[], byte[]> letters = letterConsumer(base);
                         SourceReader sources = new SourceReader(base, topics, timeout)) {
                     return new Pass(topics, producer, progress, letters, sources, dlqPartitions, toPartitions).run();
@@ -304,7 +294,7 @@ public final class DeadLetterRedrive {
             for (TopicPartition tp : partitions) {
                 long from = begin.get(tp);
                 if (group != null) {
-                    from = Math.max(from, progress.getOrDefault(progressKey(tp.partition(), group), 0L));
+                    from = Math.max(from, progress.getOrDefault(RedriveProgress.key(tp.partition(), group), 0L));
                 }
                 start.put(tp, from);
                 total += Math.max(0, end.get(tp) - from);
@@ -361,7 +351,7 @@ public final class DeadLetterRedrive {
                 chunk.outcomes.add(outcome(RedriveOutcome.Status.SKIPPED_OTHER_GROUP, l, false, null, -1, null));
                 return;
             }
-            String key = progressKey(dlq.partition(), l.group() == null ? "" : l.group());
+            String key = RedriveProgress.key(dlq.partition(), l.group() == null ? "" : l.group());
             long next = chunk.progress.getOrDefault(key, progress.getOrDefault(key, 0L));
             if (r.offset() < next) {
                 chunk.outcomes.add(outcome(RedriveOutcome.Status.SKIPPED_ALREADY_MOVED, l, false, null, -1, null));
@@ -433,9 +423,7 @@ public final class DeadLetterRedrive {
                     }
                     List<Future<RecordMetadata>> marks = new ArrayList<>();
                     for (Map.Entry<String, Long> e : chunk.progress.entrySet()) {
-                        marks.add(producer.send(new ProducerRecord<>(progressTopic,
-                                (dlqTopic + ":" + e.getKey()).getBytes(StandardCharsets.UTF_8),
-                                Long.toString(e.getValue()).getBytes(StandardCharsets.UTF_8))));
+                        marks.add(producer.send(progressStore.mark(e.getKey(), e.getValue())));
                     }
                     producer.commitTransaction(); // fails if any of the sends above failed
                     for (int i = 0; i < sent.size(); i++) {
@@ -501,126 +489,6 @@ public final class DeadLetterRedrive {
         final List<Integer> recordOutcome = new ArrayList<>();
         final List<RedriveOutcome> outcomes = new ArrayList<>();
         final Map<String, Long> progress = new LinkedHashMap<>();
-    }
-
-    private static String progressKey(int dlqPartition, String group) {
-        return dlqPartition + ":" + group;
-    }
-
-    private void ensureProgressTopic(Admin admin, Topics topics) {
-        if (topics.partitions(progressTopic) >= 0) {
-            return;
-        }
-        NewTopic topic = new NewTopic(progressTopic, Optional.of(1), Optional.empty())
-                .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
-        try {
-            admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new RedriveException("cannot create the progress topic " + progressTopic + ": "
-                        + e.getCause().getMessage(), e.getCause());
-            }
-        } catch (TimeoutException e) {
-            throw new RedriveException("no answer creating the progress topic " + progressTopic + " within "
-                    + timeout.toMillis() + " ms", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RedriveException("interrupted", e);
-        }
-        topics.created(progressTopic, 1);
-    }
-
-    /**
-     * The committed progress of this dead-letter topic: read_committed from the start of the
-     * progress topic up to its high watermark as it is now, so a transaction still open there
-     * (another redrive's) is waited for rather than read past.
-     */
-    private Map<String, Long> readProgress(Admin admin, Topics topics, Properties base) {
-        Map<String, Long> out = new HashMap<>();
-        int n = topics.partitions(progressTopic);
-        if (n < 0) {
-            return out; // a dry run before any redrive
-        }
-        List<TopicPartition> partitions = new ArrayList<>();
-        Map<TopicPartition, OffsetSpec> specs = new HashMap<>();
-        for (int p = 0; p < n; p++) {
-            TopicPartition tp = new TopicPartition(progressTopic, p);
-            partitions.add(tp);
-            specs.put(tp, OffsetSpec.latest());
-        }
-        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> highWatermarks;
-        try {
-            highWatermarks = admin.listOffsets(specs).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new RedriveException("cannot read the progress topic " + progressTopic + ": "
-                    + e.getCause().getMessage(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new RedriveException("no answer listing the offsets of " + progressTopic + " within "
-                    + timeout.toMillis() + " ms", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RedriveException("interrupted", e);
-        }
-        String prefix = dlqTopic + ":";
-        Properties p = new Properties();
-        p.putAll(base);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "pier-dlq-redrive-progress");
-        // Another redrive's transaction may be open on the progress topic; it ends within its timeout.
-        long waitNanos = timeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(transactionTimeoutMs(base));
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
-                new ByteArrayDeserializer())) {
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            long deadline = System.nanoTime() + waitNanos;
-            while (!caughtUp(consumer, partitions, highWatermarks)) {
-                if (System.nanoTime() > deadline) {
-                    throw new RedriveException("the progress topic " + progressTopic + " has a transaction open for"
-                            + " longer than " + TimeUnit.NANOSECONDS.toMillis(waitNanos)
-                            + " ms (another redrive running?); try again later");
-                }
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    if (r.key() == null) {
-                        continue;
-                    }
-                    String key = new String(r.key(), StandardCharsets.UTF_8);
-                    if (!key.startsWith(prefix)) {
-                        continue;
-                    }
-                    String rest = key.substring(prefix.length());
-                    if (r.value() == null) {
-                        out.remove(rest);
-                    } else {
-                        try {
-                            out.put(rest, Long.parseLong(new String(r.value(), StandardCharsets.UTF_8).trim()));
-                        } catch (NumberFormatException e) {
-                            throw new RedriveException("unreadable progress record at " + r.topic() + "-"
-                                    + r.partition() + "@" + r.offset() + " for " + key, e);
-                        }
-                    }
-                }
-            }
-        }
-        return out;
-    }
-
-    private boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, List<TopicPartition> partitions,
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> highWatermarks) {
-        for (TopicPartition tp : partitions) {
-            if (consumer.position(tp, timeout) < highWatermarks.get(tp).offset()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static final int DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
-
-    private static long transactionTimeoutMs(Properties base) {
-        Object set = base.get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
-        return set == null ? DEFAULT_TRANSACTION_TIMEOUT_MS : Long.parseLong(set.toString().trim());
     }
 
     private KafkaProducer<byte[], byte[]> producer(Properties base) {

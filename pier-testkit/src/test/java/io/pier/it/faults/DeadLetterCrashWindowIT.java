@@ -4,15 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pier.log.FaultyDisk;
+import io.pier.log.ForwardingFileChannel;
 import io.pier.log.FileIO;
 import io.pier.server.Pier;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -411,26 +409,9 @@ class DeadLetterCrashWindowIT {
         }
 
         /** A channel that reports its writes, after they are done. */
-        private final class Watched extends FileChannel {
-            private final FileChannel real;
-
+        private final class Watched extends ForwardingFileChannel {
             Watched(FileChannel real) {
-                this.real = real;
-            }
-
-            @Override
-            public int read(ByteBuffer dst) throws IOException {
-                return real.read(dst);
-            }
-
-            @Override
-            public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-                return real.read(dsts, offset, length);
-            }
-
-            @Override
-            public int read(ByteBuffer dst, long position) throws IOException {
-                return real.read(dst, position);
+                super(real);
             }
 
             @Override
@@ -461,62 +442,10 @@ class DeadLetterCrashWindowIT {
             }
 
             @Override
-            public long position() throws IOException {
-                return real.position();
-            }
-
-            @Override
-            public FileChannel position(long newPosition) throws IOException {
-                real.position(newPosition);
-                return this;
-            }
-
-            @Override
-            public long size() throws IOException {
-                return real.size();
-            }
-
-            @Override
-            public FileChannel truncate(long size) throws IOException {
-                real.truncate(size);
-                return this;
-            }
-
-            @Override
-            public void force(boolean metaData) throws IOException {
-                real.force(metaData);
-            }
-
-            @Override
-            public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-                return real.transferTo(position, count, target);
-            }
-
-            @Override
             public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
                 long n = real.transferFrom(src, position, count);
                 wrote(true);
                 return n;
-            }
-
-            @Override
-            public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
-                return real.map(mode, position, size);
-            }
-
-            @Override
-            public FileLock lock(long position, long size, boolean shared) throws IOException {
-                return real.lock(position, size, shared);
-            }
-
-            @Override
-            public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-                return real.tryLock(position, size, shared);
-            }
-
-            @Override
-            protected void implCloseChannel() throws IOException {
-                real.close();
             }
         }
     }
