@@ -180,6 +180,7 @@ public final class BrokerServices implements AutoCloseable {
      * fetch there.
      */
     private void resumeDeadLetters() {
+        // A gateway node serves no state partition yet when its logs open, and writes no dead letters.
         for (SharePartitionKey key : store.keys()) {
             ShareState state = store.serves(key) ? store.read(key) : null;
             if (state == null || state.batches().stream().noneMatch(b -> b.state() == PersistedBatch.ARCHIVING)) {
