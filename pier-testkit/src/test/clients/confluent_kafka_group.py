@@ -1,7 +1,8 @@
 """confluent-kafka (librdkafka) consumer group against a broker: two members of one group
 subscribe to a 4-partition topic and share its partitions, consume every record once, commit
-synchronously, and close; a third member of the group then gets all four partitions and finds
-nothing left to read.
+synchronously, and close; a third member of the group then gets all four partitions and reads from
+the committed offsets: the first records it gets are one marker per partition, produced after it
+joined.
 
 Usage: confluent_kafka_group.py BOOTSTRAP TOPIC COUNT
 Prints one JSON line; exits non-zero on the first failure.
@@ -30,15 +31,23 @@ def main():
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for f in admin.create_topics([NewTopic(topic, PARTITIONS, 1)], operation_timeout=10).values():
         f.result(30)
+    members = [member(bootstrap, group), member(bootstrap, group)]
+    for m in members:
+        m.subscribe([topic])
+    # The records come once both members share the partitions, so each has some to read.
+    deadline = time.time() + 60
+    while not all(len(m.assignment()) == PARTITIONS // 2 for m in members) and time.time() < deadline:
+        for m in members:
+            for msg in m.consume(num_messages=100, timeout=0.1):
+                if msg.error():
+                    raise AssertionError("consume error %s" % msg.error())
+                raise AssertionError("a record before any was produced: %r" % msg.key())
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     for i in range(count):
         producer.produce(topic, key=common.key(i), value=common.value(i), partition=i % PARTITIONS)
     if producer.flush(60):
         raise AssertionError("records left undelivered")
 
-    members = [member(bootstrap, group), member(bootstrap, group)]
-    for m in members:
-        m.subscribe([topic])
     seen = {}
     owners = [set(), set()]
     deadline = time.time() + 90
@@ -57,14 +66,38 @@ def main():
     for m in members:
         m.close()
 
+    # The late member gets every partition; once it has, one marker record goes to each. It reads
+    # from the committed offsets, so the markers are all it may get: any other record read before
+    # them (or instead of them) is leftover. Getting all four markers shows that it did fetch every
+    # partition, so a leftover of 0 means something.
     late = member(bootstrap, group)
     late.subscribe([topic])
     leftover = 0
-    end = time.time() + 8
-    while time.time() < end:
-        leftover += sum(1 for msg in late.consume(num_messages=100, timeout=0.5) if not msg.error())
-    # Its assignment shows that it did join and fetch from the committed offsets, so the 0 means something.
+    markers = set()
+
+    def late_consume():
+        nonlocal leftover
+        for msg in late.consume(num_messages=100, timeout=0.1):
+            if msg.error():
+                continue
+            if msg.key() == b"marker":
+                markers.add(msg.partition())
+            else:
+                leftover += 1
+
+    deadline = time.time() + 60
+    while len(late.assignment()) < PARTITIONS and time.time() < deadline:
+        late_consume()
     late_assigned = len(late.assignment())
+    for p in range(PARTITIONS):
+        producer.produce(topic, key=b"marker", value=b"marker", partition=p)
+    if producer.flush(60):
+        raise AssertionError("markers left undelivered")
+    deadline = time.time() + 60
+    while len(markers) < PARTITIONS and time.time() < deadline:
+        late_consume()
+    if len(markers) < PARTITIONS:
+        raise AssertionError("late member read the marker of only %d partitions" % len(markers))
     late.close()
     common.report(CLIENT, step="group", consumed=len(seen), duplicates=sum(c - 1 for c in seen.values()),
                   committed=committed, both_members_read=all(owners), leftover=leftover,
