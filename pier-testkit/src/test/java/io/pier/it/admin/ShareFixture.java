@@ -16,10 +16,14 @@ final class ShareFixture {
         this.clients = clients;
     }
 
+    /** How long nothing more is delivered before a run with fewer than acceptBelow records to accept ends. */
+    private static final long QUIET_MS = 1_000;
+
     /**
      * Joins {@code group}, accepts the records below {@code acceptBelow} and releases the others
-     * until {@code acceptBelow} records are accepted, then leaves. Returns the offsets first
-     * delivered, in order.
+     * until {@code acceptBelow} records are accepted, or, once some are, until nothing more has
+     * been delivered for a second (a group whose start offset was moved has fewer left to accept),
+     * then leaves. Returns the offsets first delivered, in order.
      */
     List<Long> acceptBelow(String group, String topic, long acceptBelow) {
         List<Long> delivered = new java.util.ArrayList<>();
@@ -27,8 +31,15 @@ final class ShareFixture {
         try (KafkaShareConsumer<String, String> consumer = clients.consumer(group, "explicit")) {
             consumer.subscribe(Set.of(topic));
             long deadline = System.currentTimeMillis() + 30_000;
+            long lastDelivery = System.currentTimeMillis();
             while (accepted < acceptBelow && System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                var records = consumer.poll(Duration.ofMillis(200));
+                if (!records.isEmpty()) {
+                    lastDelivery = System.currentTimeMillis();
+                } else if (accepted > 0 && System.currentTimeMillis() - lastDelivery >= QUIET_MS) {
+                    break;
+                }
+                for (ConsumerRecord<String, String> r : records) {
                     if (r.deliveryCount().orElse((short) 0) == 1) {
                         delivered.add(r.offset());
                     }
