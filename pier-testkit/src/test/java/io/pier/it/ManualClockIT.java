@@ -192,6 +192,9 @@ class ManualClockIT {
                 c.poll(Duration.ofMillis(200));
             }
             assertThat(confirmed).containsExactly(got.offset());
+            // The consumer's next fetch is parked for its MaxWaitMs (500 ms) on the stopped clock,
+            // and close() waits for it: let it end, or close() idles until request.timeout.ms.
+            clock.advance(1_000);
         }
     }
 
