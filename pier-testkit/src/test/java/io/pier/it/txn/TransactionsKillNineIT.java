@@ -72,6 +72,8 @@ class TransactionsKillNineIT {
                 Thread.sleep(700L + 400L * cycle);
                 assertThat(broker.kill()).as("broker died").isTrue();
                 stop.set(true);
+                // It would otherwise wait out max.block.ms in the commit the kill cut off.
+                producing.interrupt();
                 producing.join(60_000);
                 assertThat(producing.isAlive()).as("producer stopped").isFalse();
                 next = started.get() + 1; // numbers are never reused, whatever became of the last one
@@ -122,9 +124,12 @@ class TransactionsKillNineIT {
                 acked.add(txn);
             }
         } catch (RuntimeException e) {
-            // the broker went away mid-transaction: what was acknowledged so far is in `acked`
+            // the broker went away mid-transaction, or the test interrupted this thread after
+            // killing it: what was acknowledged so far is in `acked`
         } finally {
-            // at once: a producer left to flush would send its open transaction to the restarted broker
+            // at once: a producer left to flush would send its open transaction to the restarted broker;
+            // without the test's interrupt, which close() would take for its own when it joins its I/O thread
+            boolean unusedInterrupted = Thread.interrupted();
             p.close(Duration.ZERO);
         }
     }
