@@ -1,7 +1,10 @@
 package io.pier.share;
 
+import io.pier.state.PersistedBatch;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -43,6 +46,7 @@ final class Acquirer {
             List<LogBatch> read,
             AcquireLimits limits,
             Isolation isolation,
+            RecordKeys keys,
             long nowMs) {
         checkAscending(read);
         List<LogBatch> logBatches = stableBatches(read, isolation.stableEndOffset());
@@ -67,9 +71,9 @@ final class Acquirer {
         }
         List<Long> spent = new ArrayList<>();
         List<Run> unreadable = new ArrayList<>();
-        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent, unreadable, isolation);
-        List<AcquiredRange> result = apply(memberId, plan, config, nowMs);
-        archiveUnreadable(unreadable, nowMs);
+        List<Run> plan = plan(logBatches, limits, config, budget, lastToAcquire, spent, unreadable, isolation, keys);
+        List<AcquiredRange> result = apply(memberId, plan, config, keys, nowMs);
+        archiveUnreadable(unreadable, keys, nowMs);
         for (long o : spent) {
             window.settle(o, config.deadState(), ChangeCause.LIMIT_LOWERED);
         }
@@ -79,7 +83,7 @@ final class Acquirer {
         if (limits.mode() == AcquireMode.RECORD_LIMIT && !plan.isEmpty()) {
             long lastAcquired = plan.get(plan.size() - 1).last;
             if (lastAcquired >= end) {
-                cacheRestOfBatch(logBatches, lastAcquired, nowMs);
+                cacheRestOfBatch(logBatches, lastAcquired, keys, nowMs);
             }
         }
         return result;
@@ -93,8 +97,13 @@ final class Acquirer {
             long lastToAcquire,
             List<Long> spent,
             List<Run> unreadable,
-            Isolation isolation) {
+            Isolation isolation,
+            RecordKeys keys) {
         int limit = config.deliveryCountLimit();
+        // Ordered by key: a record is taken only if no earlier record of its key is unsettled,
+        // in the window or taken earlier in this plan.
+        boolean ordered = window.ordersByKey();
+        Set<Long> takenKeys = ordered ? new HashSet<>() : null;
         int threshold = config.throttleThreshold();
         boolean batchOptimized = limits.mode() == AcquireMode.BATCH_OPTIMIZED;
         long end = window.endExclusive();
@@ -122,7 +131,19 @@ final class Acquirer {
             boolean cached = o < end;
             if (cached && !window.isAcquirable(o)) {
                 run = null;
+                if (ordered) {
+                    // Straight to the next record acquisition may take, over the blocked ones.
+                    long next = window.nextReady(o + 1);
+                    o = (next < 0 || next > end ? end : next) - 1;
+                }
                 continue;
+            }
+            if (!cached && ordered) {
+                long key = keys.keyOf(o);
+                if (key != RecordKeys.NO_KEY && (window.isKeyOpen(key) || !takenKeys.add(key))) {
+                    run = null; // waits behind an earlier record of its key
+                    continue;
+                }
             }
             if (inBatch && (batch.control() || aborted)) {
                 // A transaction marker, which the consumer would only acknowledge as a gap, or a
@@ -167,11 +188,12 @@ final class Acquirer {
         return runs;
     }
 
-    private List<AcquiredRange> apply(String memberId, List<Run> plan, ShareConfig config, long nowMs) {
+    private List<AcquiredRange> apply(String memberId, List<Run> plan, ShareConfig config, RecordKeys keys,
+            long nowMs) {
         List<AcquiredRange> result = new ArrayList<>(plan.size());
         for (Run r : plan) {
             while (window.endExclusive() <= r.last) {
-                window.append(RecordState.AVAILABLE, (short) 0, nowMs);
+                appendUnread(keys, nowMs);
             }
             AcquisitionLock lock = deadlines.arm(r.first, r.last, nowMs + config.lockDurationMs());
             for (long o = r.first; o <= r.last; o++) {
@@ -196,14 +218,14 @@ final class Acquirer {
      * Offsets of control batches and, under read_committed, of aborted transactions hold no
      * record for a consumer: archived, as a client's GAP would, with no delivery counted.
      */
-    private void archiveUnreadable(List<Run> unreadable, long nowMs) {
+    private void archiveUnreadable(List<Run> unreadable, RecordKeys keys, long nowMs) {
         if (unreadable.isEmpty()) {
             return;
         }
         for (Run r : unreadable) {
             for (long o = r.first; o <= r.last; o++) {
                 while (window.endExclusive() < o) {
-                    window.append(RecordState.AVAILABLE, (short) 0, nowMs);
+                    appendUnread(keys, nowMs);
                 }
                 if (window.endExclusive() == o) {
                     window.append(RecordState.ARCHIVED, (short) 0, nowMs);
@@ -245,11 +267,17 @@ final class Acquirer {
         window.advanceOverTerminal();
     }
 
-    private void cacheRestOfBatch(List<LogBatch> batches, long lastAcquired, long nowMs) {
+    /** Takes the next record read into the window, AVAILABLE and never delivered, with its key. */
+    private void appendUnread(RecordKeys keys, long nowMs) {
+        window.append(RecordState.AVAILABLE, (short) 0, nowMs, PersistedBatch.NO_BACKOFF,
+                keys.keyOf(window.endExclusive()));
+    }
+
+    private void cacheRestOfBatch(List<LogBatch> batches, long lastAcquired, RecordKeys keys, long nowMs) {
         for (LogBatch b : batches) {
             if (b.firstOffset() <= lastAcquired && lastAcquired <= b.lastOffset()) {
                 while (window.endExclusive() <= b.lastOffset()) {
-                    window.append(RecordState.AVAILABLE, (short) 0, nowMs);
+                    appendUnread(keys, nowMs);
                 }
                 return;
             }

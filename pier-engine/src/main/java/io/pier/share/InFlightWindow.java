@@ -41,6 +41,12 @@ final class InFlightWindow {
     private int inBackoff;
     private final java.util.PriorityQueue<long[]> backoffEnds =
             new java.util.PriorityQueue<>((a, b) -> Long.compare(a[0], b[0]));
+    /** The key of each record (a hash, {@link KeyOrder#NO_KEY} if none), kept while ordering by key. */
+    private long[] keys = new long[16];
+    /** Per-key order, while the group orders by key ({@code pier.share.ordering=key}); else null. */
+    private KeyOrder keyOrder;
+    /** Records below this offset have no known key yet (ordering just turned on, or the state loaded). */
+    private long keysUnknownUpTo;
     /** Why an ARCHIVING record died (a {@link ChangeCause} ordinal), or NO_TARGET when loaded so. */
     private byte[] deaths = new byte[16];
     private final int[] countByState = new int[BY_ORDINAL.length];
@@ -102,12 +108,98 @@ final class InFlightWindow {
     /** Whether the offset is AVAILABLE, not in backoff, with no change in flight: what acquisition may take. */
     boolean isAcquirable(long offset) {
         int s = slot(offset);
-        return states[s] == RecordState.AVAILABLE.ordinal() && pendings[s] == null && notBefore[s] == NO_BACKOFF;
+        if (states[s] != RecordState.AVAILABLE.ordinal() || pendings[s] != null || notBefore[s] != NO_BACKOFF) {
+            return false;
+        }
+        // Ordered by key: only the first unsettled record of its key, and only once its key is known.
+        return keyOrder == null || (offset >= keysUnknownUpTo && keyOrder.isFirstOfKey(offset, keys[s]));
     }
 
     /** AVAILABLE records that acquisition may take now. */
     int acquirableCount() {
-        return countByState[RecordState.AVAILABLE.ordinal()] - inBackoff;
+        return keyOrder != null ? keyOrder.readyCount() : countByState[RecordState.AVAILABLE.ordinal()] - inBackoff;
+    }
+
+    // Ordering by key ------------------------------------------------------------------------
+
+    /**
+     * Turns ordering by key on or off. Turned on, the keys of the records already in the window
+     * are unknown until {@link #learnKeys}; none of them is acquired before.
+     */
+    void orderByKey(boolean on) {
+        if (on == (keyOrder != null)) {
+            return;
+        }
+        keyOrder = on ? new KeyOrder() : null;
+        keysUnknownUpTo = on ? endExclusive() : 0;
+        if (!on) {
+            becameAcquirable = true; // blocked records may go now
+        }
+    }
+
+    boolean ordersByKey() {
+        return keyOrder != null;
+    }
+
+    /** The end (exclusive) of the records whose keys are to be learned from the window start; 0 if none. */
+    long keysUnknownUpTo() {
+        return keyOrder == null || keysUnknownUpTo <= startOffset ? 0 : keysUnknownUpTo;
+    }
+
+    /** Learns the keys of the records from the window start to {@link #keysUnknownUpTo}. */
+    void learnKeys(RecordKeys recordKeys) {
+        long upTo = keysUnknownUpTo();
+        if (upTo == 0) {
+            return;
+        }
+        for (long o = upTo - 1; o >= startOffset; o--) {
+            int s = slot(o);
+            keys[s] = recordKeys.keyOf(o);
+            if (!BY_ORDINAL[states[s]].isTerminal()) {
+                keyOrder.open(o, keys[s]);
+            }
+        }
+        keysUnknownUpTo = startOffset;
+        for (long o = startOffset; o < upTo; o++) {
+            refreshReady(o);
+        }
+        becameAcquirable = true;
+    }
+
+    /** When a record in the window entered it (monotonic ms). */
+    long enteredMs(long offset) {
+        return enteredMs[slot(offset)];
+    }
+
+    /** The key of a record in the window. */
+    long key(long offset) {
+        return keys[slot(offset)];
+    }
+
+    /** Whether {@code key} has a record in the window not settled for good (a later record of it must wait). */
+    boolean isKeyOpen(long key) {
+        return keyOrder != null && keyOrder.isOpen(key);
+    }
+
+    /** The first offset at or after {@code from} that acquisition may take, or -1; ordering by key only. */
+    long nextReady(long from) {
+        return keyOrder.nextReady(from);
+    }
+
+    /** Keys with a record waiting behind an earlier one of theirs; 0 when not ordering by key. */
+    int blockedKeys() {
+        return keyOrder == null ? 0 : keyOrder.blockedKeys();
+    }
+
+    /** The lowest offset waiting behind an earlier record of its key, or -1. */
+    long oldestBlockedOffset() {
+        return keyOrder == null ? -1 : keyOrder.oldestBlockedOffset();
+    }
+
+    private void refreshReady(long offset) {
+        if (keyOrder != null && contains(offset)) {
+            keyOrder.ready(offset, isAcquirable(offset));
+        }
     }
 
     /** AVAILABLE records waiting for their backoff to end. */
@@ -133,6 +225,7 @@ final class InFlightWindow {
                 notBefore[s] = NO_BACKOFF;
                 inBackoff--;
                 noteAvailable(e[1]);
+                refreshReady(e[1]);
                 ended++;
             }
         }
@@ -163,6 +256,11 @@ final class InFlightWindow {
      * later than {@code nowMs} waits in backoff until then.
      */
     void append(RecordState state, short deliveryCount, long nowMs, long notBeforeMs) {
+        append(state, deliveryCount, nowMs, notBeforeMs, KeyOrder.NO_KEY);
+    }
+
+    /** As {@link #append(RecordState, short, long, long)}, for a record with {@code key} (a hash). */
+    void append(RecordState state, short deliveryCount, long nowMs, long notBeforeMs, long key) {
         if (state == RecordState.ACQUIRED) {
             throw new IllegalArgumentException("records enter the window unowned");
         }
@@ -174,15 +272,21 @@ final class InFlightWindow {
         deaths[s] = NO_TARGET;
         enteredMs[s] = nowMs;
         notBefore[s] = NO_BACKOFF;
+        keys[s] = key;
         size++;
         countByState[state.ordinal()]++;
+        long offset = endExclusive() - 1;
+        if (keyOrder != null && !state.isTerminal()) {
+            keyOrder.open(offset, key);
+        }
         if (state == RecordState.AVAILABLE) {
             if (notBeforeMs != NO_BACKOFF && notBeforeMs > nowMs) {
-                startBackoff(s, endExclusive() - 1, notBeforeMs);
+                startBackoff(s, offset, notBeforeMs);
             } else {
-                noteAvailable(endExclusive() - 1);
+                noteAvailable(offset);
             }
         }
+        refreshReady(offset);
     }
 
     /** AVAILABLE to ACQUIRED by a member under a lock; the delivery count goes up by one. */
@@ -327,6 +431,10 @@ final class InFlightWindow {
         if (acquirableCount() == 0) {
             return endExclusive();
         }
+        if (keyOrder != null) {
+            long next = keyOrder.nextReady(startOffset);
+            return next < 0 ? endExclusive() : next;
+        }
         long from = Math.max(availableHint, startOffset);
         if (from >= endExclusive()) {
             from = startOffset;
@@ -411,6 +519,18 @@ final class InFlightWindow {
         if (next == RecordState.ARCHIVING) {
             deaths[s] = (byte) cause.ordinal();
         }
+        if (keyOrder != null) {
+            if (next.isTerminal()) {
+                long nextOfKey = keyOrder.close(offset, keys[s]);
+                if (nextOfKey >= 0) {
+                    refreshReady(nextOfKey);
+                    if (isAcquirable(nextOfKey)) {
+                        noteAvailable(nextOfKey); // its key is free: wake the fetches waiting
+                    }
+                }
+            }
+            refreshReady(offset);
+        }
         tell(cause, next, counts[s]);
     }
 
@@ -454,6 +574,7 @@ final class InFlightWindow {
         notBefore[s] = notBeforeMs;
         inBackoff++;
         backoffEnds.add(new long[] {notBeforeMs, offset});
+        refreshReady(offset);
     }
 
     private void noteAvailable(long offset) {
@@ -478,8 +599,15 @@ final class InFlightWindow {
     }
 
     private void dropFront(int n) {
+        long[] nextOfKeys = keyOrder == null ? null : new long[n];
         for (int i = 0; i < n; i++) {
             int s = head + i;
+            if (keyOrder != null) {
+                long offset = startOffset + i;
+                keyOrder.ready(offset, false);
+                boolean opened = !BY_ORDINAL[states[s]].isTerminal() && offset >= keysUnknownUpTo;
+                nextOfKeys[i] = opened ? keyOrder.close(offset, keys[s]) : -1;
+            }
             countByState[states[s]]--;
             if (states[s] == RecordState.AVAILABLE.ordinal() && notBefore[s] != NO_BACKOFF) {
                 inBackoff--;
@@ -498,6 +626,13 @@ final class InFlightWindow {
         }
         if (n > 0) {
             noteWindowShrank();
+        }
+        if (nextOfKeys != null) {
+            for (long next : nextOfKeys) {
+                if (next >= 0) {
+                    refreshReady(next);
+                }
+            }
         }
     }
 
@@ -531,6 +666,7 @@ final class InFlightWindow {
         targets = shift(targets, capacity);
         enteredMs = shift(enteredMs, capacity);
         deaths = shift(deaths, capacity);
+        keys = shift(keys, capacity);
         long[] movedNotBefore = newNotBefore(capacity);
         System.arraycopy(notBefore, head, movedNotBefore, 0, size);
         notBefore = movedNotBefore;

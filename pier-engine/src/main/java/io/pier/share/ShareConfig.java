@@ -14,9 +14,11 @@ import java.util.Objects;
  * @param deadLetters whether the group has a dead-letter queue ({@code
  *     errors.deadletterqueue.topic.name}): a record that dies then goes through ARCHIVING
  * @param backoff how long a released record waits before it is acquired again
+ * @param orderByKey {@code pier.share.ordering=key}: a keyed record is acquired only when every
+ *     earlier record of its key is settled for good
  */
 public record ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled,
-        boolean deadLetters, ReleaseBackoff backoff) {
+        boolean deadLetters, ReleaseBackoff backoff, boolean orderByKey) {
     public static final ShareConfig DEFAULTS = new ShareConfig(30_000L, 5, 2000, true);
 
     /** Settings of a group without a dead-letter queue or backoff. */
@@ -28,6 +30,12 @@ public record ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxIn
     public ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled,
             boolean deadLetters) {
         this(lockDurationMs, deliveryCountLimit, maxInFlightRecords, renewEnabled, deadLetters, ReleaseBackoff.NONE);
+    }
+
+    /** Settings of a group that does not order by key. */
+    public ShareConfig(long lockDurationMs, int deliveryCountLimit, int maxInFlightRecords, boolean renewEnabled,
+            boolean deadLetters, ReleaseBackoff backoff) {
+        this(lockDurationMs, deliveryCountLimit, maxInFlightRecords, renewEnabled, deadLetters, backoff, false);
     }
 
     public ShareConfig {

@@ -306,9 +306,50 @@ public final class SharePartition {
      */
     public List<AcquiredRange> acquire(String memberId, long fetchOffset, List<LogBatch> logBatches,
             AcquireLimits limits, Isolation isolation, long nowMs) {
+        return acquire(memberId, fetchOffset, logBatches, limits, isolation, RecordKeys.NONE, nowMs);
+    }
+
+    /**
+     * As {@link #acquire(String, long, List, AcquireLimits, Isolation, long)}, with the keys of the
+     * records read, which a share-partition ordered by key ({@code pier.share.ordering=key}) needs:
+     * it acquires a keyed record only when every earlier record of its key is settled for good.
+     * Before that, {@link #keysToLearn()} must have been answered.
+     */
+    public List<AcquiredRange> acquire(String memberId, long fetchOffset, List<LogBatch> logBatches,
+            AcquireLimits limits, Isolation isolation, RecordKeys keys, long nowMs) {
         Objects.requireNonNull(memberId, "memberId");
         Objects.requireNonNull(isolation, "isolation");
-        return acquirer.acquire(memberId, fetchOffset, logBatches, limits, isolation, nowMs);
+        window.orderByKey(config.get().orderByKey());
+        if (window.keysUnknownUpTo() > 0) {
+            return List.of(); // the keys of records in the window must be learned first
+        }
+        return acquirer.acquire(memberId, fetchOffset, logBatches, limits, isolation, keys, nowMs);
+    }
+
+    /**
+     * Ordered by key: the end (exclusive) of the records, from the start offset, whose keys must be
+     * learned ({@link #learnKeys}) from the log before the next acquisition, after a load or when
+     * ordering was turned on; 0 if none.
+     */
+    public long keysToLearn() {
+        window.orderByKey(config.get().orderByKey());
+        return window.keysUnknownUpTo();
+    }
+
+    /** The keys of the records from the start offset up to {@link #keysToLearn()}, read from the log. */
+    public void learnKeys(RecordKeys keys) {
+        window.learnKeys(keys);
+    }
+
+    /** Keys with a record waiting behind an earlier record of theirs (ordered by key). */
+    public int blockedKeys() {
+        return window.blockedKeys();
+    }
+
+    /** How long the oldest record waiting behind an earlier one of its key has been in the window; 0 if none. */
+    public long oldestBlockedAgeMs(long nowMs) {
+        long offset = window.oldestBlockedOffset();
+        return offset < 0 || !window.contains(offset) ? 0 : Math.max(0, nowMs - window.enteredMs(offset));
     }
 
     /**
