@@ -45,6 +45,12 @@ public final class GroupConfig {
     /** Whether a dead-letter record carries the original key and value, or only the context headers. */
     public static final String DEAD_LETTER_COPY_RECORD_ENABLE = "errors.deadletterqueue.copy.record.enable";
 
+    /**
+     * Pier's ordering of a share group's records: {@code none} (the default, Kafka's unordered
+     * delivery) or {@code key} (a keyed record is delivered only once every earlier record of its
+     * key in the partition is settled for good).
+     */
+    public static final String ORDERING = "pier.share.ordering";
     /** Pier's release backoff: the wait after a record's first release, 0 (the default) for none. */
     public static final String RELEASE_BACKOFF_INITIAL_MS = "pier.share.release.backoff.initial.ms";
     /** How much longer each further release of the same record waits. */
@@ -65,6 +71,7 @@ public final class GroupConfig {
             CONSUMER_SESSION_TIMEOUT_MS,
             DEAD_LETTER_COPY_RECORD_ENABLE,
             DEAD_LETTER_TOPIC_NAME,
+            ORDERING,
             RELEASE_BACKOFF_INITIAL_MS,
             RELEASE_BACKOFF_LOCK_EXPIRY_ENABLE,
             RELEASE_BACKOFF_MAX_MS,
@@ -209,6 +216,7 @@ public final class GroupConfig {
             case RENEW_ACKNOWLEDGE_ENABLE -> Boolean.toString(effectiveRenewAcknowledgeEnable());
             case DEAD_LETTER_TOPIC_NAME -> overrides.getOrDefault(DEAD_LETTER_TOPIC_NAME, "");
             case DEAD_LETTER_COPY_RECORD_ENABLE -> Boolean.toString(effectiveDeadLetterCopyRecord());
+            case ORDERING -> effectiveOrderByKey() ? "key" : "none";
             case RELEASE_BACKOFF_INITIAL_MS -> Long.toString(effectiveReleaseBackoffInitialMs());
             case RELEASE_BACKOFF_MULTIPLIER -> Double.toString(effectiveReleaseBackoffMultiplier());
             case RELEASE_BACKOFF_MAX_MS -> Long.toString(effectiveReleaseBackoffMaxMs());
@@ -290,6 +298,11 @@ public final class GroupConfig {
         return Boolean.parseBoolean(overrides.get(DEAD_LETTER_COPY_RECORD_ENABLE));
     }
 
+    /** {@value #ORDERING}: whether the group delivers the records of one key in order, one at a time. */
+    public boolean effectiveOrderByKey() {
+        return "key".equals(overrides.get(ORDERING));
+    }
+
     /**
      * {@value #RELEASE_BACKOFF_INITIAL_MS} (Pier's): how long a record waits after its first
      * release before it is acquired again; 0, the default, turns release backoff off.
@@ -355,6 +368,13 @@ public final class GroupConfig {
             case DEAD_LETTER_TOPIC_NAME -> {
                 // A string config: trimmed, as Kafka's ConfigDef does; empty means no topic.
                 return value;
+            }
+            case ORDERING -> {
+                String lower = value.toLowerCase(Locale.ROOT);
+                if (lower.equals("none") || lower.equals("key")) {
+                    return lower;
+                }
+                throw new InvalidConfigurationException(name + " must be none or key, got '" + raw + "'");
             }
             case RELEASE_BACKOFF_MULTIPLIER -> {
                 try {

@@ -183,6 +183,7 @@ class GroupConfigTest {
                 new GroupConfigEntry("consumer.session.timeout.ms", "45000", true),
                 new GroupConfigEntry("errors.deadletterqueue.copy.record.enable", "false", true),
                 new GroupConfigEntry("errors.deadletterqueue.topic.name", "", true),
+                new GroupConfigEntry("pier.share.ordering", "none", true),
                 new GroupConfigEntry("pier.share.release.backoff.initial.ms", "0", true),
                 new GroupConfigEntry("pier.share.release.backoff.lock.expiry.enable", "false", true),
                 new GroupConfigEntry("pier.share.release.backoff.max.ms", "300000", true),
@@ -195,6 +196,17 @@ class GroupConfigTest {
                 new GroupConfigEntry("share.record.lock.duration.ms", "30000", true),
                 new GroupConfigEntry("share.renew.acknowledge.enable", "true", true),
                 new GroupConfigEntry("share.session.timeout.ms", "45000", true));
+    }
+
+    @Test
+    void shouldValidateTheOrdering() {
+        assertThat(defaults.effectiveOrderByKey()).isFalse();
+        assertThat(defaults.withChanges(Map.of("pier.share.ordering", "KEY")).effectiveOrderByKey()).isTrue();
+        assertThat(defaults.withChanges(Map.of("pier.share.ordering", "key")).effectiveValue("pier.share.ordering"))
+                .isEqualTo("key");
+        assertThatThrownBy(() -> defaults.withChanges(Map.of("pier.share.ordering", "partition")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("pier.share.ordering must be none or key, got 'partition'");
     }
 
     @Test

@@ -263,7 +263,8 @@ public final class ShareGroups {
                 c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable(),
                 deadLetters && c.effectiveDeadLetterTopic() != null,
                 new ReleaseBackoff(c.effectiveReleaseBackoffInitialMs(), c.effectiveReleaseBackoffMultiplier(),
-                        c.effectiveReleaseBackoffMaxMs(), c.effectiveReleaseBackoffLockExpiry()));
+                        c.effectiveReleaseBackoffMaxMs(), c.effectiveReleaseBackoffLockExpiry()),
+                c.effectiveOrderByKey());
     }
 
     /**

@@ -9,6 +9,7 @@ import io.pier.share.AcquiredRange;
 import io.pier.share.Isolation;
 import io.pier.share.LogBatch;
 import io.pier.share.PendingChange;
+import io.pier.share.RecordKeys;
 import io.pier.share.SharePartition;
 import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
@@ -40,6 +41,8 @@ public final class ShareService {
     private static final Logger LOG = LoggerFactory.getLogger(ShareService.class);
     /** Reads one acquisition may make while each finds only records no consumer gets. */
     private static final int MAX_READS_PER_ACQUISITION = 8;
+    /** Bytes per read when learning the keys of the records in an ordered share-partition's window. */
+    private static final int KEY_READ_BYTES = 1 << 20;
 
     private final ShareGroups groups;
     private final SharePersister persister;
@@ -186,6 +189,13 @@ public final class ShareService {
         if (sp.nextFetchOffset() < log.logStartOffset()) {
             sp.onLogStartOffsetMoved(log.logStartOffset());
         }
+        boolean ordered = groups.shareConfig(sp.key().groupId()).orderByKey();
+        long keysToLearn = sp.keysToLearn();
+        if (keysToLearn > 0) {
+            // Ordered by key after a load (or ordering just turned on): the keys of the records
+            // already in the window come from the log before anything is acquired.
+            sp.learnKeys(RecordKeyHashes.read(log, sp.startOffset(), keysToLearn, KEY_READ_BYTES));
+        }
         boolean committed = groups.config(sp.key().groupId()).effectiveIsolationLevel()
                 == IsolationLevel.READ_COMMITTED;
         // read_committed acquires below the last stable offset only (Kafka's TXN_COMMITTED fetch).
@@ -205,8 +215,12 @@ public final class ShareService {
             if (read.isEmpty()) {
                 return Acquired.NONE;
             }
+            int budget = readBudget(partition, limits, maxBytes);
+            // Ordered by key: the same read again, parsed for the records' keys.
+            RecordKeys keys = ordered ? RecordKeyHashes.of(log.read(fetchOffset, budget, true).records(), fetchOffset)
+                    : RecordKeys.NONE;
             List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, logBatches(partition, read), limits,
-                    isolation(log, committed, readable, fetchOffset, read), partition.shard().nowMs());
+                    isolation(log, committed, readable, fetchOffset, read), keys, partition.shard().nowMs());
             if (!ranges.isEmpty()) {
                 // The whole log batches spanning the first to the last acquired offset, sent from the files.
                 return new Acquired(Errors.NONE,

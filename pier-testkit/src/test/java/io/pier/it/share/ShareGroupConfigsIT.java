@@ -71,6 +71,7 @@ class ShareGroupConfigsIT {
                     "consumer.session.timeout.ms",
                     "errors.deadletterqueue.copy.record.enable",
                     "errors.deadletterqueue.topic.name",
+                    "pier.share.ordering",
                     "pier.share.release.backoff.initial.ms",
                     "pier.share.release.backoff.lock.expiry.enable",
                     "pier.share.release.backoff.max.ms",
