@@ -116,7 +116,8 @@ final class ShareGroupCommand {
         out.println();
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"TOPIC", "PARTITION", "START-OFFSET", "END-OFFSET", "LOG-END-OFFSET", "LAG",
-            "AVAILABLE", "BACKOFF", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVING", "ARCHIVED", "OLDEST-AGE"});
+            "AVAILABLE", "BACKOFF", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVING", "ARCHIVED", "OLDEST-AGE",
+            "BLOCKED-KEYS"});
         for (TopicPartition tp : partitions) {
             Map<String, String> labels = Map.of("group", d.groupId(), "topic", tp.topic(),
                     "partition", String.valueOf(tp.partition()));
@@ -125,7 +126,7 @@ final class ShareGroupCommand {
             String[] row = {tp.topic(), String.valueOf(tp.partition()),
                 info == null || info.startOffset() < 0 ? "-" : String.valueOf(info.startOffset()),
                 "-", logEnd.containsKey(tp) ? String.valueOf(logEnd.get(tp)) : "-",
-                lag.map(String::valueOf).orElse("-"), "-", "-", "-", "-", "-", "-", "-"};
+                lag.map(String::valueOf).orElse("-"), "-", "-", "-", "-", "-", "-", "-", "-"};
             if (scrape != null) {
                 row[3] = count(scrape.value("pier_share_end_offset", labels), false);
                 // Columns 6 to 11: AVAILABLE, BACKOFF (available, waiting for a release backoff), then the others.
@@ -141,6 +142,7 @@ final class ShareGroupCommand {
                 }
                 double age = scrape.value("pier_share_oldest_unacknowledged_age_seconds", labels);
                 row[12] = Double.isNaN(age) ? "-" : String.format(Locale.ROOT, "%.1fs", age);
+                row[13] = count(scrape.value("pier_share_blocked_keys", labels), false);
             }
             rows.add(row);
         }
@@ -166,7 +168,8 @@ final class ShareGroupCommand {
                 + " [--metrics-url URL | --no-metrics]");
         s.println("  One share group at a glance: members, and per partition the start offset, lag and log end");
         s.println("  offset (Kafka wire APIs), plus the in-flight window end, records by state (BACKOFF: available");
-        s.println("  but waiting for a release backoff; ARCHIVING: dead, waiting for its dead letter), oldest age and");
+        s.println("  but waiting for a release backoff; ARCHIVING: dead, waiting for its dead letter), oldest age,");
+        s.println("  keys with a record waiting behind an earlier one (BLOCKED-KEYS, groups ordered by key) and");
         s.println("  records each member holds, read from Pier's metrics endpoint (default: port "
                 + BrokerConfig.DEFAULT_METRICS_PORT + " on the bootstrap host).");
     }

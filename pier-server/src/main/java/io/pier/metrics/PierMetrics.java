@@ -231,6 +231,10 @@ public final class PierMetrics {
                 + " - records accepted or archived in flight (KIP-1226)", SharePartitionSnapshot::lag);
         shareGauge("pier_share_backoff_records", "AVAILABLE records waiting for their release backoff to end"
                 + " (pier.share.release.backoff.*) before they may be delivered again", SharePartitionSnapshot::inBackoff);
+        shareGauge("pier_share_blocked_keys", "Keys with a record waiting behind an earlier record of theirs"
+                + " (groups with pier.share.ordering=key)", SharePartitionSnapshot::blockedKeys);
+        shareGauge("pier_share_oldest_blocked_age_seconds", "How long the oldest record waiting behind an earlier"
+                + " record of its key has been in the in-flight window; 0 if none", s -> s.oldestBlockedAgeMs() / 1000.0);
         shareGauge("pier_share_oldest_unacknowledged_age_seconds",
                 "How long the oldest AVAILABLE or ACQUIRED record has been in the in-flight window; 0 if none",
                 s -> s.oldestUnacknowledgedAgeMs() / 1000.0);

@@ -24,6 +24,8 @@ public record SharePartitionSnapshot(
         int archived,
         int archiving,
         int inBackoff,
+        int blockedKeys,
+        long oldestBlockedAgeMs,
         long oldestUnacknowledgedAgeMs,
         Map<String, Integer> acquiredByMember) {
     public SharePartitionSnapshot {

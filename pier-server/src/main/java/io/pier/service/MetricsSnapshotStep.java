@@ -58,6 +58,7 @@ final class MetricsSnapshotStep {
                 p.topicPartition().partition(), sp.startOffset(), sp.endOffset(), lag,
                 sp.recordCount(RecordState.AVAILABLE), sp.recordCount(RecordState.ACQUIRED),
                 sp.recordCount(RecordState.ACKNOWLEDGED), sp.recordCount(RecordState.ARCHIVED),
-                sp.recordCount(RecordState.ARCHIVING), sp.recordsInBackoff(), sp.oldestUnsettledAgeMs(nowMs), sp.acquiredByMember());
+                sp.recordCount(RecordState.ARCHIVING), sp.recordsInBackoff(), sp.blockedKeys(), sp.oldestBlockedAgeMs(nowMs),
+                sp.oldestUnsettledAgeMs(nowMs), sp.acquiredByMember());
     }
 }

@@ -40,9 +40,9 @@ class PierMetricsTest {
 
     @Test
     void shouldShowWhatEachShardPublishedLast() throws IOException {
-        metrics.publish(0, List.of(new SharePartitionSnapshot("g", "t", 0, 10, 13, 4, 0, 4, 0, 0, 0, 0, 2500,
+        metrics.publish(0, List.of(new SharePartitionSnapshot("g", "t", 0, 10, 13, 4, 0, 4, 0, 0, 0, 0, 0, 0, 2500,
                 Map.of("m1", 3))), List.of(new LogSnapshot("t", 0, 0, 14, 14, 999)));
-        metrics.publish(1, List.of(new SharePartitionSnapshot("g", "t", 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
+        metrics.publish(1, List.of(new SharePartitionSnapshot("g", "t", 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
                 Map.of("m1", 1))), List.of());
 
         String text = exposition();
