@@ -379,6 +379,34 @@ public final class SideBySide {
                 w.produceSmall, w.produceLarge, w.shareRecords, w.groupRecords, w.latencySeconds);
     }
 
+    /** The key counts of the share-keyed rows (issue 18). */
+    static final int[] KEYED_KEY_COUNTS = {10, 1_000, 100_000};
+
+    /**
+     * Issue 18: 8 explicit consumers on one partition of keyed records (key i % N), the group
+     * ordered by key (Pier's pier.share.ordering=key; Kafka refuses it: not supported), against the
+     * same topic read unordered. Each key count has a topic of its own, filled here.
+     */
+    private void keyedRows(Pass pass, Workloads w, BrokerProcess broker, String b) throws Exception {
+        for (int keys : KEYED_KEY_COUNTS) {
+            String ordered = "share-keyed-8c-1p-" + keys + "k";
+            String unordered = "share-unordered-8c-1p-" + keys + "k";
+            if (!ordered.contains(only) && !unordered.contains(only)) {
+                continue;
+            }
+            String topic = "keyed-" + keys;
+            w.createTopic(topic, 1);
+            int filled = (int) w.produce(topic, 1, pass.p().shareRecords, 100, keys).records();
+            measure(pass, broker, b, unordered, "Share consume, 8 consumers, 1 partition, " + keys
+                    + " keys, unordered, explicit ACCEPT per record", null,
+                    () -> w.shareVerdicts(topic, 8, filled, 0, AcknowledgeType.ACCEPT, Map.of()).throughput());
+            measure(pass, broker, b, ordered, "Share consume, 8 consumers, 1 partition, " + keys
+                    + " keys, ordered by key (Pier's pier.share.ordering=key), explicit ACCEPT per record", null,
+                    () -> w.shareVerdicts(topic, 8, filled, 0, AcknowledgeType.ACCEPT,
+                            Map.of("pier.share.ordering", "key")).throughput());
+        }
+    }
+
     /** Numbers the dead-letter topics of the share-dlq-reject runs. */
     private static final java.util.concurrent.atomic.AtomicInteger DLQ_SEQ = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -448,6 +476,7 @@ public final class SideBySide {
                             expected, letters == expected ? "" : "  <-- MISMATCH"));
                     return rate;
                 });
+        keyedRows(pass, w, broker, b);
         if (wantsGroupSource()) {
             // Its own topic, 10x the share runs' records: a settled group of 10 consumers drains 100,000
             // records in well under 100 ms, too short a window for a rate or a CPU reading.

@@ -251,6 +251,14 @@ final class Workloads implements AutoCloseable {
      * otherwise), round-robin over the partitions; returns acknowledged records per second.
      */
     Throughput produce(String topic, int partitions, int count, int size) {
+        return produce(topic, partitions, count, size, 0);
+    }
+
+    /**
+     * As {@link #produce(String, int, int, int)}, record i keyed {@code "k" + (i % keys)} when
+     * {@code keys} is above 0 (null keys otherwise).
+     */
+    Throughput produce(String topic, int partitions, int count, int size, int keys) {
         byte[] value = new byte[size];
         Arrays.fill(value, (byte) 'x');
         LongAdder acked = new LongAdder();
@@ -259,7 +267,8 @@ final class Workloads implements AutoCloseable {
         long t0 = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int i = 0; i < count; i++) {
-                var unused = producer.send(new ProducerRecord<>(t(topic), i % partitions, null, value), (md, e) -> { // the callback counts failures
+                byte[] key = keys > 0 ? ("k" + (i % keys)).getBytes(java.nio.charset.StandardCharsets.UTF_8) : null;
+                var unused = producer.send(new ProducerRecord<>(t(topic), i % partitions, key, value), (md, e) -> { // the callback counts failures
                     if (e == null) {
                         acked.increment();
                     } else {
@@ -387,8 +396,8 @@ final class Workloads implements AutoCloseable {
 
     /**
      * Explicit-mode share consumption of a pre-filled topic by {@code consumers} consumers of a new
-     * group with {@code groupConfigs} set as well, every {@code every}-th offset getting {@code
-     * verdict} on its first delivery (RELEASE: accepted when it comes back; REJECT: it dies), every
+     * group with {@code groupConfigs} set as well, every {@code every}-th offset (none when {@code
+     * every} is 0) getting {@code verdict} on its first delivery (RELEASE: accepted when it comes back; REJECT: it dies), every
      * other record ACCEPTed, until {@code target} records were settled (accepted or rejected).
      */
     ConsumeRun shareVerdicts(String topic, int consumers, int target, int every, AcknowledgeType verdict,
@@ -417,7 +426,7 @@ final class Workloads implements AutoCloseable {
                     int done = 0;
                     for (ConsumerRecord<byte[], byte[]> r : records) {
                         boolean first = r.deliveryCount().orElse((short) 1) <= 1;
-                        if (r.offset() % every == 0 && first) {
+                        if (every > 0 && r.offset() % every == 0 && first) {
                             consumer.acknowledge(r, verdict);
                             done += verdict == AcknowledgeType.REJECT ? 1 : 0;
                         } else {
