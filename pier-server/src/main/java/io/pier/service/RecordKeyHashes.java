@@ -30,7 +30,8 @@ final class RecordKeyHashes implements RecordKeys {
     /** The keys of the records from {@code from} to {@code upTo} (exclusive), read in pieces of {@code readBytes}. */
     static RecordKeyHashes read(PartitionLog log, long from, long upTo, int readBytes) throws IOException {
         RecordKeyHashes keys = new RecordKeyHashes(from);
-        long position = from;
+        // Records below the log start are gone: no key (they are archived when a fetch reaches them).
+        long position = Math.max(from, log.logStartOffset());
         while (position < upTo) {
             MemoryRecords read = log.read(position, readBytes, true).records();
             if (read.sizeInBytes() == 0) {
