@@ -520,7 +520,7 @@ final class InFlightWindow {
             deaths[s] = (byte) cause.ordinal();
         }
         if (keyOrder != null) {
-            if (next.isTerminal()) {
+            if (next.isTerminal() && offset >= keysUnknownUpTo) { // below it, never opened
                 long nextOfKey = keyOrder.close(offset, keys[s]);
                 if (nextOfKey >= 0) {
                     refreshReady(nextOfKey);
