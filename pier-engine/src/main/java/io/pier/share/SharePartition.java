@@ -260,6 +260,11 @@ public final class SharePartition {
         return Math.max(0, nowMs - lock.heldUpSinceMs);
     }
 
+    /** Whether the in-flight window has room for records past its end (else only records in it may go). */
+    public boolean hasRoomPastWindow() {
+        return unsettledWindow() < config.get().maxInFlightRecords();
+    }
+
     /** The in-flight window less the records at its front that acknowledgements being written settle. */
     private int unsettledWindow() {
         return window.size() - window.settlingFront();

@@ -215,9 +215,7 @@ public final class ShareService {
             if (read.isEmpty()) {
                 return Acquired.NONE;
             }
-            int budget = readBudget(partition, limits, maxBytes);
-            // Ordered by key: the same read again, parsed for the records' keys.
-            RecordKeys keys = ordered ? RecordKeyHashes.of(log.read(fetchOffset, budget, true).records(), fetchOffset)
+            RecordKeys keys = ordered ? newRecordKeys(log, sp, fetchOffset, read, limits, partition, maxBytes)
                     : RecordKeys.NONE;
             List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, logBatches(partition, read), limits,
                     isolation(log, committed, readable, fetchOffset, read), keys, partition.shard().nowMs());
@@ -232,6 +230,20 @@ public final class ShareService {
             }
         }
         return Acquired.NONE;
+    }
+
+    /**
+     * Ordered by key: the keys of the records {@code read} holds past the in-flight window, read
+     * again and parsed; the window knows the keys of the records it holds already.
+     */
+    private static RecordKeys newRecordKeys(PartitionLog log, SharePartition sp, long fetchOffset, SegmentBatches read,
+            AcquireLimits limits, Partition partition, int maxBytes) throws IOException {
+        long windowEnd = sp.startOffset() + sp.inFlightRecords();
+        long from = Math.max(fetchOffset, windowEnd);
+        if (from > read.lastOffset(read.count() - 1) || !sp.hasRoomPastWindow()) {
+            return RecordKeys.NONE; // nothing past the window read, or no room to take any of it
+        }
+        return RecordKeyHashes.of(log.read(from, readBudget(partition, limits, maxBytes), true).records(), from);
     }
 
     /** The batches of a read as the share-partition sees them; also feeds the record-size estimate. */
