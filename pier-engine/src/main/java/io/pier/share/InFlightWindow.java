@@ -130,7 +130,7 @@ final class InFlightWindow {
         if (on == (keyOrder != null)) {
             return;
         }
-        keyOrder = on ? new KeyOrder() : null;
+        keyOrder = on ? new KeyOrder(startOffset) : null;
         keysUnknownUpTo = on ? endExclusive() : 0;
         if (!on) {
             becameAcquirable = true; // blocked records may go now
@@ -633,6 +633,7 @@ final class InFlightWindow {
                     refreshReady(next);
                 }
             }
+            keyOrder.forgetBelow(startOffset);
         }
     }
 

@@ -1,9 +1,9 @@
 package io.pier.share;
 
 import java.util.ArrayDeque;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * Per-key order of one share-partition's in-flight window ({@code pier.share.ordering=key}): for
@@ -23,7 +23,18 @@ final class KeyOrder {
     static final long NO_KEY = 0;
 
     private final Map<Long, ArrayDeque<Long>> open = new HashMap<>();
-    private final TreeSet<Long> ready = new TreeSet<>();
+
+    /** Offsets acquisition may take now, as bits from {@link #base}: no boxing on the per-record path. */
+    private BitSet ready = new BitSet();
+    private long base;
+    private int readyCount;
+    /** How far the window start may run ahead of {@link #base} before the bits are moved down. */
+    private static final long REBASE_AFTER = 1 << 16;
+
+    /** @param windowStart the window's start offset: no offset below it is ever marked */
+    KeyOrder(long windowStart) {
+        this.base = windowStart;
+    }
 
     /**
      * A record of {@code key} is in the window unsettled: it entered it, or its key was learned.
@@ -85,21 +96,36 @@ final class KeyOrder {
 
     /** Marks whether the record at {@code offset} may be acquired now. */
     void ready(long offset, boolean acquirable) {
-        if (acquirable) {
-            ready.add(offset);
-        } else {
-            ready.remove(offset);
+        int i = (int) (offset - base);
+        if (i < 0) {
+            throw new IllegalArgumentException("offset " + offset + " is below the window start " + base);
+        }
+        if (ready.get(i) != acquirable) {
+            ready.set(i, acquirable);
+            readyCount += acquirable ? 1 : -1;
         }
     }
 
     /** The first offset at or after {@code from} that may be acquired now, or -1 if none. */
     long nextReady(long from) {
-        Long next = ready.ceiling(from);
-        return next == null ? -1 : next;
+        if (readyCount == 0) {
+            return -1;
+        }
+        int i = ready.nextSetBit((int) Math.max(0, from - base));
+        return i < 0 ? -1 : base + i;
     }
 
     int readyCount() {
-        return ready.size();
+        return readyCount;
+    }
+
+    /** The window starts at {@code start} now: nothing below it is ready; the bits move down now and then. */
+    void forgetBelow(long start) {
+        if (start - base > REBASE_AFTER) {
+            int shift = (int) (start - base);
+            ready = ready.get(shift, Math.max(shift, ready.length()));
+            base = start;
+        }
     }
 
     /** Keys with at least one record waiting behind an earlier record of theirs. */
