@@ -171,11 +171,6 @@ final class InFlightWindow {
         return enteredMs[slot(offset)];
     }
 
-    /** The key of a record in the window. */
-    long key(long offset) {
-        return keys[slot(offset)];
-    }
-
     /** Whether {@code key} has a record in the window not settled for good (a later record of it must wait). */
     boolean isKeyOpen(long key) {
         return keyOrder != null && keyOrder.isOpen(key);
@@ -238,12 +233,6 @@ final class InFlightWindow {
         }
         int s = slot(e[1]);
         return states[s] == RecordState.AVAILABLE.ordinal() && notBefore[s] == e[0];
-    }
-
-    /** The not-before time of an AVAILABLE record in backoff, else NO_BACKOFF. */
-    long notBefore(long offset) {
-        int s = slot(offset);
-        return states[s] == RecordState.AVAILABLE.ordinal() ? notBefore[s] : NO_BACKOFF;
     }
 
     /** Appends offset {@code endExclusive()} in {@code state} with a delivery count, entering at {@code nowMs}. */

@@ -539,18 +539,27 @@ public final class SharePartition {
         int limit = config.get().deliveryCountLimit();
         for (long o = window.startOffset(); o < window.endExclusive(); o++) {
             if (window.state(o) == RecordState.ARCHIVING && window.deathCause(o) == null) {
-                short count = window.deliveryCount(o);
-                out.add(new DeadLetterBatch.Letter(o, count,
-                        count < limit ? DeadLetterBatch.Reason.REJECTED : DeadLetterBatch.Reason.DELIVERY_LIMIT, true));
+                out.add(letterAt(o, limit));
             }
         }
         return out;
     }
 
     /**
+     * The dead letter of the ARCHIVING record at {@code offset}. A record loaded ARCHIVING does not
+     * remember why it died: at the delivery limit it counts as having reached it, else as rejected.
+     */
+    private DeadLetterBatch.Letter letterAt(long offset, int limit) {
+        short count = window.deliveryCount(offset);
+        ChangeCause cause = window.deathCause(offset);
+        boolean rejected = cause == null ? count < limit : cause == ChangeCause.REJECT;
+        return new DeadLetterBatch.Letter(offset, count,
+                rejected ? DeadLetterBatch.Reason.REJECTED : DeadLetterBatch.Reason.DELIVERY_LIMIT, cause == null);
+    }
+
+    /**
      * Takes up to {@code max} ARCHIVING records not already taken, lowest offsets first, for their
-     * dead letters; empty if there are none. A record loaded ARCHIVING does not remember why it
-     * died: at the delivery limit it counts as having reached it, else as rejected.
+     * dead letters; empty if there are none.
      */
     public Optional<DeadLetterBatch> takeDeadLetters(int max) {
         if (window.count(RecordState.ARCHIVING) == 0 || max <= 0) {
@@ -566,10 +575,7 @@ public final class SharePartition {
                 continue;
             }
             short count = window.deliveryCount(o);
-            ChangeCause cause = window.deathCause(o);
-            boolean rejected = cause == null ? count < limit : cause == ChangeCause.REJECT;
-            letters.add(new DeadLetterBatch.Letter(o, count,
-                    rejected ? DeadLetterBatch.Reason.REJECTED : DeadLetterBatch.Reason.DELIVERY_LIMIT, cause == null));
+            letters.add(letterAt(o, limit));
             window.markPending(o, change, RecordState.ARCHIVED);
             change.add(o, ChangeCause.DEAD_LETTERED);
             write.add(o, RecordState.ARCHIVED, count);

@@ -1,5 +1,6 @@
 package io.pier.service;
 
+import io.pier.group.GroupConfig;
 import io.pier.log.PartitionLog;
 import io.pier.log.SegmentBatches;
 import io.pier.share.AckBatch;
@@ -189,15 +190,15 @@ public final class ShareService {
         if (sp.nextFetchOffset() < log.logStartOffset()) {
             sp.onLogStartOffsetMoved(log.logStartOffset());
         }
-        boolean ordered = groups.shareConfig(sp.key().groupId()).orderByKey();
-        long keysToLearn = sp.keysToLearn();
+        GroupConfig group = groups.config(sp.key().groupId());
+        boolean ordered = group.effectiveOrderByKey();
+        long keysToLearn = ordered ? sp.keysToLearn() : 0;
         if (keysToLearn > 0) {
             // Ordered by key after a load (or ordering just turned on): the keys of the records
             // already in the window come from the log before anything is acquired.
             sp.learnKeys(RecordKeyHashes.read(log, sp.startOffset(), keysToLearn, KEY_READ_BYTES));
         }
-        boolean committed = groups.config(sp.key().groupId()).effectiveIsolationLevel()
-                == IsolationLevel.READ_COMMITTED;
+        boolean committed = group.effectiveIsolationLevel() == IsolationLevel.READ_COMMITTED;
         // read_committed acquires below the last stable offset only (Kafka's TXN_COMMITTED fetch).
         long readable = committed ? log.lastStableOffset() : log.highWatermark();
         if (limits.maxRecords() <= 0 || !sp.hasAcquirableWork(readable)) {
