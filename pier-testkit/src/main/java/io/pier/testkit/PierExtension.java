@@ -89,6 +89,11 @@ public final class PierExtension implements BeforeAllCallback, AfterAllCallback 
         return Math.max(1, Integer.getInteger(GATEWAY_NODES_PROPERTY, 1));
     }
 
+    /** True when extensions run gateway nodes in front of an Apache Kafka (the gateway-suite profile). */
+    public static boolean gateway() {
+        return Boolean.getBoolean(GATEWAY_PROPERTY);
+    }
+
     /**
      * True when extensions run several gateway nodes: a test that reads one broker's internals
      * (its metrics, its data folder) or restarts it as if it were the cluster does not hold then.
