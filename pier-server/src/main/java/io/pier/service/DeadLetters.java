@@ -174,9 +174,7 @@ final class DeadLetters {
                                                 sp.key(), failure);
                                         sp.rollback(batch.change());
                                     }
-                                    if (sp.consumeStateChanged()) {
-                                        partition.fireDataListeners();
-                                    }
+                                    live.wakeIfAcquirable(partition, sp);
                                 }));
                     });
                 });

@@ -54,6 +54,8 @@ final class SharePartitions {
     /** One share-partition of one shard, loading or ready. */
     static final class Holder {
         final Partition partition;
+        /** The share fetches parked here, found nothing to acquire. */
+        final ShareWaiters waiters;
         private SharePartition ready;
         private Throwable failed;
         private List<Waiter> waiting = new ArrayList<>();
@@ -63,6 +65,7 @@ final class SharePartitions {
 
         Holder(Partition partition) {
             this.partition = partition;
+            this.waiters = new ShareWaiters(partition);
         }
 
         /** The share-partition once loaded; null while loading or if loading failed. */
@@ -280,6 +283,7 @@ final class SharePartitions {
                 Holder h = owned(shard).remove(key);
                 if (h != null) {
                     onForgotten.accept(h);
+                    h.waiters.wakeAll(); // to load it again, or find it gone
                 }
                 return null;
             }));
@@ -296,7 +300,13 @@ final class SharePartitions {
         List<CompletableFuture<Void>> all = new ArrayList<>();
         for (Shard shard : shards) {
             all.add(shard.call(() -> {
-                owned(shard).keySet().removeIf(moved);
+                owned(shard).entrySet().removeIf(e -> {
+                    if (moved.test(e.getKey())) {
+                        e.getValue().waiters.wakeAll(); // to be told where it went
+                        return true;
+                    }
+                    return false;
+                });
                 return null;
             }));
         }
@@ -315,6 +325,19 @@ final class SharePartitions {
             out.merge(h.partition, start, (a, b) -> a < 0 || b < 0 ? -1 : Math.min(a, b));
         }
         return out;
+    }
+
+    /**
+     * Shard thread only: if records of {@code sp} became acquirable since the last call, wakes one
+     * fetch parked on it (which passes on what it leaves).
+     */
+    void wakeIfAcquirable(Partition partition, SharePartition sp) {
+        if (sp.consumeStateChanged()) {
+            Holder h = owned(partition.shard()).get(sp.key());
+            if (h != null) {
+                h.waiters.wakeOne();
+            }
+        }
     }
 
     /** Shard thread only: each loaded share-partition {@code shard} owns, with its partition. */

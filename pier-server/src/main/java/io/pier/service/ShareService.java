@@ -115,10 +115,13 @@ public final class ShareService {
             Acquired acquired = acquireOnShard(partition, sp, memberId, limits, maxBytes);
             if (acquired.ranges().isEmpty()) {
                 if (wake != null) {
-                    partition.onNextDataChange(wake);
+                    holder.waiters.park(wake);
                 }
                 long heldUpMs = sp.heldUpByMs(memberId, partition.shard().nowMs());
                 return CompletableFuture.completedFuture(heldUpMs >= 0 ? Acquired.heldUpBy(heldUpMs) : acquired);
+            }
+            if (sp.hasAcquirableWork(readableEnd(partition.log(), sp))) {
+                holder.waiters.wakeOne(); // what this fetch left is work for the next parked one
             }
             return durableDeliveryCounts ? persistAcquisition(sp, acquired) : CompletableFuture.completedFuture(acquired);
         }).exceptionally(ShareService::notAcquired);
@@ -199,8 +202,7 @@ public final class ShareService {
             sp.learnKeys(RecordKeyHashes.read(log, sp.startOffset(), keysToLearn, KEY_READ_BYTES));
         }
         boolean committed = group.effectiveIsolationLevel() == IsolationLevel.READ_COMMITTED;
-        // read_committed acquires below the last stable offset only (Kafka's TXN_COMMITTED fetch).
-        long readable = committed ? log.lastStableOffset() : log.highWatermark();
+        long readable = readableEnd(log, committed);
         if (limits.maxRecords() <= 0 || !sp.hasAcquirableWork(readable)) {
             return Acquired.NONE;
         }
@@ -231,6 +233,16 @@ public final class ShareService {
             }
         }
         return Acquired.NONE;
+    }
+
+    /** Where acquisition may read up to, exclusive, for the group of {@code sp}. */
+    private long readableEnd(PartitionLog log, SharePartition sp) {
+        return readableEnd(log, groups.config(sp.key().groupId()).effectiveIsolationLevel() == IsolationLevel.READ_COMMITTED);
+    }
+
+    /** read_committed acquires below the last stable offset only (Kafka's TXN_COMMITTED fetch). */
+    private static long readableEnd(PartitionLog log, boolean committed) {
+        return committed ? log.lastStableOffset() : log.highWatermark();
     }
 
     /**
@@ -365,9 +377,7 @@ public final class ShareService {
                     LOG.warn("Persisting share state of {} failed; rolling back", sp.key(), failure);
                     sp.rollback(change);
                 }
-                if (sp.consumeStateChanged()) {
-                    partition.fireDataListeners();
-                }
+                live.wakeIfAcquirable(partition, sp);
                 outcome.complete(failure == null ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE);
             });
             return null;
@@ -408,9 +418,7 @@ public final class ShareService {
                             LOG.warn("Persisting lock expiry of {} failed; the expiry stands", sp.key(), t);
                             return null;
                         }));
-                        if (sp.consumeStateChanged()) {
-                            partition.fireDataListeners();
-                        }
+                        live.wakeIfAcquirable(partition, sp);
                     }
                     next[0] = Math.min(next[0], sp.nextDeadlineMs());
                 });
