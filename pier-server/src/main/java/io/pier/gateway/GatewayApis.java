@@ -346,6 +346,10 @@ public final class GatewayApis {
         forward(ApiKeys.DESCRIBE_TRANSACTIONS, r -> keyed.forwardBatch(r, Upstream.TRANSACTION,
                 KeyShapes.DESCRIBE_TRANSACTIONS));
         forward(ApiKeys.LIST_TRANSACTIONS, forwarding::listTransactions);
+        // Not DescribeLogDirs or AlterReplicaLogDirs: a client sends them to one broker by its id,
+        // and the brokers a gateway's clients see are its nodes, which keep only mirrors of the
+        // upstream's partitions. Left unadvertised, Admin.describeLogDirs fails with
+        // UnsupportedVersionException instead of describing a cache; kafka-log-dirs is for the upstream.
         // Cluster-wide administration, to any broker (the upstream routes to its controller).
         for (ApiKeys api : new ApiKeys[] {ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS,
                 ApiKeys.DESCRIBE_CONFIGS, ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS,

@@ -16,6 +16,7 @@ import io.pier.protocol.CoordinatorHandlers;
 import io.pier.protocol.FetchHandler;
 import io.pier.protocol.GroupConfigs;
 import io.pier.protocol.InitProducerIdHandler;
+import io.pier.protocol.LogDirHandlers;
 import io.pier.protocol.MetadataHandler;
 import io.pier.protocol.OffsetHandlers;
 import io.pier.protocol.ProduceHandler;
@@ -142,6 +143,7 @@ public final class Apis {
         ProducerStateHandlers producerStates = new ProducerStateHandlers(services.logs(), access);
         TxnOffsetCommitHandler txnOffsets = new TxnOffsetCommitHandler(services.transactions(),
                 services.consumerGroups(), access);
+        LogDirHandlers logDirs = new LogDirHandlers(services.logDirs(), access);
         router.register(ApiKeys.API_VERSIONS, 0, 5, new ApiVersionsHandler(router,
                         BrokerFeatures.of(services.transactions().transactionVersion(), startWallMs)))
                 .register(ApiKeys.METADATA, 0, 13,
@@ -185,6 +187,10 @@ public final class Apis {
                                 consumerProtocol::heartbeat)))
                 .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, consumerProtocol::describe)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, coordinators::describeCluster)
+                // kafka-log-dirs; v0 of both was removed in Kafka 4.0 (KIP-896). DescribeLogDirs checks
+                // cluster DESCRIBE itself, as its refusal has a shape of its own.
+                .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, logDirs::describe)
+                .register(ApiKeys.ALTER_REPLICA_LOG_DIRS, 1, 2, access.requireCluster(AclOperation.ALTER, logDirs::alter))
                 .register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configs::describeConfigs)
                 .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configs::incrementalAlterConfigs)
                 // Kafka checks quotas as cluster configs: DESCRIBE_CONFIGS to read, ALTER_CONFIGS to change.

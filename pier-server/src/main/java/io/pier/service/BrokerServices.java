@@ -67,6 +67,7 @@ public final class BrokerServices implements AutoCloseable {
     private final PartitionRegistry partitions;
     private final TopicService topics;
     private final Logs logs;
+    private final LogDirs logDirs;
     private final Polls polls;
     private final ShareGroups shareGroups;
     private final ConsumerGroups consumerGroups;
@@ -120,6 +121,7 @@ public final class BrokerServices implements AutoCloseable {
         topics = new TopicService(new ClusterMetadataStore(dataDir, settings.io()), partitions, settings.raw(),
                 metadataSlot.wakeup());
         logs = new Logs(partitions);
+        logDirs = new LogDirs(dataDir, partitions);
         polls = new Polls(partitions, metrics == null ? LongPoll.Answers.NONE
                 : (api, outcome) -> metrics.onLongPollAnswer(api, outcome.label()));
         // Release backoffs are kept in wall-clock time on disk, monotonic time in the engine.
@@ -246,6 +248,10 @@ public final class BrokerServices implements AutoCloseable {
 
     public Logs logs() {
         return logs;
+    }
+
+    public LogDirs logDirs() {
+        return logDirs;
     }
 
     public Polls polls() {

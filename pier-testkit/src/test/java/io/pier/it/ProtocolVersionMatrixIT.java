@@ -314,6 +314,7 @@ class ProtocolVersionMatrixIT {
         GroupCases.register(cases);
         TxnCases.register(cases);
         SaslCases.register(cases);
+        LogDirCases.register(cases);
         // The matrix broker runs without an authorizer: every ACL API answers SECURITY_DISABLED, as
         // Kafka does; AclIT covers them with ACLs on.
         cases.put(ApiKeys.CREATE_ACLS, (c, v) -> {

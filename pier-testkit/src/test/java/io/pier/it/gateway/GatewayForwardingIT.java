@@ -1,6 +1,7 @@
 package io.pier.it.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +28,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionReplica;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -135,6 +138,19 @@ class GatewayForwardingIT {
                 assertThat(p.leader().port()).isEqualTo(gateway.port());
             });
             assertThat(viaGateway.listTopics().names().get()).contains(name);
+        }
+    }
+
+    @Test
+    void shouldNotAdvertiseTheLogDirApisItHasNoLogsFor() throws Exception {
+        // A gateway node keeps only mirrors of the upstream's partitions: DescribeLogDirs and
+        // AlterReplicaLogDirs are not advertised, so the client refuses them itself.
+        String name = topic("dirs", 1);
+        try (Admin viaGateway = admin(gateway.bootstrapServers())) {
+            assertThatThrownBy(() -> viaGateway.describeLogDirs(List.of(7)).allDescriptions().get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(UnsupportedVersionException.class);
+            assertThatThrownBy(() -> viaGateway.alterReplicaLogDirs(Map.of(new TopicPartitionReplica(name, 0, 7),
+                    "/any")).all().get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(UnsupportedVersionException.class);
         }
     }
 

@@ -36,12 +36,14 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
@@ -147,6 +149,29 @@ class AclIT {
 
     private static Throwable cause(ExecutionException e) {
         return e.getCause();
+    }
+
+    @Test
+    void shouldDescribeLogDirsWithDescribeAndMoveReplicasWithAlterOnTheCluster() throws Exception {
+        // Given carol, a principal of this test alone, and a topic
+        Map<String, Object> carol = certs.clientSettings(certs.clientKeyStore("carol", "CN=carol,O=Pier"));
+        createTopic("acl-log-dirs");
+        TopicPartitionReplica replica = new TopicPartitionReplica("acl-log-dirs", 0, 1);
+        String dataDir = pier.dataDir().toAbsolutePath().normalize().toString();
+        try (Admin a = Admin.create(props(carol))) {
+            // Without DESCRIBE or ALTER on the cluster, both are refused, as on Kafka
+            assertThatThrownBy(() -> a.describeLogDirs(List.of(1)).allDescriptions().get(WAIT_MS, TimeUnit.MILLISECONDS))
+                    .hasCauseInstanceOf(ClusterAuthorizationException.class);
+            assertThatThrownBy(() -> a.alterReplicaLogDirs(Map.of(replica, dataDir)).all()
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS)).hasCauseInstanceOf(ClusterAuthorizationException.class);
+
+            // With them, the log directory is described and the replica stays where it is
+            grant(allow(ResourceType.CLUSTER, "kafka-cluster", "carol", AclOperation.DESCRIBE),
+                    allow(ResourceType.CLUSTER, "kafka-cluster", "carol", AclOperation.ALTER));
+            assertThat(a.describeLogDirs(List.of(1)).allDescriptions().get(WAIT_MS, TimeUnit.MILLISECONDS).get(1)
+                    .get(dataDir).replicaInfos()).containsKey(new TopicPartition("acl-log-dirs", 0));
+            a.alterReplicaLogDirs(Map.of(replica, dataDir)).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
     }
 
     @Test
