@@ -5,15 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pier.testkit.PierExtension;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
@@ -137,7 +138,7 @@ class ClientVersionMatrixIT {
                 "value.deserializer", StringDeserializer.class.getName());
         Set<String> values = new HashSet<>();
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
-            List<TopicPartition> tps = new java.util.ArrayList<>();
+            List<TopicPartition> tps = new ArrayList<>();
             for (int p = 0; p < partitions; p++) {
                 tps.add(new TopicPartition(topic, p));
             }

@@ -32,7 +32,7 @@ final class ProbeJvm {
     static Result run(Path jars, Path program, long timeoutS, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 // A short-lived client JVM: no need for the optimizing compiler, start faster.
-                "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                "-XX:TieredStopAtLevel=1",
                 "-cp", jars + File.separator + "*", program.toString()));
         command.addAll(List.of(args));
         Path output = Files.createTempFile("pier-probe-", ".log");
