@@ -2,10 +2,9 @@ package io.pier.share;
 
 import io.pier.state.PersistedBatch;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Supplier;
+import org.agrona.collections.LongHashSet;
 
 /**
  * The acquisition rules of one share-partition (KIP-932 as Kafka 4.4 applies them), working on
@@ -61,6 +60,9 @@ final class Acquirer {
         long inFlight = end - window.startOffset() - window.settlingFront();
         long budget = Math.min(limits.maxRecords(), config.maxInFlightRecords() - inFlight);
         long lastToAcquire = logBatches.get(logBatches.size() - 1).lastOffset();
+        if (window.ordersByKey()) {
+            lastToAcquire = Math.min(lastToAcquire, Math.max(end, keys.knownEnd()) - 1);
+        }
         if (budget <= 0) {
             if (inFlight == 0 || fetchOffset >= end) {
                 return List.of();
@@ -103,7 +105,7 @@ final class Acquirer {
         // Ordered by key: a record is taken only if no earlier record of its key is unsettled,
         // in the window or taken earlier in this plan.
         boolean ordered = window.ordersByKey();
-        Set<Long> takenKeys = ordered ? new HashSet<>() : null;
+        LongHashSet takenKeys = ordered ? new LongHashSet() : null;
         int threshold = config.throttleThreshold();
         boolean batchOptimized = limits.mode() == AcquireMode.BATCH_OPTIMIZED;
         long end = window.endExclusive();

@@ -2,8 +2,7 @@ package io.pier.share;
 
 import java.util.ArrayDeque;
 import java.util.BitSet;
-import java.util.HashMap;
-import java.util.Map;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * Per-key order of one share-partition's in-flight window ({@code pier.share.ordering=key}): for
@@ -22,7 +21,11 @@ final class KeyOrder {
     /** The key of a record without one, or whose key is not known. */
     static final long NO_KEY = 0;
 
-    private final Map<Long, ArrayDeque<Long>> open = new HashMap<>();
+    /** By key hash: a primitive map, as this is asked for every record acquisition looks at. */
+    private final Long2ObjectHashMap<OffsetQueue> open = new Long2ObjectHashMap<>();
+    /** Queues of keys that closed, for keys that open next: most keys open and close again and again. */
+    private final ArrayDeque<OffsetQueue> spare = new ArrayDeque<>();
+    private static final int MAX_SPARE = 1024;
 
     /** Offsets acquisition may take now, as bits from {@link #base}: no boxing on the per-record path. */
     private BitSet ready = new BitSet();
@@ -45,10 +48,14 @@ final class KeyOrder {
         if (key == NO_KEY) {
             return;
         }
-        ArrayDeque<Long> offsets = open.computeIfAbsent(key, k -> new ArrayDeque<>(2));
-        if (offsets.isEmpty() || offsets.peekLast() < offset) {
+        OffsetQueue offsets = open.get(key);
+        if (offsets == null) {
+            offsets = spare.isEmpty() ? new OffsetQueue() : spare.pop();
+            open.put(key, offsets);
+        }
+        if (offsets.isEmpty() || offsets.last() < offset) {
             offsets.addLast(offset);
-        } else if (offsets.peekFirst() > offset) {
+        } else if (offsets.first() > offset) {
             offsets.addFirst(offset);
         } else {
             throw new IllegalStateException("offset " + offset + " opened between others of its key " + offsets);
@@ -63,21 +70,24 @@ final class KeyOrder {
         if (key == NO_KEY) {
             return -1;
         }
-        ArrayDeque<Long> offsets = open.get(key);
+        OffsetQueue offsets = open.get(key);
         if (offsets == null) {
             return -1;
         }
-        Long first = offsets.peekFirst();
-        if (first != null && first == offset) {
-            offsets.pollFirst();
+        if (!offsets.isEmpty() && offsets.first() == offset) {
+            offsets.removeFirst();
         } else {
             offsets.remove(offset); // settled out of order: only records no consumer gets (aborted)
         }
         if (offsets.isEmpty()) {
             open.remove(key);
+            if (spare.size() < MAX_SPARE) {
+                offsets.clear();
+                spare.push(offsets);
+            }
             return -1;
         }
-        return offsets.peekFirst();
+        return offsets.first();
     }
 
     /** Whether the record at {@code offset} is the first unsettled one of its key (always, without a key). */
@@ -85,8 +95,8 @@ final class KeyOrder {
         if (key == NO_KEY) {
             return true;
         }
-        ArrayDeque<Long> offsets = open.get(key);
-        return offsets == null || offsets.isEmpty() || offsets.peekFirst() == offset;
+        OffsetQueue offsets = open.get(key);
+        return offsets == null || offsets.isEmpty() || offsets.first() == offset;
     }
 
     /** Whether {@code key} has an unsettled record in the window. */
@@ -131,7 +141,7 @@ final class KeyOrder {
     /** Keys with at least one record waiting behind an earlier record of theirs. */
     int blockedKeys() {
         int n = 0;
-        for (ArrayDeque<Long> offsets : open.values()) {
+        for (OffsetQueue offsets : open.values()) {
             if (offsets.size() > 1) {
                 n++;
             }
@@ -142,11 +152,9 @@ final class KeyOrder {
     /** The lowest offset waiting behind an earlier record of its key, or -1 if none. */
     long oldestBlockedOffset() {
         long oldest = Long.MAX_VALUE;
-        for (ArrayDeque<Long> offsets : open.values()) {
+        for (OffsetQueue offsets : open.values()) {
             if (offsets.size() > 1) {
-                var it = offsets.iterator();
-                it.next();
-                oldest = Math.min(oldest, it.next());
+                oldest = Math.min(oldest, offsets.second());
             }
         }
         return oldest == Long.MAX_VALUE ? -1 : oldest;

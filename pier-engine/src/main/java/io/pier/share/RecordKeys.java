@@ -14,4 +14,12 @@ public interface RecordKeys {
     RecordKeys NONE = offset -> NO_KEY;
 
     long keyOf(long offset);
+
+    /**
+     * The offset (exclusive) up to which the keys are known: an ordered share-partition takes
+     * nothing past its window at or beyond it, whatever the log read holds.
+     */
+    default long knownEnd() {
+        return Long.MAX_VALUE;
+    }
 }

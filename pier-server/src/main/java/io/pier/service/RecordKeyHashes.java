@@ -13,74 +13,117 @@ import org.apache.kafka.common.record.internal.RecordBatch;
  * The keys of a stretch of a partition log as the share engine's 64-bit hashes ({@link
  * RecordKeys}), for share groups that order by key. Only those read their records' keys: an
  * unordered acquisition never parses a record.
+ *
+ * <p>A stretch grows at its end and forgets at its start, so the keys of the records just past a
+ * share-partition's in-flight window, read by one acquisition and not taken into the window (no
+ * room, or blocked behind their keys), are still known to the next: each record is read and
+ * parsed once rather than once per fetch that reaches it. Offsets keep their records for good
+ * (a log only loses records at its start), so what was parsed stays true.
  */
 final class RecordKeyHashes implements RecordKeys {
     private static final long FNV_OFFSET = 0xcbf29ce484222325L;
     private static final long FNV_PRIME = 0x100000001b3L;
 
-    private final long base;
+    /** The offset of {@code hashes[0]}. */
+    private long base;
     private long[] hashes;
-    private int count;
+    /** The offset after the last record parsed (exclusive): keys are known from base up to here. */
+    private long end;
 
-    private RecordKeyHashes(long base) {
-        this.base = base;
+    private RecordKeyHashes(long from) {
+        this.base = from;
+        this.end = from;
         this.hashes = new long[64];
     }
 
-    /** The keys of the records from {@code from} to {@code upTo} (exclusive), read in pieces of {@code readBytes}. */
+    /** An empty stretch that starts at {@code from}. */
+    static RecordKeyHashes startingAt(long from) {
+        return new RecordKeyHashes(from);
+    }
+
+    /** The keys of the records from {@code from} to at least {@code upTo} (exclusive), read in pieces of {@code readBytes}. */
     static RecordKeyHashes read(PartitionLog log, long from, long upTo, int readBytes) throws IOException {
         RecordKeyHashes keys = new RecordKeyHashes(from);
-        // Records below the log start are gone: no key (they are archived when a fetch reaches them).
-        long position = Math.max(from, log.logStartOffset());
-        while (position < upTo) {
-            MemoryRecords read = log.read(position, readBytes, true).records();
+        keys.readUpTo(log, upTo, readBytes);
+        return keys;
+    }
+
+    /**
+     * Reads and parses whole batches from {@link #knownEnd} on until it reaches {@code upTo} or
+     * the log has nothing more.
+     */
+    void readUpTo(PartitionLog log, long upTo, int readBytes) throws IOException {
+        if (end < log.logStartOffset()) {
+            // Records below the log start are gone: no key (they are archived when a fetch reaches them).
+            forgetBelow(log.logStartOffset());
+            end = Math.max(end, log.logStartOffset());
+        }
+        while (end < upTo) {
+            MemoryRecords read = log.read(end, readBytes, true).records();
             if (read.sizeInBytes() == 0) {
                 break;
             }
-            position = keys.add(read, upTo);
-        }
-        return keys;
-    }
-
-    /** The keys of the records of one read from {@code from} on (what an acquisition read). */
-    static RecordKeyHashes of(MemoryRecords read, long from) {
-        RecordKeyHashes keys = new RecordKeyHashes(from);
-        keys.add(read, Long.MAX_VALUE);
-        return keys;
-    }
-
-    /** Adds the keys of the records of {@code read} below {@code upTo}; returns the offset after them. */
-    private long add(MemoryRecords read, long upTo) {
-        long next = base + count;
-        for (RecordBatch batch : read.batches()) {
-            if (batch.baseOffset() >= upTo) {
+            long before = end;
+            add(read);
+            if (end == before) {
                 break;
+            }
+        }
+    }
+
+    /** The first offset whose key is known (if any is). */
+    long startOffset() {
+        return base;
+    }
+
+    /** Drops the keys below {@code offset}, which no acquisition asks for again. */
+    void forgetBelow(long offset) {
+        if (offset <= base) {
+            return;
+        }
+        int drop = (int) Math.min(end - base, offset - base);
+        System.arraycopy(hashes, drop, hashes, 0, (int) (end - base) - drop);
+        base = offset;
+        end = Math.max(end, offset);
+    }
+
+    /** Adds the keys of the records of the whole batches of {@code read} that start at or past {@link #knownEnd}. */
+    private void add(MemoryRecords read) {
+        for (RecordBatch batch : read.batches()) {
+            if (batch.nextOffset() <= end) {
+                continue;
             }
             if (!batch.isControlBatch()) {
                 for (Record r : batch) {
-                    if (r.offset() >= base && r.offset() < upTo) {
-                        put(r.offset(), hash(r.key()));
+                    if (r.offset() >= end) {
+                        extendTo(r.offset());
+                        hashes[(int) (r.offset() - base)] = hash(r.key());
+                        end = r.offset() + 1;
                     }
                 }
             }
-            next = batch.nextOffset();
+            extendTo(batch.nextOffset());
         }
-        return next;
     }
 
-    private void put(long offset, long hash) {
-        int i = (int) (offset - base);
-        if (i >= hashes.length) {
-            hashes = Arrays.copyOf(hashes, Math.max(i + 1, hashes.length * 2));
+    /** Known up to {@code offset} (exclusive): offsets a compacted log lacks, and control records, have no key. */
+    private void extendTo(long offset) {
+        int to = (int) (offset - base);
+        if (to >= hashes.length) {
+            hashes = Arrays.copyOf(hashes, Math.max(to + 1, hashes.length * 2));
         }
-        hashes[i] = hash;
-        count = Math.max(count, i + 1);
+        Arrays.fill(hashes, (int) (end - base), to, NO_KEY);
+        end = Math.max(end, offset);
     }
 
     @Override
     public long keyOf(long offset) {
-        long i = offset - base;
-        return i >= 0 && i < count ? hashes[(int) i] : NO_KEY;
+        return offset >= base && offset < end ? hashes[(int) (offset - base)] : NO_KEY;
+    }
+
+    @Override
+    public long knownEnd() {
+        return end;
     }
 
     /**

@@ -56,6 +56,8 @@ final class SharePartitions {
         final Partition partition;
         /** The share fetches parked here, found nothing to acquire. */
         final ShareWaiters waiters;
+        /** Ordered by key: the keys of the records past the window read so far, for the next acquisitions. */
+        RecordKeyHashes keysAhead;
         private SharePartition ready;
         private Throwable failed;
         private List<Waiter> waiting = new ArrayList<>();

@@ -112,7 +112,7 @@ public final class ShareService {
             if (partition.isDeleted()) {
                 return CompletableFuture.completedFuture(Acquired.failed(Errors.UNKNOWN_TOPIC_OR_PARTITION));
             }
-            Acquired acquired = acquireOnShard(partition, sp, memberId, limits, maxBytes);
+            Acquired acquired = acquireOnShard(partition, holder, sp, memberId, limits, maxBytes);
             if (acquired.ranges().isEmpty()) {
                 if (wake != null) {
                     holder.waiters.park(wake);
@@ -187,8 +187,8 @@ public final class ShareService {
                 });
     }
 
-    private Acquired acquireOnShard(Partition partition, SharePartition sp, String memberId, AcquireLimits limits,
-            int maxBytes) throws IOException {
+    private Acquired acquireOnShard(Partition partition, SharePartitions.Holder holder, SharePartition sp,
+            String memberId, AcquireLimits limits, int maxBytes) throws IOException {
         PartitionLog log = partition.log();
         if (sp.nextFetchOffset() < log.logStartOffset()) {
             sp.onLogStartOffsetMoved(log.logStartOffset());
@@ -218,8 +218,8 @@ public final class ShareService {
             if (read.isEmpty()) {
                 return Acquired.NONE;
             }
-            RecordKeys keys = ordered ? newRecordKeys(log, sp, fetchOffset, read, limits, partition, maxBytes)
-                    : RecordKeys.NONE;
+            RecordKeys keys = ordered ? newRecordKeys(holder, log, sp, fetchOffset, read, readBudget(partition, limits,
+                    maxBytes)) : RecordKeys.NONE;
             List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, logBatches(partition, read), limits,
                     isolation(log, committed, readable, fetchOffset, read), keys, partition.shard().nowMs());
             if (!ranges.isEmpty()) {
@@ -246,17 +246,28 @@ public final class ShareService {
     }
 
     /**
-     * Ordered by key: the keys of the records {@code read} holds past the in-flight window, read
-     * again and parsed; the window knows the keys of the records it holds already.
+     * Ordered by key: the keys of the records {@code read} holds past the in-flight window. The
+     * window knows the keys of the records it holds; those of the records past it come from the
+     * share-partition's stretch of keys read ahead, which grows by reading the log again (a copy,
+     * parsed) only where no earlier acquisition read it.
      */
-    private static RecordKeys newRecordKeys(PartitionLog log, SharePartition sp, long fetchOffset, SegmentBatches read,
-            AcquireLimits limits, Partition partition, int maxBytes) throws IOException {
+    private static RecordKeys newRecordKeys(SharePartitions.Holder holder, PartitionLog log, SharePartition sp,
+            long fetchOffset, SegmentBatches read, int readBytes) throws IOException {
         long windowEnd = sp.startOffset() + sp.inFlightRecords();
         long from = Math.max(fetchOffset, windowEnd);
-        if (from > read.lastOffset(read.count() - 1) || !sp.hasRoomPastWindow()) {
+        long readEnd = read.lastOffset(read.count() - 1) + 1;
+        if (from >= readEnd || !sp.hasRoomPastWindow()) {
             return RecordKeys.NONE; // nothing past the window read, or no room to take any of it
         }
-        return RecordKeyHashes.of(log.read(from, readBudget(partition, limits, maxBytes), true).records(), from);
+        RecordKeyHashes ahead = holder.keysAhead;
+        if (ahead == null || from < ahead.startOffset() || ahead.knownEnd() > log.logEndOffset()) {
+            // The first, or the window went back (a reload) or the log was cut short (a mirror's upstream)
+            ahead = RecordKeyHashes.startingAt(from);
+            holder.keysAhead = ahead;
+        }
+        ahead.forgetBelow(from);
+        ahead.readUpTo(log, readEnd, readBytes);
+        return ahead;
     }
 
     /** The batches of a read as the share-partition sees them; also feeds the record-size estimate. */

@@ -52,4 +52,38 @@ class RecordKeyHashesTest {
             assertThat(keys.keyOf(3)).as("in a compressed batch").isEqualTo(a);
         }
     }
+
+    @Test
+    void shouldGrowAtTheEndAndForgetAtTheStartWithoutReadingARecordTwice() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir.resolve("t-1"), LogConfig.defaults(),
+                new ManualClock(1_765_000_000_000L))) {
+            for (int i = 0; i < 6; i++) {
+                log.append(MemoryRecords.withRecords(Compression.NONE,
+                        new SimpleRecord(0, utf8("k" + 2 * i), utf8("v")), new SimpleRecord(0, utf8("k" + (2 * i + 1)),
+                                utf8("v"))));
+            }
+            log.flush();
+            RecordKeyHashes keys = RecordKeyHashes.startingAt(3);
+
+            keys.readUpTo(log, 5, 1);
+
+            assertThat(keys.knownEnd()).as("whole batches: offset 4 ends in the batch of 4 and 5").isEqualTo(6);
+            assertThat(keys.keyOf(2)).isEqualTo(RecordKeys.NO_KEY);
+            assertThat(keys.keyOf(3)).isEqualTo(RecordKeyHashes.hash(ByteBuffer.wrap(utf8("k3"))));
+            assertThat(keys.keyOf(6)).as("not read yet").isEqualTo(RecordKeys.NO_KEY);
+
+            keys.forgetBelow(5);
+            keys.readUpTo(log, 9, 1);
+
+            assertThat(keys.startOffset()).isEqualTo(5);
+            assertThat(keys.knownEnd()).isEqualTo(10);
+            assertThat(keys.keyOf(4)).as("forgotten").isEqualTo(RecordKeys.NO_KEY);
+            for (int o = 5; o < 10; o++) {
+                assertThat(keys.keyOf(o)).as("offset %d", o).isEqualTo(RecordKeyHashes.hash(ByteBuffer.wrap(utf8("k" + o))));
+            }
+
+            keys.readUpTo(log, 100, 1 << 20);
+            assertThat(keys.knownEnd()).as("up to the log end").isEqualTo(12);
+        }
+    }
 }
