@@ -17,9 +17,14 @@ import java.util.Map;
  * @param consumerRebalances group epoch bumps of the shard's consumer-protocol groups since the
  *     broker started
  * @param committed every committed offset of the consumer groups (either protocol) of the shard
+ * @param listed every group of the shard with its type and state (for the web console)
  */
 public record GroupSnapshot(
-        Map<Kind, Integer> groups, long classicRebalances, long consumerRebalances, List<Committed> committed) {
+        Map<Kind, Integer> groups,
+        long classicRebalances,
+        long consumerRebalances,
+        List<Committed> committed,
+        List<Listed> listed) {
     public static final String CLASSIC = "classic";
     public static final String CONSUMER = "consumer";
     public static final String SHARE = "share";
@@ -32,10 +37,13 @@ public record GroupSnapshot(
     static final List<Kind> KINDS = kinds();
 
     /** Nothing coordinated yet: what a shard shows before its first snapshot. */
-    static final GroupSnapshot NONE = new GroupSnapshot(Map.of(), 0, 0, List.of());
+    static final GroupSnapshot NONE = new GroupSnapshot(Map.of(), 0, 0, List.of(), List.of());
 
     /** A group type ({@link #CLASSIC}, {@link #CONSUMER}, {@link #SHARE}) and a state as Kafka spells it. */
     public record Kind(String type, String state) {}
+
+    /** One group: its id, type ({@link #CLASSIC}, {@link #CONSUMER}, {@link #SHARE}) and state. */
+    public record Listed(String group, String type, String state) {}
 
     /** One partition's committed offset of one consumer group. */
     public record Committed(String group, String topic, int partition, long offset) {}
@@ -43,6 +51,7 @@ public record GroupSnapshot(
     public GroupSnapshot {
         groups = Map.copyOf(groups);
         committed = List.copyOf(committed);
+        listed = List.copyOf(listed);
     }
 
     private static List<Kind> kinds() {

@@ -1,16 +1,20 @@
 package io.pier.metrics;
 
+import com.sun.net.httpserver.HttpHandler;
 import io.pier.share.ShareEvents;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -196,7 +200,45 @@ public final class PierMetrics {
 
     /** Serves {@code /metrics} on {@code host:port} (0 picks a free port) until closed. */
     public MetricsEndpoint serve(String host, int port) throws IOException {
-        return MetricsEndpoint.start(registry, host, port);
+        return MetricsEndpoint.start(registry, host, port, null);
+    }
+
+    /**
+     * Serves {@code /metrics} on {@code host:port} (0 picks a free port), and every other path
+     * with {@code pages} (the web console), until closed.
+     */
+    public MetricsEndpoint serve(String host, int port, HttpHandler pages) throws IOException {
+        return MetricsEndpoint.start(registry, host, port, pages);
+    }
+
+    /** Every share-partition the shards published last; any thread. */
+    public List<SharePartitionSnapshot> sharePartitions() {
+        List<SharePartitionSnapshot> all = new ArrayList<>();
+        forEachShare(all::add);
+        return all;
+    }
+
+    /** Every partition log the shards published last; any thread. */
+    public List<LogSnapshot> logs() {
+        List<LogSnapshot> all = new ArrayList<>();
+        forEachLog(all::add);
+        return all;
+    }
+
+    /** What each shard published last of the groups it coordinates; any thread. */
+    public List<GroupSnapshot> groups() {
+        List<GroupSnapshot> all = new ArrayList<>();
+        forEachGroupSnapshot(all::add);
+        return all;
+    }
+
+    /** Requests answered since the start, by API name (as {@code pier_request_duration_seconds} counts them). */
+    public Map<String, Long> requestCounts() {
+        Map<String, Long> counts = new TreeMap<>();
+        for (HistogramSnapshot.HistogramDataPointSnapshot p : requestLatency.collect().getDataPoints()) {
+            counts.merge(p.getLabels().get("api"), p.getCount(), Long::sum);
+        }
+        return counts;
     }
 
     private Counter shareCounter(String name, String help) {

@@ -48,6 +48,15 @@ public final class ShardShareMetrics {
     }
 
     /**
+     * Shard thread only: what the share-partition's counters showed at the last {@link #flush}
+     * (nothing if it has no listener).
+     */
+    public ShareCounts counts(String group, String topic, int partition) {
+        SharePartitionMetrics m = open.get(new Key(group, topic, partition));
+        return m == null ? ShareCounts.NONE : m.totals();
+    }
+
+    /**
      * Shard thread only: adds every count told since the last flush to what Prometheus exposes.
      * O(share-partitions × buckets), whatever the number of records.
      */

@@ -4,7 +4,9 @@ import io.pier.metrics.DeliveryCountHistogram.Totals;
 import io.pier.share.ShareEvents;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.model.snapshots.Labels;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -41,6 +43,8 @@ final class SharePartitionMetrics implements ShareEvents {
     private long deadLetterFailures;
     /** Forgotten: nothing is published any more, whatever is still told. */
     private boolean discarded;
+    /** Everything flushed so far, for the web console; replaced (never changed) by a flush. */
+    private ShareCounts totals = ShareCounts.NONE;
 
     SharePartitionMetrics(PierMetrics m, DeliveryCountHistogram histogram, String group, String topic,
             String partition, long createdMillis) {
@@ -113,6 +117,7 @@ final class SharePartitionMetrics implements ShareEvents {
         if (discarded) {
             return;
         }
+        ShareCounts next = pending() ? plusPending() : null;
         deliveries = add(deliveriesPoint, deliveries);
         accepts = add(acceptsPoint, accepts);
         rejects = add(rejectsPoint, rejects);
@@ -126,6 +131,38 @@ final class SharePartitionMetrics implements ShareEvents {
         }
         acceptedCounts.flush();
         rejectedCounts.flush();
+        if (next != null) {
+            totals = new ShareCounts(next.deliveries(), next.accepts(), next.rejects(), next.releases(),
+                    next.lockExpiries(), next.sessionReleases(), next.archivedRejected(), next.archivedDeliveryLimit(),
+                    next.archivedLogStart(), next.deadLetters(), next.deadLetterFailures(), acceptedCounts.buckets(),
+                    rejectedCounts.buckets());
+        }
+    }
+
+    /** Shard thread only: what {@link #flush} has published so far. */
+    ShareCounts totals() {
+        return totals;
+    }
+
+    private boolean pending() {
+        long archivedPending = 0;
+        for (long a : archived) {
+            archivedPending |= a;
+        }
+        return (deliveries | accepts | rejects | releases | lockExpiries | sessionReleases | deadLetters
+                | deadLetterFailures | archivedPending) != 0;
+    }
+
+    /** The totals plus what is pending, delivery-count buckets aside (the histograms' flush adds those). */
+    private ShareCounts plusPending() {
+        ShareCounts t = totals;
+        return new ShareCounts(t.deliveries() + deliveries, t.accepts() + accepts, t.rejects() + rejects,
+                t.releases() + releases, t.lockExpiries() + lockExpiries, t.sessionReleases() + sessionReleases,
+                t.archivedRejected() + archived[ArchiveCause.REJECTED.ordinal()],
+                t.archivedDeliveryLimit() + archived[ArchiveCause.DELIVERY_LIMIT.ordinal()],
+                t.archivedLogStart() + archived[ArchiveCause.LOG_START.ordinal()],
+                t.deadLetters() + deadLetters, t.deadLetterFailures() + deadLetterFailures,
+                t.acceptedByDeliveryCount(), t.rejectedByDeliveryCount());
     }
 
     /**
@@ -165,6 +202,15 @@ final class SharePartitionMetrics implements ShareEvents {
             pending[DeliveryCountHistogram.bucket(deliveryCount)]++;
             pendingRecords++;
             pendingSum += deliveryCount;
+        }
+
+        /** The published totals per bucket. */
+        List<Long> buckets() {
+            List<Long> out = new ArrayList<>(DeliveryCountHistogram.BUCKETS);
+            for (long c : published.counts()) {
+                out.add(c);
+            }
+            return out;
         }
 
         void flush() {

@@ -10,6 +10,7 @@ import java.util.Map;
  * @param oldestUnacknowledgedAgeMs how long the oldest AVAILABLE or ACQUIRED record has been in
  *     the in-flight window; 0 if there is none
  * @param acquiredByMember ACQUIRED records by the member id holding them
+ * @param counts what its counters counted, as of the snapshot (for the web console)
  */
 public record SharePartitionSnapshot(
         String group,
@@ -27,7 +28,8 @@ public record SharePartitionSnapshot(
         int blockedKeys,
         long oldestBlockedAgeMs,
         long oldestUnacknowledgedAgeMs,
-        Map<String, Integer> acquiredByMember) {
+        Map<String, Integer> acquiredByMember,
+        ShareCounts counts) {
     public SharePartitionSnapshot {
         acquiredByMember = Map.copyOf(acquiredByMember);
     }

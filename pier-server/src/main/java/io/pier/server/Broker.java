@@ -1,6 +1,8 @@
 package io.pier.server;
 
 import io.pier.common.Clock;
+import io.pier.console.Console;
+import io.pier.console.ServiceSources;
 import io.pier.group.ShareGroupBrokerConfig;
 import io.pier.log.AtomicFiles;
 import io.pier.log.FileIO;
@@ -66,6 +68,8 @@ final class Broker implements AutoCloseable {
     private final ParallelStep<Listener> listener;
     private final NodeInfo node;
     private final MetricsEndpoint metricsEndpoint;
+    /** The web console on the metrics port; null when metrics are off. */
+    private final Console console;
     /** The upstream cluster in gateway mode; null for a broker of its own. */
     private final Upstream upstream;
     /** A gateway's share state on the upstream, and its place in the group of gateway nodes; else null. */
@@ -145,6 +149,7 @@ final class Broker implements AutoCloseable {
             // Handlers read the node when they answer; its port is known only once the network has bound.
             String clusterId;
             GatewayCluster gatewayCluster = null;
+            AclAuthorizer acls = null;
             if (config.gateway()) {
                 Apis.register(router, services, config, this::node, clock, null);
                 gatewayConfigs = GroupConfigSync.start(config.raw(), config.upstreamClientSettings(),
@@ -158,7 +163,7 @@ final class Broker implements AutoCloseable {
             } else {
                 gatewayConfigs = null;
                 peers = null;
-                AclAuthorizer acls = openAcls(config, dataDir, io);
+                acls = openAcls(config, dataDir, io);
                 Apis.register(router, services, config, this::node, clock, acls);
                 ScramBootstrap.apply(config.raw(), listener.join().scram());
                 Apis.registerSasl(router, listener.join().scram(), acls, services.topics()::metadataWrite);
@@ -187,8 +192,14 @@ final class Broker implements AutoCloseable {
             } else {
                 membership = null;
             }
-            metricsEndpoint = metrics == null ? null : metrics.serve(config.metricsHost(), config.metricsPort());
-            if (metricsEndpoint != null) {
+            if (metrics == null) {
+                console = null;
+                metricsEndpoint = null;
+            } else {
+                console = Console.start(metrics, config.console(), new ServiceSources(services, this::node,
+                        config.gateway()), acls);
+                started.push(console);
+                metricsEndpoint = metrics.serve(config.metricsHost(), config.metricsPort(), console.handler());
                 started.push(metricsEndpoint);
             }
         } catch (Exception | Error e) {
@@ -199,7 +210,8 @@ final class Broker implements AutoCloseable {
                 config.gateway() ? "gateway" : "broker", node.nodeId(), describeListeners(config, node), dataDir, node.clusterId(), services.shardCount(),
                 clock.monoMs() - startMs);
         if (metricsEndpoint != null) {
-            LOG.info("Metrics on http://{}:{}/metrics", config.metricsHost(), metricsEndpoint.port());
+            LOG.info("Metrics on http://{}:{}/metrics, web console on http://{}:{}/", config.metricsHost(),
+                    metricsEndpoint.port(), config.metricsHost(), metricsEndpoint.port());
         }
     }
 
@@ -308,6 +320,7 @@ final class Broker implements AutoCloseable {
         }
         if (metricsEndpoint != null) {
             metricsEndpoint.close();
+            console.close();
         }
         closeListener(); // the network: stops accepting, closes the connections
         if (membership != null) {

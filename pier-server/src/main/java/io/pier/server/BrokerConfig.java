@@ -1,5 +1,6 @@
 package io.pier.server;
 
+import io.pier.console.ConsoleSettings;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -65,6 +66,7 @@ public final class BrokerConfig {
     private final int quotaWindowNum;
     private final int quotaWindowSizeSeconds;
     private final ConnectionLimitSettings connectionLimits;
+    private final ConsoleSettings console;
 
     public BrokerConfig(Map<String, String> props) {
         this.raw = Collections.unmodifiableMap(new LinkedHashMap<>(props));
@@ -107,6 +109,7 @@ public final class BrokerConfig {
         this.quotaWindowSizeSeconds = intIn(QUOTA_WINDOW_SIZE_SECONDS,
                 props.getOrDefault(QUOTA_WINDOW_SIZE_SECONDS, "1"), 1, 3600);
         this.connectionLimits = ConnectionLimitSettings.parse(props, listeners);
+        this.console = ConsoleSettings.fromProperties(props);
         if (gateway()) {
             refuseWhatAGatewayCannotDo();
         }
@@ -158,6 +161,11 @@ public final class BrokerConfig {
             throw new ConfigException(name, value, "expected true or false");
         }
         return v.equals("true");
+    }
+
+    /** The web console's settings ({@code pier.console.*}); it is on when metrics are. */
+    public ConsoleSettings console() {
+        return console;
     }
 
     /** Samples a client quota's rate is measured over (Kafka's default 11). */

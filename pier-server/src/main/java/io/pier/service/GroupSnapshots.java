@@ -34,14 +34,15 @@ final class GroupSnapshots {
     GroupSnapshot take(Shard shard) {
         ConsumerGroups.OnShard consumers = consumerGroups.groupsOn(shard);
         Map<GroupSnapshot.Kind, Integer> counts = new HashMap<>();
+        List<GroupSnapshot.Listed> listed = new ArrayList<>();
         for (ClassicGroupListing g : consumers.classic()) {
-            counts.merge(new GroupSnapshot.Kind(GroupSnapshot.CLASSIC, g.state().toString()), 1, Integer::sum);
+            count(counts, listed, GroupSnapshot.CLASSIC, g.groupId(), g.state().toString());
         }
         for (ConsumerGroupListing g : consumers.consumer()) {
-            counts.merge(new GroupSnapshot.Kind(GroupSnapshot.CONSUMER, g.state().toString()), 1, Integer::sum);
+            count(counts, listed, GroupSnapshot.CONSUMER, g.groupId(), g.state().toString());
         }
         for (GroupListing g : shareGroups.groupsOn(shard)) {
-            counts.merge(new GroupSnapshot.Kind(GroupSnapshot.SHARE, g.state().toString()), 1, Integer::sum);
+            count(counts, listed, GroupSnapshot.SHARE, g.groupId(), g.state().toString());
         }
         // The store's view is immutable and any thread may read it; each shard takes the offsets
         // of the group ids that hash to it, so every group is shown once, beside its state.
@@ -52,6 +53,13 @@ final class GroupSnapshots {
                         new GroupSnapshot.Committed(groupId, tp.topic(), tp.partition(), o.offset())));
             }
         }
-        return new GroupSnapshot(counts, consumers.classicRebalances(), consumers.consumerRebalances(), committed);
+        return new GroupSnapshot(counts, consumers.classicRebalances(), consumers.consumerRebalances(), committed,
+                listed);
+    }
+
+    private static void count(Map<GroupSnapshot.Kind, Integer> counts, List<GroupSnapshot.Listed> listed, String type,
+            String groupId, String state) {
+        counts.merge(new GroupSnapshot.Kind(type, state), 1, Integer::sum);
+        listed.add(new GroupSnapshot.Listed(groupId, type, state));
     }
 }

@@ -4,6 +4,7 @@ import io.pier.log.PartitionLog;
 import io.pier.metrics.GroupSnapshot;
 import io.pier.metrics.LogSnapshot;
 import io.pier.metrics.PierMetrics;
+import io.pier.metrics.ShardShareMetrics;
 import io.pier.metrics.SharePartitionSnapshot;
 import io.pier.share.RecordState;
 import io.pier.share.SharePartition;
@@ -36,29 +37,33 @@ final class MetricsSnapshotStep {
             logs.add(new LogSnapshot(p.topicPartition().topic(), p.topicPartition().partition(),
                     log.logStartOffset(), log.logEndOffset(), log.highWatermark(), log.sizeInBytes()));
         });
+        GroupSnapshot groupSnapshot = groups.take(shard);
+        // Right before the snapshots are published (nothing changes on this shard meanwhile): the
+        // collectors of one scrape run in no set order, and this keeps the window short in which a
+        // scrape could read the counters before the flush and the gauges after the publish. Before
+        // the share-partitions' snapshots, which carry the counts it flushed.
+        ShardShareMetrics counters = metrics.shares(shard.id());
+        counters.flush();
         List<SharePartitionSnapshot> shareSnapshots = new ArrayList<>();
         shares.forEachLoaded(shard, (p, sp) -> {
             if (!p.isDeleted()) {
-                shareSnapshots.add(snapshot(p, sp, nowMs));
+                shareSnapshots.add(snapshot(p, sp, nowMs, counters));
             }
         });
-        GroupSnapshot groupSnapshot = groups.take(shard);
-        // After the snapshots are taken (nothing changes on this shard meanwhile) and right before
-        // they are published: the collectors of one scrape run in no set order, and this keeps
-        // the window short in which a scrape could read the counters before the flush and the
-        // gauges after the publish.
-        metrics.shares(shard.id()).flush();
         metrics.publish(shard.id(), shareSnapshots, logs);
         metrics.publishGroups(shard.id(), groupSnapshot);
     }
 
-    private static SharePartitionSnapshot snapshot(Partition p, SharePartition sp, long nowMs) {
+    private static SharePartitionSnapshot snapshot(Partition p, SharePartition sp, long nowMs,
+            ShardShareMetrics counters) {
+        String topic = p.topicPartition().topic();
+        int partition = p.topicPartition().partition();
         long lag = ShareOffsets.OffsetSummary.of(sp, p.log().highWatermark()).lag();
-        return new SharePartitionSnapshot(sp.key().groupId(), p.topicPartition().topic(),
-                p.topicPartition().partition(), sp.startOffset(), sp.endOffset(), lag,
+        return new SharePartitionSnapshot(sp.key().groupId(), topic, partition, sp.startOffset(), sp.endOffset(), lag,
                 sp.recordCount(RecordState.AVAILABLE), sp.recordCount(RecordState.ACQUIRED),
                 sp.recordCount(RecordState.ACKNOWLEDGED), sp.recordCount(RecordState.ARCHIVED),
                 sp.recordCount(RecordState.ARCHIVING), sp.recordsInBackoff(), sp.blockedKeys(), sp.oldestBlockedAgeMs(nowMs),
-                sp.oldestUnsettledAgeMs(nowMs), sp.acquiredByMember());
+                sp.oldestUnsettledAgeMs(nowMs), sp.acquiredByMember(),
+                counters.counts(sp.key().groupId(), topic, partition));
     }
 }

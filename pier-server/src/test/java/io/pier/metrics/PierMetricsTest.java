@@ -41,9 +41,9 @@ class PierMetricsTest {
     @Test
     void shouldShowWhatEachShardPublishedLast() throws IOException {
         metrics.publish(0, List.of(new SharePartitionSnapshot("g", "t", 0, 10, 13, 4, 0, 4, 0, 0, 0, 0, 0, 0, 2500,
-                Map.of("m1", 3))), List.of(new LogSnapshot("t", 0, 0, 14, 14, 999)));
+                Map.of("m1", 3), ShareCounts.NONE)), List.of(new LogSnapshot("t", 0, 0, 14, 14, 999)));
         metrics.publish(1, List.of(new SharePartitionSnapshot("g", "t", 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
-                Map.of("m1", 1))), List.of());
+                Map.of("m1", 1), ShareCounts.NONE)), List.of());
 
         String text = exposition();
         assertThat(text).contains("pier_share_lag{group=\"g\",partition=\"0\",topic=\"t\"} 4.0");
@@ -89,8 +89,8 @@ class PierMetricsTest {
         GroupSnapshot.Kind stable = new GroupSnapshot.Kind(GroupSnapshot.CONSUMER, "Stable");
         metrics.publish(1, List.of(), List.of(new LogSnapshot("t", 0, 0, 12, 10, 100)));
         metrics.publishGroups(0, new GroupSnapshot(Map.of(stable, 2), 3, 5,
-                List.of(new GroupSnapshot.Committed("g", "t", 0, 4), new GroupSnapshot.Committed("g", "gone", 0, 9))));
-        metrics.publishGroups(1, new GroupSnapshot(Map.of(stable, 1), 1, 0, List.of()));
+                List.of(new GroupSnapshot.Committed("g", "t", 0, 4), new GroupSnapshot.Committed("g", "gone", 0, 9)), List.of()));
+        metrics.publishGroups(1, new GroupSnapshot(Map.of(stable, 1), 1, 0, List.of(), List.of()));
 
         String text = exposition();
         assertThat(text).contains("pier_groups{state=\"Stable\",type=\"consumer\"} 3.0\n",

@@ -3,10 +3,11 @@ package io.pier.security.acl;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 
 /** Principal strings as Kafka writes them, {@code Type:name} (e.g. {@code User:alice}). */
-final class Principals {
+public final class Principals {
     private Principals() {}
 
-    static KafkaPrincipal parse(String s) {
+    /** Parses {@code Type:name}; IllegalArgumentException saying what was expected otherwise. */
+    public static KafkaPrincipal parse(String s) {
         int colon = s.indexOf(':');
         if (colon <= 0 || colon == s.length() - 1) {
             throw new IllegalArgumentException("expected Type:name, e.g. User:alice, got '" + s + "'");

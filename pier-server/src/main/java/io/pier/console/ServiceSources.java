@@ -1,0 +1,116 @@
+package io.pier.console;
+
+import io.pier.group.AssignedTopic;
+import io.pier.group.ClassicGroupDescription;
+import io.pier.group.GroupConfig;
+import io.pier.group.GroupDescription;
+import io.pier.group.MemberDescription;
+import io.pier.group.consumer.ConsumerGroupDescription;
+import io.pier.service.BrokerServices;
+import io.pier.service.ConsumerGroups;
+import io.pier.service.NodeInfo;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
+import org.apache.kafka.common.TopicPartition;
+
+/** The console's sources in a running broker: its services and its node. */
+public final class ServiceSources implements ConsoleSources {
+    private static final String CONSUMER_PROTOCOL_TYPE = "consumer";
+
+    private final BrokerServices services;
+    private final Supplier<NodeInfo> node;
+    private final boolean gateway;
+
+    /** @param node the node, known once the listeners are bound (before the console serves a page) */
+    public ServiceSources(BrokerServices services, Supplier<NodeInfo> node, boolean gateway) {
+        this.services = services;
+        this.node = node;
+        this.gateway = gateway;
+    }
+
+    @Override
+    public BrokerFacts broker() {
+        NodeInfo n = node.get();
+        Map<String, String> listeners = new LinkedHashMap<>();
+        n.listeners().forEach((name, a) -> listeners.put(name, a.host() + ":" + a.port()));
+        return new BrokerFacts(n.nodeId(), n.clusterId(), gateway, services.shardCount(), listeners);
+    }
+
+    @Override
+    public ShareGroupSettings shareGroupSettings(String groupId) {
+        GroupConfig c = services.shareGroups().config(groupId);
+        return new ShareGroupSettings(c.effectiveOrderByKey(), c.effectiveDeadLetterTopic(),
+                c.effectiveDeliveryCountLimit());
+    }
+
+    @Override
+    public CompletableFuture<Optional<List<Member>>> shareGroupMembers(String groupId) {
+        return services.shareGroups().describe(groupId).thenApply(d -> d.map(ServiceSources::members));
+    }
+
+    @Override
+    public CompletableFuture<Optional<List<Member>>> consumerGroupMembers(String groupId) {
+        ConsumerGroups groups = services.consumerGroups();
+        return groups.consumerDescribe(groupId).thenCompose(consumer -> {
+            if (consumer.group().isPresent()) {
+                return CompletableFuture.completedFuture(consumer.group().map(ServiceSources::consumerMembers));
+            }
+            return groups.describe(groupId).thenApply(classic -> classic.group().map(ServiceSources::classicMembers));
+        });
+    }
+
+    private static List<Member> members(GroupDescription d) {
+        List<Member> out = new ArrayList<>();
+        for (MemberDescription m : d.members()) {
+            out.add(new Member(m.memberId(), m.clientId(), m.clientHost(), m.memberEpoch(), partitions(m.assignment())));
+        }
+        return out;
+    }
+
+    private static List<Member> consumerMembers(ConsumerGroupDescription d) {
+        List<Member> out = new ArrayList<>();
+        for (ConsumerGroupDescription.Member m : d.members()) {
+            out.add(new Member(m.memberId(), m.clientId(), m.clientHost(), m.memberEpoch(), partitions(m.assignment())));
+        }
+        return out;
+    }
+
+    private static List<Member> classicMembers(ClassicGroupDescription d) {
+        List<Member> out = new ArrayList<>();
+        for (ClassicGroupDescription.Member m : d.members()) {
+            out.add(new Member(m.memberId(), m.clientId(), m.clientHost(), -1,
+                    CONSUMER_PROTOCOL_TYPE.equals(d.protocolType()) ? classicAssignment(m.assignment()) : List.of()));
+        }
+        return out;
+    }
+
+    /** A classic consumer's assignment as its leader wrote it; none if it is not the consumer protocol's. */
+    private static List<TopicPartition> classicAssignment(byte[] assignment) {
+        if (assignment == null || assignment.length == 0) {
+            return List.of();
+        }
+        try {
+            return ConsumerProtocol.deserializeAssignment(ByteBuffer.wrap(assignment)).partitions();
+        } catch (RuntimeException e) {
+            // A client-side assignor may write anything; the console shows what it can read.
+            return List.of();
+        }
+    }
+
+    private static List<TopicPartition> partitions(List<AssignedTopic> assignment) {
+        List<TopicPartition> out = new ArrayList<>();
+        for (AssignedTopic t : assignment) {
+            for (int p : t.partitions()) {
+                out.add(new TopicPartition(t.topicName(), p));
+            }
+        }
+        return out;
+    }
+}

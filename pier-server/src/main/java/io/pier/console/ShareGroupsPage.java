@@ -1,0 +1,37 @@
+package io.pier.console;
+
+import io.pier.metrics.GroupSnapshot;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** {@code /share-groups}: every share group the viewer may describe, with its share-partitions added up. */
+final class ShareGroupsPage {
+    static final String PATH = "/share-groups";
+    private static final List<Html.Column> COLUMNS = List.of(Html.Column.text("Group"), Html.Column.text("State"),
+            Html.Column.num("Share-partitions"), Html.Column.num("Lag"), Html.Column.num("Oldest unacknowledged"),
+            Html.Column.num("Acquired"), Html.Column.num("Archived"), Html.Column.num("Dead letters"));
+
+    private ShareGroupsPage() {}
+
+    static Html render(Published p, Viewer viewer) {
+        Map<String, Figures.ShareGroupFigures> figures = Figures.byShareGroup(p.shares());
+        Map<String, String> states = new TreeMap<>();
+        for (GroupSnapshot.Listed g : Figures.listed(p.groups())) {
+            if (g.type().equals(GroupSnapshot.SHARE) && viewer.group(g.group())) {
+                states.put(g.group(), g.state());
+            }
+        }
+        Html out = new Html();
+        out.startTable("share-groups", COLUMNS);
+        states.forEach((group, state) -> {
+            Figures.ShareGroupFigures f = figures.getOrDefault(group, Figures.ShareGroupFigures.NONE);
+            out.startRow(group).link("group", Html.href(ShareGroupPage.PATH, group), group).cell("state", state)
+                    .number("share-partitions", f.sharePartitions()).number("lag", f.lag())
+                    .ageMs("oldest-age", f.oldestUnacknowledgedAgeMs()).number("acquired", f.acquired())
+                    .number("archived", f.archived()).number("dead-letters", f.deadLetters()).endRow();
+        });
+        out.endTable(states.size(), COLUMNS.size(), "No share groups.");
+        return out;
+    }
+}
