@@ -131,6 +131,19 @@ class LayeringTest {
     }
 
     @Test
+    void shouldKeepTheConsoleAReaderOfPublishedStateAndServices() {
+        // The console renders snapshots and asks services; it never reaches the wiring, the network
+        // or the protocol handlers, and nothing but the wiring reaches it.
+        noClasses().that().resideInAPackage("io.pier.console..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.pier.server..", "io.pier.network..",
+                        "io.pier.protocol..", "io.pier.cli..", "io.pier.runtime..", "io.netty..")
+                .check(PIER);
+        noClasses().that().resideOutsideOfPackages("io.pier.console..", "io.pier.server..")
+                .should().dependOnClassesThat().resideInAPackage("io.pier.console..")
+                .check(PIER);
+    }
+
+    @Test
     void shouldKeepTheShareStateDutyCycleFreeOfClocksThreadsAndLocks() {
         // The persister is an agent: time comes in as doWork's nowMs, its runner owns the thread.
         noClasses().that().haveNameMatching("io\\.pier\\.state\\."
