@@ -208,6 +208,11 @@ class ConsoleIT {
             assertThat(group.members()).hasSize(1);
             MemberDescription member = group.members().iterator().next();
 
+            // The console-log check sees errors: a page the broker does not have is one.
+            browser.consoleErrors();
+            browser.open(console("/no-such-page"));
+            await().atMost(WAIT).untilAsserted(() -> assertThat(browser.consoleErrors()).isNotEmpty());
+
             browser.open(console("/consumer-groups"));
             awaitPage(() -> assertThat(cellValue("consumer-groups", READERS, "partitions")).isEqualTo("2"));
             browser.screenshot("consumer-groups");
