@@ -2,6 +2,7 @@ package io.pier.console;
 
 import io.pier.metrics.GroupSnapshot;
 import io.pier.metrics.PierMetrics;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -105,7 +106,7 @@ final class Sampler implements AutoCloseable {
         });
         lastCounts = new HashMap<>(counts);
         lastCountsMs = nowMs;
-        requestRates = Map.copyOf(rates);
+        requestRates = Collections.unmodifiableMap(rates); // by API name, as the overview lists them
     }
 
     @Override
