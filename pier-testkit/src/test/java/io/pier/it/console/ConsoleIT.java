@@ -22,6 +22,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
@@ -58,6 +59,7 @@ class ConsoleIT {
     /** A share group whose name HTML would take for markup. */
     private static final String SHARE_GROUP = "workers<b>&\"q'";
     private static final String JOBS = "console-jobs";
+    private static final String DLQ = "dlq.console";
     private static final String ORDERS = "console-orders";
     private static final String READERS = "console-readers";
 
@@ -88,14 +90,20 @@ class ConsoleIT {
      * Given 30 records over 3 partitions read by one share consumer that accepts 29 and rejects one:
      * the share group page shows the member Admin describes with the 3 partitions assigned to it,
      * each share-partition's start offset as listShareGroupOffsets reports it, 29 records accepted
-     * at their first delivery and one archived as rejected, and the group's name as text; then,
+     * at their first delivery and one archived as rejected with its dead letter in the group's
+     * dead-letter topic (whose end offset Admin lists), and the group's name as text; then,
      * with the consumer holding records it does not acknowledge and new records arriving, the lag
      * and oldest-age plots move on the open page.
      */
     @Test
     void shouldShowShareGroupsAsAdminDescribesThemAndMoveThePlotsWhileRecordsFlow() throws Exception {
         clients.createTopic(JOBS, 3);
+        try (Admin admin = clients.admin()) {
+            admin.createTopics(List.of(new NewTopic(DLQ, 1, (short) 1)
+                    .configs(Map.of("errors.deadletterqueue.group.enable", "true")))).all().get(30, TimeUnit.SECONDS);
+        }
         clients.setGroupConfig(SHARE_GROUP, "share.auto.offset.reset", "earliest");
+        clients.setGroupConfig(SHARE_GROUP, "errors.deadletterqueue.topic.name", DLQ);
         for (int p = 0; p < 3; p++) {
             clients.produce(JOBS, p, "job" + p, 10);
         }
@@ -126,6 +134,11 @@ class ConsoleIT {
                     Map.of(SHARE_GROUP, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(SHARE_GROUP)
                     .get(30, TimeUnit.SECONDS);
             assertThat(offsets).hasSize(3);
+            TopicPartition dlq0 = new TopicPartition(DLQ, 0);
+            await().atMost(WAIT).until(() -> admin.listOffsets(Map.of(dlq0, OffsetSpec.latest())).partitionResult(dlq0)
+                    .get(30, TimeUnit.SECONDS).offset() == 1);
+            long deadLetters = admin.listOffsets(Map.of(dlq0, OffsetSpec.latest())).partitionResult(dlq0)
+                    .get(30, TimeUnit.SECONDS).offset();
             awaitPage(() -> {
                 assertThat(browser.driver.findElement(By.tagName("h1")).getText())
                         .isEqualTo("Share group " + SHARE_GROUP);
@@ -142,6 +155,8 @@ class ConsoleIT {
                 }
                 assertThat(cellValue("delivery-counts", "accept", "d1")).isEqualTo("29");
                 assertThat(cellValue("archives", "rejected", "records")).isEqualTo("1");
+                assertThat(cellValue("archives", "dead_letters", "records")).isEqualTo(String.valueOf(deadLetters));
+                assertThat(browser.driver.findElement(By.id("group-facts")).getText()).contains(DLQ);
             });
             browser.screenshot("share-group");
 
