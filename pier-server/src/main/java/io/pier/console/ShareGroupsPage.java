@@ -4,6 +4,8 @@ import io.pier.metrics.GroupSnapshot;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /** {@code /share-groups}: every share group the viewer may describe, with its share-partitions added up. */
 final class ShareGroupsPage {
@@ -15,7 +17,9 @@ final class ShareGroupsPage {
     private ShareGroupsPage() {}
 
     static Html render(Published p, Viewer viewer) {
-        Map<String, Figures.ShareGroupFigures> figures = Figures.byShareGroup(p.shares());
+        Predicate<String> topics = viewer.topics();
+        Map<String, Figures.ShareGroupFigures> figures = Figures.byShareGroup(
+                p.shares().stream().filter(s -> topics.test(s.topic())).collect(Collectors.toList()));
         Map<String, String> states = new TreeMap<>();
         for (GroupSnapshot.Listed g : Figures.listed(p.groups())) {
             if (g.type().equals(GroupSnapshot.SHARE) && viewer.group(g.group())) {

@@ -39,7 +39,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -70,9 +70,12 @@ class ConsoleIT {
     private static Browser browser;
     private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
 
-    @BeforeAll
-    static void startBrowser() {
-        browser = Browser.start();
+    /** Once for the class; per test, so that without Chromium each test reports itself skipped. */
+    @BeforeEach
+    void startBrowser() {
+        if (browser == null) {
+            browser = Browser.start();
+        }
     }
 
     @AfterAll
