@@ -32,6 +32,8 @@ final class Acquirer {
     private final InFlightWindow window;
     private final LockDeadlines deadlines;
     private final Supplier<ShareConfig> config;
+    /** Ordered by key: the keys one plan took, kept between plans so that it is not grown again each time. */
+    private final LongHashSet takenKeys = new LongHashSet();
 
     Acquirer(InFlightWindow window, LockDeadlines deadlines, Supplier<ShareConfig> config) {
         this.window = window;
@@ -105,7 +107,9 @@ final class Acquirer {
         // Ordered by key: a record is taken only if no earlier record of its key is unsettled,
         // in the window or taken earlier in this plan.
         boolean ordered = window.ordersByKey();
-        LongHashSet takenKeys = ordered ? new LongHashSet() : null;
+        if (ordered) {
+            takenKeys.clear();
+        }
         int threshold = config.throttleThreshold();
         boolean batchOptimized = limits.mode() == AcquireMode.BATCH_OPTIMIZED;
         long end = window.endExclusive();
