@@ -128,6 +128,11 @@ final class Mirrors implements ShareLogSource {
     }
 
     @Override
+    public CompletableFuture<Void> groupSettingsApplied() {
+        return settings.caughtUp();
+    }
+
+    @Override
     public boolean cachesRecords() {
         return true;
     }

@@ -38,6 +38,16 @@ public interface ShareLogSource {
     CompletableFuture<Long> endOffset(Partition partition);
 
     /**
+     * Completes once the group settings written before the call apply here: before a share-partition
+     * with stored state is loaded, since how it acquires depends on them (ordering by key, the
+     * isolation level). A broker's own settings always apply; a gateway node catches up with
+     * those other nodes wrote. Any thread.
+     */
+    default CompletableFuture<Void> groupSettingsApplied() {
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /**
      * Whether the partitions' logs are caches of records kept elsewhere (a gateway's mirrors), so
      * what no share-partition needs any more may be deleted ({@link MirrorTrimStep}); a broker's
      * own log is kept by its retention settings alone.

@@ -208,7 +208,11 @@ final class SharePartitions {
             ShareState stored = persister.read(key);
             LOG.debug("Loading share-partition {} ({})", key, stored == null ? "new" : "start " + stored.startOffset());
             if (stored != null && stored.startOffset() >= 0) {
-                onShard(shard, source.cover(partition, stored.startOffset()), t -> {
+                // A gateway node that has just started (or just took over the state partition)
+                // may not have read the group's settings yet: loaded without them, a group ordered
+                // by key would hand out later records of a key before earlier ones.
+                onShard(shard, source.groupSettingsApplied().thenCompose(v -> source.cover(partition,
+                        stored.startOffset())), t -> {
                     if (t != null) {
                         fail(partition, key, holder, t);
                         return;

@@ -199,7 +199,13 @@ public final class ShareService {
         if (keysToLearn > 0) {
             // Ordered by key after a load (or ordering just turned on): the keys of the records
             // already in the window come from the log before anything is acquired.
-            sp.learnKeys(RecordKeyHashes.read(log, sp.startOffset(), keysToLearn, KEY_READ_BYTES));
+            RecordKeyHashes keys = RecordKeyHashes.read(log, sp.startOffset(), keysToLearn, KEY_READ_BYTES);
+            if (keys.knownEnd() < keysToLearn) {
+                // The log does not hold them yet (a gateway's mirror, just started, still fetching
+                // them): nothing goes before the keys are known, and the fetch waits for the records.
+                return Acquired.NONE;
+            }
+            sp.learnKeys(keys);
         }
         boolean committed = group.effectiveIsolationLevel() == IsolationLevel.READ_COMMITTED;
         long readable = readableEnd(log, committed);

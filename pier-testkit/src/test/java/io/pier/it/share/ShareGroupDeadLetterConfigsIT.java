@@ -16,6 +16,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.tools.ConfigCommand;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -96,6 +97,7 @@ class ShareGroupDeadLetterConfigsIT {
 
     @Test
     void shouldDescribeTheBrokerDeadLetterSettings() throws Exception {
+        Assumptions.assumeFalse(PierExtension.gateway(), "a gateway node writes no dead letters and has no such settings");
         try (Admin admin = clients.admin()) {
             Config broker = describe(admin, new ConfigResource(ConfigResource.Type.BROKER, ""));
             assertThat(broker.get("errors.deadletterqueue.topic.name.prefix").value()).isEqualTo("dlq.");
@@ -105,6 +107,7 @@ class ShareGroupDeadLetterConfigsIT {
 
     @Test
     void shouldSetTheTopicConfigAtCreationAndAlterIt() throws Exception {
+        Assumptions.assumeFalse(PierExtension.gateway(), "topics and their configs are the upstream's");
         try (Admin admin = clients.admin()) {
             admin.createTopics(List.of(new NewTopic("dlq.created", 1, (short) 1)
                     .configs(Map.of(GROUP_ENABLE, "true")))).all().get();
