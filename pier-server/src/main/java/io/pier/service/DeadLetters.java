@@ -252,7 +252,13 @@ final class DeadLetters {
             return Target.none(source, "dead-letter topic " + name + " of group " + groupId + " does not have "
                     + LogConfig.DEAD_LETTER_GROUP_ENABLE + "=true");
         }
-        return Target.to(source, new TopicPartition(name, source.partition() % topic.partitionCount()));
+        TopicPartition queue = new TopicPartition(name, source.partition() % topic.partitionCount());
+        if (logs.partition(queue) == null) {
+            // Just created: its metadata is visible before its partitions are open, and an append
+            // now would fail and archive the records without their letters.
+            return Target.later(source);
+        }
+        return Target.to(source, queue);
     }
 
     /** Creates a queue topic (errors.deadletterqueue.auto.create.topics.enable), once at a time. */
