@@ -120,9 +120,6 @@ public final class ShareService {
                 long heldUpMs = sp.heldUpByMs(memberId, partition.shard().nowMs());
                 return CompletableFuture.completedFuture(heldUpMs >= 0 ? Acquired.heldUpBy(heldUpMs) : acquired);
             }
-            if (sp.hasAcquirableWork(readableEnd(partition.log(), sp))) {
-                holder.waiters.wakeOne(); // what this fetch left is work for the next parked one
-            }
             return durableDeliveryCounts ? persistAcquisition(sp, acquired) : CompletableFuture.completedFuture(acquired);
         }).exceptionally(ShareService::notAcquired);
     }
@@ -208,7 +205,8 @@ public final class ShareService {
             sp.learnKeys(keys);
         }
         boolean committed = group.effectiveIsolationLevel() == IsolationLevel.READ_COMMITTED;
-        long readable = readableEnd(log, committed);
+        // read_committed acquires below the last stable offset only (Kafka's TXN_COMMITTED fetch).
+        long readable = committed ? log.lastStableOffset() : log.highWatermark();
         if (limits.maxRecords() <= 0 || !sp.hasAcquirableWork(readable)) {
             return Acquired.NONE;
         }
@@ -229,6 +227,9 @@ public final class ShareService {
             List<AcquiredRange> ranges = sp.acquire(memberId, fetchOffset, logBatches(partition, read), limits,
                     isolation(log, committed, readable, fetchOffset, read), keys, partition.shard().nowMs());
             if (!ranges.isEmpty()) {
+                if (sp.hasAcquirableWork(readable)) {
+                    holder.waiters.wakeOne(); // what this fetch left is work for the next parked one
+                }
                 // The whole log batches spanning the first to the last acquired offset, sent from the files.
                 return new Acquired(Errors.NONE,
                         read.records(ranges.get(0).firstOffset(), ranges.get(ranges.size() - 1).lastOffset()),
@@ -239,16 +240,6 @@ public final class ShareService {
             }
         }
         return Acquired.NONE;
-    }
-
-    /** Where acquisition may read up to, exclusive, for the group of {@code sp}. */
-    private long readableEnd(PartitionLog log, SharePartition sp) {
-        return readableEnd(log, groups.config(sp.key().groupId()).effectiveIsolationLevel() == IsolationLevel.READ_COMMITTED);
-    }
-
-    /** read_committed acquires below the last stable offset only (Kafka's TXN_COMMITTED fetch). */
-    private static long readableEnd(PartitionLog log, boolean committed) {
-        return committed ? log.lastStableOffset() : log.highWatermark();
     }
 
     /**
