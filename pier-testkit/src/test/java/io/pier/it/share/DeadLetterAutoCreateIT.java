@@ -6,20 +6,15 @@ import static org.awaitility.Awaitility.await;
 
 import io.pier.testkit.PierExtension;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -65,23 +60,8 @@ class DeadLetterAutoCreateIT {
                         java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("0"));
     }
 
+    /** Reads the topic from the start, then half a second more: a second letter would show up there. */
     private List<ConsumerRecord<byte[], byte[]>> readAll(String topic, int atLeast, Duration max) {
-        Properties p = new Properties();
-        p.putAll(Map.of("bootstrap.servers", PIER.bootstrapServers(),
-                "key.deserializer", ByteArrayDeserializer.class.getName(),
-                "value.deserializer", ByteArrayDeserializer.class.getName()));
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            long deadline = System.nanoTime() + max.toNanos();
-            for (int polls = 0; out.size() < atLeast && System.nanoTime() < deadline && polls < 1000; polls++) {
-                consumer.poll(Duration.ofMillis(100)).forEach(out::add);
-            }
-            // A while longer: a second letter would show up here.
-            consumer.poll(Duration.ofMillis(500)).forEach(out::add);
-        }
-        return out;
+        return clients.readFromStart(topic, atLeast, max, Duration.ofMillis(500));
     }
 }

@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
@@ -19,13 +18,11 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -194,21 +191,7 @@ class DeadLetterQueueIT {
 
     /** Reads a one-partition topic from the start until {@code atLeast} records came or {@code max} passed. */
     private List<ConsumerRecord<byte[], byte[]>> readAll(String topic, int atLeast, Duration max) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", PIER.bootstrapServers());
-        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
-        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            long deadline = System.nanoTime() + max.toNanos();
-            for (int polls = 0; out.size() < atLeast && System.nanoTime() < deadline && polls < 1000; polls++) {
-                consumer.poll(Duration.ofMillis(100)).forEach(out::add);
-            }
-        }
-        return out;
+        return clients.readFromStart(topic, atLeast, max, Duration.ZERO);
     }
 
     private static Map<String, String> headers(ConsumerRecord<byte[], byte[]> r) {

@@ -15,11 +15,14 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -33,6 +36,32 @@ public final class ShareClients {
 
     public Admin admin() {
         return Admin.create(Map.of("bootstrap.servers", bootstrap));
+    }
+
+    /**
+     * Reads partition 0 of {@code topic} from its start, as raw bytes, until {@code atLeast}
+     * records came or {@code max} passed (at most 1,000 polls), then for {@code linger} more: a
+     * record that should not be there (a second dead letter) would show up then.
+     */
+    List<ConsumerRecord<byte[], byte[]>> readFromStart(String topic, int atLeast, Duration max, Duration linger) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long deadline = System.nanoTime() + max.toNanos();
+            for (int polls = 0; out.size() < atLeast && System.nanoTime() < deadline && polls < 1000; polls++) {
+                consumer.poll(Duration.ofMillis(100)).forEach(out::add);
+            }
+            if (!linger.isZero()) {
+                consumer.poll(linger).forEach(out::add);
+            }
+        }
+        return out;
     }
 
     public void createTopic(String topic, int partitions) throws Exception {
