@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.SimpleRecord;
@@ -49,8 +50,17 @@ import org.slf4j.LoggerFactory;
  * nor are letters appended before an ARCHIVED write that failed (the records stay ARCHIVING and
  * are taken again). After several crashes in a row the trailing batches span them all.
  *
- * <p>When the queue cannot be written (no such topic, not enabled for groups, the append fails),
- * the records are archived anyway, as in Kafka; the failure is counted and logged once per cause.
+ * <p><b>Never archived without the letter for a passing reason.</b> When the queue cannot be
+ * written for good (no such topic, not enabled for groups, a letter the queue refuses as too large
+ * or invalid), the records are archived anyway, as in Kafka; the failure is counted and logged once
+ * per cause. When it fails for a reason that passes (an error a Kafka client would retry on, such
+ * as NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR or UNKNOWN_TOPIC_OR_PARTITION while a partition
+ * opens, or the originals cannot be read), nothing is archived: the records stay ARCHIVING and the
+ * batch is tried again after a backoff ({@link #RETRY_INITIAL_MS} doubling to {@link
+ * #RETRY_MAX_MS}, Kafka's client retry defaults), its target decided anew; a queue deleted
+ * meanwhile is then a failure for good. Letters appended before the failure are not appended again.
+ * A storage error also stops the broker: the records are then ARCHIVING on disk, and the restart
+ * writes their letters.
  */
 final class DeadLetters {
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetters.class);
@@ -60,6 +70,10 @@ final class DeadLetters {
     private static final long CHUNK_BYTES = 512 * 1024;
     /** How long to wait before looking again for a queue topic being created. */
     private static final long CREATE_RETRY_MS = 200;
+    /** The first wait before a batch whose letters failed for a passing reason is tried again. */
+    static final long RETRY_INITIAL_MS = 100;
+    /** The longest such wait. */
+    static final long RETRY_MAX_MS = 1_000;
 
     private final ShareGroups groups;
     private final SharePersister persister;
@@ -113,6 +127,10 @@ final class DeadLetters {
         TopicPartition lookedUp;
         boolean lookingUp;
         DeadLetterBatch inFlight;
+        /** Batches in a row whose letters failed for a passing reason; 0 after one is written. */
+        int failures;
+        /** Not taken again before this time (monotonic ms), after such a failure. */
+        long notBeforeMs;
 
         Lettered(SharePartition sp) {
             this.sp = sp;
@@ -144,6 +162,10 @@ final class DeadLetters {
                     if (l.inFlight != null || l.lookingUp) {
                         return;
                     }
+                    if (nowMs < l.notBeforeMs) {
+                        retryAtMs = Math.min(retryAtMs, l.notBeforeMs);
+                        return;
+                    }
                     Target target = target(sp.key().groupId(), partition.topicPartition());
                     if (target.retryLater()) {
                         retryAtMs = Math.min(retryAtMs, nowMs + CREATE_RETRY_MS);
@@ -167,12 +189,16 @@ final class DeadLetters {
                                         // The records are ARCHIVED now: their letters' ids go with them.
                                         batch.letters().forEach(x -> lettered.inQueue.remove(DeadLetterRecords.idOf(x)));
                                         sp.commitDeadLetters(batch, written);
+                                        if (lettered.failures > 0) {
+                                            LOG.info("The dead letters of {} are written, after {} failed tries",
+                                                    sp.key(), lettered.failures);
+                                        }
+                                        lettered.failures = 0;
                                     } else {
                                         // The letters appended stay in inQueue: taken again, they are not
                                         // appended a second time.
-                                        LOG.warn("Archiving the dead records of {} failed; they stay ARCHIVING",
-                                                sp.key(), failure);
                                         sp.rollback(batch.change());
+                                        retryLater(shard, sp, lettered, failure);
                                     }
                                     live.wakeIfAcquirable(partition, sp);
                                 }));
@@ -181,6 +207,18 @@ final class DeadLetters {
                 known.entrySet().removeIf(e -> e.getValue().inFlight == null && !e.getValue().lookingUp
                         && e.getValue().sp.deadLettersWaiting() == 0);
                 return taken[0];
+            }
+
+            /** After a failed batch: its records stay ARCHIVING, taken again after a backoff. */
+            private void retryLater(Shard shard, SharePartition sp, Lettered l, Throwable failure) {
+                l.failures++;
+                long backoff = RETRY_INITIAL_MS << Math.min(l.failures - 1, 10);
+                l.notBeforeMs = shard.nowMs() + Math.min(backoff, RETRY_MAX_MS);
+                retryAtMs = Math.min(retryAtMs, l.notBeforeMs);
+                if (l.failures == 1) {
+                    LOG.warn("Writing the dead letters of {} failed; the records stay ARCHIVING and are tried again",
+                            sp.key(), Futures.unwrap(failure));
+                }
             }
 
             @Override
@@ -304,27 +342,33 @@ final class DeadLetters {
                 }
             }
         } catch (IOException e) {
-            LOG.warn("Reading the dead records of {} failed; archiving them without a dead letter", sp.key(), e);
-            return CompletableFuture.completedFuture(0);
+            // The originals may be readable again (a storage error stops the broker, whose restart
+            // finds the records ARCHIVING): a passing failure, so not archived without the letters.
+            return CompletableFuture.failedFuture(e);
         }
         int alreadyThere = batch.letters().size() - missing.size();
+        // Each chunk appended is noted at once: if a later chunk or the ARCHIVED write fails, the
+        // records are taken again but not lettered twice.
         Shard shard = partition.shard();
-        return appendInChunks(target.queue(), missing, 0, alreadyThere).thenApply(written -> {
-            if (written == batch.letters().size()) {
-                // Appended: if the ARCHIVED write fails, the records are taken again but not re-lettered.
-                shard.execute(() -> inQueue.addAll(missingIds));
-            }
-            return written;
-        });
+        return appendInChunks(target.queue(), missing, 0, alreadyThere,
+                (from, to) -> shard.execute(() -> inQueue.addAll(missingIds.subList(from, to))));
+    }
+
+    /** Told of the letters {@code from} (inclusive) to {@code to} (exclusive) once they are in the queue. */
+    @FunctionalInterface
+    private interface OnAppended {
+        void letters(int from, int to);
     }
 
     /**
      * Appends {@code letters} from index {@code from} on, one record batch of at most {@link
      * #CHUNK_BYTES} (or one letter) after the other; completes with {@code written} plus the letters
-     * appended. A chunk the queue refuses is counted as not written and logged once.
+     * appended. A chunk the queue refuses for good is counted as not written and logged once; one
+     * refused with an error that passes (a {@link RetriableException}) fails the whole with it, the chunks
+     * before it appended and told to {@code appended}.
      */
     private CompletableFuture<Integer> appendInChunks(TopicPartition queue, List<SimpleRecord> letters, int from,
-            int written) {
+            int written, OnAppended appended) {
         if (from >= letters.size()) {
             return CompletableFuture.completedFuture(written);
         }
@@ -335,15 +379,22 @@ final class DeadLetters {
             to++;
         } while (to < letters.size() && bytes + sizeOf(letters.get(to)) <= CHUNK_BYTES);
         int end = to;
-        return logs.append(queue, DeadLetterRecords.batch(letters.subList(from, end))).thenCompose(appended -> {
+        return logs.append(queue, DeadLetterRecords.batch(letters.subList(from, end))).thenCompose(result -> {
             int ok = end - from;
-            if (appended.error() != Errors.NONE) {
-                logOnce("writing to dead-letter topic " + queue.topic() + " failed: " + appended.error()
-                        + (appended.message() == null ? "" : " " + appended.message())
+            Errors error = result.error();
+            String why = error + (result.message() == null ? "" : " " + result.message());
+            if (error.exception() instanceof RetriableException) {
+                return CompletableFuture.failedFuture(error.exception("writing to dead-letter topic "
+                        + queue.topic() + " failed: " + why));
+            }
+            if (error != Errors.NONE) {
+                logOnce("writing to dead-letter topic " + queue.topic() + " failed: " + why
                         + "; its dead records are archived without a dead letter");
                 ok = 0;
+            } else {
+                appended.letters(from, end);
             }
-            return appendInChunks(queue, letters, end, written + ok);
+            return appendInChunks(queue, letters, end, written + ok, appended);
         });
     }
 
