@@ -362,9 +362,9 @@ public final class SharePartition {
      *
      * <p>INVALID_REQUEST: a malformed batch, batches out of order, or offsets past the window.
      * INVALID_RECORD_STATE: an offset not ACQUIRED, held by another member, already in
-     * transition, a RENEW while renewal is disabled, nothing in flight, or a batch wholly below
-     * the SPSO. The part of a batch below the SPSO is skipped. RENEW re-arms the lock at once and
-     * is never persisted.
+     * transition, a RENEW while renewal is disabled, nothing in flight, or a batch that starts
+     * below the SPSO (its records there are settled, and not by this delivery's verdict). RENEW
+     * re-arms the lock at once and is never persisted.
      */
     public AckResult acknowledge(String memberId, List<AckBatch> batches, long nowMs) {
         ShareConfig cfg = config.get();
@@ -509,8 +509,8 @@ public final class SharePartition {
      * carries the new start offset.
      *
      * <p>Records below it are forgotten at once, ACQUIRED ones included: the holder's later
-     * acknowledgements of them are refused (INVALID_RECORD_STATE) or, in a batch reaching past
-     * the new SPSO, skipped, as for any offset below the SPSO; Kafka, which archives such records,
+     * acknowledgements of them are refused (INVALID_RECORD_STATE), a batch reaching past the new
+     * SPSO too, as for any batch starting below the SPSO; Kafka, which archives such records,
      * refuses them too.
      */
     public void onLogStartOffsetMoved(long logStartOffset) {
@@ -612,14 +612,16 @@ public final class SharePartition {
         }
         long lastChecked = -1;
         for (AckBatch b : batches) {
-            if (b.lastOffset() < startOffset()) {
+            if (b.firstOffset() < startOffset()) {
                 // Settled and forgotten, perhaps by another member after this one's lock expired or
-                // its session ended: this member no longer holds any of it, so it must not hear
-                // that its verdict counted. Kafka 4.4 skips such a batch and answers NONE, and its
-                // client reports the ACCEPT as done, one record then confirmed to two consumers
-                // (ConsumerPausedPastSessionIT ran it against Kafka); Pier refuses it, as Kafka
-                // refuses a late one inside the window. A batch that reaches into the window is
-                // checked on that part, which the member must still hold.
+                // its session ended: this member no longer holds that part, so it must not hear
+                // that its verdict counted. Kafka 4.4 skips such a batch (or such a part) and
+                // answers NONE, and its client reports the ACCEPT as done, one record then
+                // confirmed to two consumers (ConsumerPausedPastSessionIT ran it against Kafka);
+                // Pier refuses it, as Kafka refuses a late one inside the window. That holds for a
+                // batch reaching into the window too: the member may hold its part there again (a
+                // later delivery of the same records, acquired by a fetch sent before this
+                // acknowledgement), and confirming the batch would confirm the settled part twice.
                 return Errors.INVALID_RECORD_STATE;
             }
             if (window.size() == 0) {

@@ -795,7 +795,7 @@ class SharePartitionModelTest {
             }
             long lastChecked = -1;
             for (AckBatch b : batches) {
-                if (b.lastOffset() < spso) {
+                if (b.firstOffset() < spso) {
                     return Errors.INVALID_RECORD_STATE;
                 }
                 if (end == spso) {
