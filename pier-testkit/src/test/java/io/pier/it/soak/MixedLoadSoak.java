@@ -46,6 +46,8 @@ import org.awaitility.core.ConditionTimeoutException;
  *   <li>a consumer-group member committing after every poll on the same records;
  *   <li>a transactional producer committing and aborting on a topic of its own.
  * </ul>
+ * The share group writes its dead records to a dead-letter queue ({@link DeadLetterOracle}: exactly
+ * one letter per dead record, none for an accepted one).
  * Each cycle waits for fresh progress in all four, then crashes the {@link SoakBroker} at a random
  * moment and starts it again on the same data, or hits the broker, the network or a share consumer
  * with whatever other fault the broker brings ({@link SoakBroker#fault}).
@@ -77,6 +79,8 @@ final class MixedLoadSoak {
     private static final String TXN_TOPIC = "soak-txn";
     private static final String TRANSACTIONAL_ID = "soak-txn-producer";
     private static final String SHARE_GROUP = "soak-share";
+    /** The share group's dead-letter queue (KIP-1191), one partition. */
+    private static final String DEAD_LETTER_TOPIC = "dlq.soak";
     private static final String GROUP = "soak-group";
     /** The share group's delivery limit; a record handed out this many times is archived. */
     static final int DELIVERY_LIMIT = 5;
@@ -102,7 +106,8 @@ final class MixedLoadSoak {
         long deadline = budget == null ? Long.MAX_VALUE : System.nanoTime() + budget.toNanos();
         Random random = new Random(seed);
         String bootstrap = broker.bootstrapServers();
-        ShareConsumeLoad.Oracle shareOracle = new ShareConsumeLoad.Oracle(DELIVERY_LIMIT, violations);
+        DeadLetterOracle deadLetters = new DeadLetterOracle(TOPIC, DEAD_LETTER_TOPIC, DELIVERY_LIMIT);
+        ShareConsumeLoad.Oracle shareOracle = new ShareConsumeLoad.Oracle(DELIVERY_LIMIT, violations, deadLetters);
         IdempotentProduceLoad produce = new IdempotentProduceLoad(bootstrap, TOPIC, PARTITIONS);
         // Changed only on this thread, by the faults that replace a consumer.
         List<ShareConsumeLoad> shares = new ArrayList<>(List.of(
@@ -199,6 +204,7 @@ final class MixedLoadSoak {
             }
 
             String redeliveries = shareOracle.checkRedeliveries();
+            String letters = deadLetters.check(bootstrap, PROGRESS_TIMEOUT, violations);
             checkLog(bootstrap, acked);
             fence(bootstrap);
             txns.check(readCommitted(bootstrap), violations);
@@ -211,6 +217,7 @@ final class MixedLoadSoak {
                     produce.ackedCount(), shareOracle.deliveries(), shareOracle.confirmedFinal(),
                     shareOracle.lateAcksRefused(), group.commits(), txns.committed(), lostOnTheWay.size());
             System.out.printf("%s: %s%n", name, redeliveries);
+            System.out.printf("%s: %s%n", name, letters);
             assertThat(violations.list()).isEmpty();
         } finally {
             produce.stop();
@@ -225,11 +232,14 @@ final class MixedLoadSoak {
     }
 
     private static void setUp(Admin admin) throws Exception {
-        admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1), new NewTopic(TXN_TOPIC, 2, (short) 1)))
-                .all().get();
+        admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1), new NewTopic(TXN_TOPIC, 2, (short) 1),
+                new NewTopic(DEAD_LETTER_TOPIC, 1, (short) 1).configs(Map.of("errors.deadletterqueue.group.enable",
+                        "true")))).all().get();
         ConfigResource share = new ConfigResource(ConfigResource.Type.GROUP, SHARE_GROUP);
         admin.incrementalAlterConfigs(Map.of(share, List.of(
                 set("share.auto.offset.reset", "earliest"),
+                set("errors.deadletterqueue.topic.name", DEAD_LETTER_TOPIC),
+                set("errors.deadletterqueue.copy.record.enable", "true"),
                 set("share.delivery.count.limit", String.valueOf(DELIVERY_LIMIT)),
                 set("share.record.lock.duration.ms", String.valueOf(LOCK_MS))))).all().get();
     }

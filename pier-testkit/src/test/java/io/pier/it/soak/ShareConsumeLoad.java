@@ -39,10 +39,12 @@ final class ShareConsumeLoad implements Runnable {
         private final AtomicLong confirmedFinal = new AtomicLong();
         private final AtomicLong lateAcksRefused = new AtomicLong();
         private final Redeliveries redeliveries = new Redeliveries();
+        private final DeadLetterOracle deadLetters;
 
-        Oracle(int deliveryLimit, Violations violations) {
+        Oracle(int deliveryLimit, Violations violations, DeadLetterOracle deadLetters) {
             this.deliveryLimit = deliveryLimit;
             this.violations = violations;
+            this.deadLetters = deadLetters;
         }
 
         void delivered(ConsumerRecord<String, String> r) {
@@ -62,6 +64,17 @@ final class ShareConsumeLoad implements Runnable {
                 violations.add("I7", tp + "@" + offset + " delivered twice with count " + count);
             }
             redeliveries.delivered(tp, offset, count);
+        }
+
+        /** The acknowledgement of the delivery of {@code tp@offset} with {@code count} was confirmed. */
+        void confirmed(TopicPartition tp, long offset, short count, AcknowledgeType type) {
+            if (type == AcknowledgeType.ACCEPT) {
+                deadLetters.accepted(tp, offset);
+            } else {
+                deadLetters.died(tp, offset, type == AcknowledgeType.REJECT, count);
+            }
+            outcome(tp, offset, count, type == AcknowledgeType.RELEASE ? Redeliveries.Outcome.RELEASED
+                    : Redeliveries.Outcome.FINAL_CONFIRMED);
         }
 
         /** What became of the delivery of {@code tp@offset} with {@code count}. */
@@ -190,9 +203,7 @@ final class ShareConsumeLoad implements Runnable {
                 }
                 // A late acknowledgement that succeeds (its expiry not yet processed) is final all the
                 // same: any later delivery of those records is an I5 violation.
-                acks.forEach((offset, ack) -> oracle.outcome(tp, offset, ack.count(),
-                        ack.type() == AcknowledgeType.RELEASE ? Redeliveries.Outcome.RELEASED
-                                : Redeliveries.Outcome.FINAL_CONFIRMED));
+                acks.forEach((offset, ack) -> oracle.confirmed(tp, offset, ack.count(), ack.type()));
             }
         } catch (KafkaException | IllegalStateException e) {
             // the broker went away mid-request: these acknowledgements are indeterminate
