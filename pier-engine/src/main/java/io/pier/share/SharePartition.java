@@ -401,6 +401,32 @@ public final class SharePartition {
         return AckResult.pending(change);
     }
 
+    /**
+     * Starts the locks of what one acquisition gave {@code memberId} again, from {@code nowMs}: the
+     * acquisition had to be made durable before its answer could go out (on a gateway, a round trip
+     * to the upstream that can take seconds), and the member's lock must not run out while it cannot
+     * yet see its records. Only offsets that still hold that delivery (ACQUIRED by the member with
+     * the range's delivery count, no change pending) are touched; what expired, was given back or
+     * settled meanwhile is left as it is.
+     */
+    public void restartLocks(String memberId, List<AcquiredRange> ranges, long nowMs) {
+        ShareConfig cfg = config.get();
+        for (AcquiredRange r : ranges) {
+            long runFirst = -1;
+            for (long o = r.firstOffset(); o <= r.lastOffset(); o++) {
+                boolean holds = window.contains(o) && window.state(o) == RecordState.ACQUIRED
+                        && window.pending(o) == null && window.deliveryCount(o) == r.deliveryCount()
+                        && memberId.equals(window.owner(o));
+                if (holds && runFirst < 0) {
+                    runFirst = o;
+                } else if (!holds && runFirst >= 0) {
+                    runFirst = renew(runFirst, o - 1, cfg, nowMs);
+                }
+            }
+            renew(runFirst, r.lastOffset(), cfg, nowMs);
+        }
+    }
+
     /** Makes a pending change final: records settle, their locks go, the SPSO advances. */
     public void commit(PendingChange change) {
         change.resolve(this);

@@ -115,6 +115,25 @@ class SharePartitionTest {
     }
 
     @Test
+    void shouldRestartTheLocksOfAnAcquisitionOnlyWhereItsDeliveryIsStillHeld() {
+        List<AcquiredRange> acquired = fetch("m1", 10, 0);
+        assertThat(acquired).containsExactly(range(0, 9, 1));
+        assertThat(ack("m1", 2, 3, RELEASE, 100)).isEqualTo(Errors.NONE);
+        assertThat(fetch("m2", 2, 200)).as("the released ones, delivered again").containsExactly(range(2, 3, 2));
+
+        sp.restartLocks("m1", acquired, 900);
+
+        assertThat(sp.expireLocks(LOCK_MS + 200)).as("m2's lock on 2-3, not restarted").isPresent();
+        assertThat(sp.stateOf(2)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(sp.stateOf(0)).as("m1's, restarted at 900").isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.stateOf(9)).isEqualTo(RecordState.ACQUIRED);
+        assertThat(sp.nextDeadlineMs()).isEqualTo(900 + LOCK_MS);
+        assertThat(sp.expireLocks(900 + LOCK_MS)).isPresent();
+        assertThat(sp.stateOf(0)).isEqualTo(RecordState.AVAILABLE);
+        assertThat(sp.stateOf(9)).isEqualTo(RecordState.AVAILABLE);
+    }
+
+    @Test
     void shouldNotExpireBeforeDeadlineAndReportIt() {
         fetch("m1", 10, 100);
 

@@ -131,7 +131,7 @@ public final class BrokerServices implements AutoCloseable {
         consumerGroups = new ConsumerGroups(partitions, topics, shareGroups, offsetStore, clock, settings.raw());
         ShareEventsFactory events = metrics == null ? ShareEventsFactory.NONE : ShareEventsFactory.metrics(metrics);
         live = new SharePartitions(shareGroups, store, clock, shards.length, events);
-        shares = new ShareService(shareGroups, store, partitions, live, settings.durableDeliveryCounts());
+        shares = new ShareService(shareGroups, store, partitions, live, clock, settings.durableDeliveryCounts());
         shareOffsets = new ShareOffsets(store, partitions, live, events);
         DeadLetters deadLetters = new DeadLetters(shareGroups, store, live, topics, logs, clock,
                 Integer.parseInt(settings.raw().getOrDefault("num.partitions", "1").trim()));

@@ -1,5 +1,6 @@
 package io.pier.service;
 
+import io.pier.common.Clock;
 import io.pier.group.GroupConfig;
 import io.pier.log.PartitionLog;
 import io.pier.log.SegmentBatches;
@@ -44,7 +45,13 @@ public final class ShareService {
     private static final int MAX_READS_PER_ACQUISITION = 8;
     /** Bytes per read when learning the keys of the records in an ordered share-partition's window. */
     private static final int KEY_READ_BYTES = 1 << 20;
+    /**
+     * An acquisition write taking more than 1/this of the lock duration restarts the locks once
+     * durable; a local fsync of a few ms never does, so the broker's path pays nothing for it.
+     */
+    private static final int LOCK_LOST_TO_WRITE = 100;
 
+    private final Clock clock;
     private final ShareGroups groups;
     private final SharePersister persister;
     private final PartitionRegistry partitions;
@@ -89,7 +96,8 @@ public final class ShareService {
      *     count) before the fetch response carries it, so a crash never under-counts deliveries
      */
     ShareService(ShareGroups groups, SharePersister persister, PartitionRegistry partitions, SharePartitions live,
-            boolean durableDeliveryCounts) {
+            Clock clock, boolean durableDeliveryCounts) {
+        this.clock = clock;
         this.groups = groups;
         this.persister = persister;
         this.partitions = partitions;
@@ -120,7 +128,8 @@ public final class ShareService {
                 long heldUpMs = sp.heldUpByMs(memberId, partition.shard().nowMs());
                 return CompletableFuture.completedFuture(heldUpMs >= 0 ? Acquired.heldUpBy(heldUpMs) : acquired);
             }
-            return durableDeliveryCounts ? persistAcquisition(sp, acquired) : CompletableFuture.completedFuture(acquired);
+            return durableDeliveryCounts ? persistAcquisition(partition, sp, memberId, acquired)
+                    : CompletableFuture.completedFuture(acquired);
         }).exceptionally(ShareService::notAcquired);
     }
 
@@ -157,9 +166,15 @@ public final class ShareService {
      * Makes the new delivery counts durable (as AVAILABLE with that count, which a crash turns
      * back into exactly that) before the records are handed out. If that fails the records are
      * not sent; their locks expire and they come back with the count already spent, which
-     * over-counts but never exceeds the limit.
+     * over-counts but never exceeds the limit. A write that took more than {@link
+     * #LOCK_LOST_TO_WRITE} of the lock (a gateway's round trip to its upstream, a slow disk)
+     * starts the records' locks again once it is durable, before the answer goes out: the member
+     * gets its whole lock from when it can see the records, not what the write left of it.
      */
-    private CompletableFuture<Acquired> persistAcquisition(SharePartition sp, Acquired acquired) {
+    private CompletableFuture<Acquired> persistAcquisition(Partition partition, SharePartition sp, String memberId,
+            Acquired acquired) {
+        Shard shard = partition.shard();
+        long acquiredAtMs = clock.monoMs();
         List<PersistedBatch> batches = new ArrayList<>(acquired.ranges().size());
         for (AcquiredRange r : acquired.ranges()) {
             batches.add(new PersistedBatch(r.firstOffset(), r.lastOffset(), PersistedBatch.AVAILABLE,
@@ -167,6 +182,15 @@ public final class ShareService {
         }
         SharePartitionKey key = sp.key();
         return persister.write(new ShareStateWrite(key, sp.stateEpoch(), -1, batches))
+                .thenCompose(v -> {
+                    if ((clock.monoMs() - acquiredAtMs) * LOCK_LOST_TO_WRITE <= lockDurationMs(key.groupId())) {
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    return shard.call(() -> {
+                        sp.restartLocks(memberId, acquired.ranges(), shard.nowMs());
+                        return null;
+                    });
+                })
                 .handle((v, failure) -> {
                     if (failure == null) {
                         return acquired;

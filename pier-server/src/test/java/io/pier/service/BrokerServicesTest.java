@@ -130,6 +130,46 @@ class BrokerServicesTest {
     }
 
     /**
+     * An acquisition whose write takes long (a gateway's upstream round trip; here the share-state
+     * agent held for 20 s of a 30 s lock) hands its member a whole lock from when the write is
+     * durable and the answer can go out, not the 10 s the write left: the records stay locked past
+     * the acquisition's own deadline, then come back once the restarted lock ends. Before, they
+     * were another member's at 30 s, and the first member saw its lock run out 10 s after it could
+     * see them (LockAndRenewIT's delivery count 3 where 2 was due, on the gateway).
+     */
+    @Test
+    void shouldStartTheLockOfAnAcquisitionWhoseWriteTookLongOnceItIsDurable() throws Exception {
+        TopicMetadata topic = agents.await(services.topics().create("slow-write", 1, Map.of(), false));
+        TopicPartition tp = new TopicPartition("slow-write", 0);
+        String group = "slow-write-group";
+        assertThat(agents.await(services.shareGroups().alterConfig(group,
+                Map.of("share.auto.offset.reset", "earliest"), false)).error()).isEqualTo(Errors.NONE);
+        assertThat(join(group, "a", "slow-write").error()).isEqualTo(Errors.NONE);
+        assertThat(join(group, "b", "slow-write").error()).isEqualTo(Errors.NONE);
+        SharePartitionKey key = new SharePartitionKey(group, topic.id(), 0);
+        // Loaded first (its load writes the share state too), then the records.
+        assertThat(acquire(tp, key, "b").recordCount()).isZero();
+        produce(tp, 3);
+
+        agents.hold("pier-share-state");
+        CompletableFuture<ShareService.Acquired> first = services.shares().acquire(tp, key, "a",
+                new AcquireLimits(100, 100, AcquireMode.BATCH_OPTIMIZED), 1 << 20, null);
+        agents.runUntilIdle(); // acquired now, its write waiting for the held agent
+        agents.advance(20_000);
+        assertThat(first).as("not answered before the acquisition is durable").isNotDone();
+        agents.release("pier-share-state");
+        assertThat(agents.await(first).recordCount()).isEqualTo(3);
+
+        agents.advance(LOCK_MS - 20_000 + 5_000);
+        assertThat(acquire(tp, key, "b").recordCount()).as("past the acquisition's own deadline, still a's")
+                .isZero();
+        agents.advance(20_000);
+        ShareService.Acquired again = acquire(tp, key, "b");
+        assertThat(again.recordCount()).as("once the restarted lock ends").isEqualTo(3);
+        assertThat(again.ranges()).allSatisfy(r -> assertThat((int) r.deliveryCount()).isEqualTo(2));
+    }
+
+    /**
      * A stand-in for the next coordinator (consumer groups, transactions): state per key, kept on
      * the shard the key hashes to, changed only by commands there and expired by a duty step.
      */
