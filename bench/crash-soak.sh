@@ -5,14 +5,18 @@
 # consumer-group member committing after every poll, a transactional producer committing and
 # aborting), restarting it on the same data each cycle and checking the oracle (I1, I5, I6, I7,
 # committed offsets, atomic transactions) after every restart and at the end.
-#   bench/crash-soak.sh [cycles (1000)] [seed]
+#   bench/crash-soak.sh [cycles (1000)] [seed] [minutes]
+# With minutes, the soak stops after that long (at the end of a cycle) and checks and reports what it ran.
 # `./mvnw verify` runs the same test with 12 cycles. Prints the test's summary line and its time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CYCLES="${1:-1000}"
 SEED_ARG=()
-if [[ $# -ge 2 ]]; then
+if [[ $# -ge 2 && -n "$2" ]]; then
   SEED_ARG=("-Dpier.crashsoak.seed=$2")
+fi
+if [[ $# -ge 3 ]]; then
+  SEED_ARG+=("-Dpier.crashsoak.minutes=$3")
 fi
 cd "$ROOT"
 start=$(date +%s)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.it.ChildBroker;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -30,8 +31,11 @@ class CrashSoakIT {
     void shouldLoseNothingAcrossKillNineUnderMixedLoad() throws Exception {
         int cycles = Integer.getInteger("pier.crashsoak.cycles", 12);
         long seed = Long.getLong("pier.crashsoak.seed", System.nanoTime());
+        // A time budget ends a long campaign with its report, at the cycles done, where a killed run says nothing.
+        Integer minutes = Integer.getInteger("pier.crashsoak.minutes");
         ChildBroker child = new ChildBroker(dataDir, scratch, MixedLoadSoak.BROKER_SETTINGS.toArray(String[]::new));
-        new MixedLoadSoak().run("CrashSoakIT", new KilledChild(child), cycles, seed);
+        new MixedLoadSoak().run("CrashSoakIT", new KilledChild(child), cycles,
+                minutes == null ? null : Duration.ofMinutes(minutes), seed);
     }
 
     /** A child process, killed with SIGKILL. */
