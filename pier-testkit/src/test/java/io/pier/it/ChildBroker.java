@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ChildBroker implements AutoCloseable {
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+    private static final List<String> DEFAULT_JVM_OPTIONS = List.of("-Xmx256m", "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1");
 
     private final Path dataDir;
     private final Path logDir;
@@ -30,16 +32,20 @@ public final class ChildBroker implements AutoCloseable {
     private final int port;
     /** A server.properties given to {@code --config} instead of {@code --port} and {@code --data-dir}. */
     private final Path configFile;
+    /** JVM options before the class path: the heap, its collector and the JIT level. */
+    private final List<String> jvmOptions;
     private Process process;
     /** Whether {@link #pause()} stopped it and {@link #resume()} has not let it go on yet. */
     private boolean paused;
 
     /** {@code settings} are {@code key=value} broker settings on top of the defaults. */
     public ChildBroker(Path dataDir, Path logDir, String... settings) throws IOException {
-        this(dataDir, logDir, freePort(), null, List.of(settings));
+        this(dataDir, logDir, freePort(), null, List.of(settings), DEFAULT_JVM_OPTIONS);
     }
 
-    private ChildBroker(Path dataDir, Path logDir, int port, Path configFile, List<String> settings) {
+    private ChildBroker(Path dataDir, Path logDir, int port, Path configFile, List<String> settings,
+            List<String> jvmOptions) {
+        this.jvmOptions = jvmOptions;
         this.dataDir = dataDir;
         this.logDir = logDir;
         this.settings = settings;
@@ -52,7 +58,16 @@ public final class ChildBroker implements AutoCloseable {
      * come from the file, whose client listener is on {@code port}.
      */
     public static ChildBroker withConfigFile(Path configFile, int port, Path logDir) {
-        return new ChildBroker(null, logDir, port, configFile, List.of());
+        return new ChildBroker(null, logDir, port, configFile, List.of(), DEFAULT_JVM_OPTIONS);
+    }
+
+    /**
+     * As the constructor, with {@code jvmOptions} in place of the defaults (a 256 MiB heap,
+     * SerialGC, C1 only): for a test that bounds the broker's memory from outside.
+     */
+    public static ChildBroker withJvmOptions(Path dataDir, Path logDir, List<String> jvmOptions, String... settings)
+            throws IOException {
+        return new ChildBroker(dataDir, logDir, freePort(), null, List.of(settings), List.copyOf(jvmOptions));
     }
 
     /** A free loopback port, for a config file written before the broker starts. */
@@ -68,8 +83,9 @@ public final class ChildBroker implements AutoCloseable {
     public void start(int run) throws IOException {
         Path out = logDir.resolve("broker-" + run + ".log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "io.pier.cli.Main", "start"));
+        List<String> command = new ArrayList<>(List.of(java));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.pier.cli.Main", "start"));
         if (configFile != null) {
             command.addAll(List.of("--config", configFile.toString()));
         } else {

@@ -57,7 +57,7 @@ public final class RawKafkaClient implements AutoCloseable {
         return connect(hostPort, DEFAULT_TIMEOUT);
     }
 
-    static RawKafkaClient connect(String hostPort, Duration readTimeout) throws IOException {
+    public static RawKafkaClient connect(String hostPort, Duration readTimeout) throws IOException {
         return connect(hostPort, readTimeout, 0);
     }
 
