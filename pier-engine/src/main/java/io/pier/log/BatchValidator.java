@@ -114,52 +114,81 @@ final class BatchValidator {
     /**
      * The header's record count must match its offset span, and the records must be exactly that
      * many, at consecutive offsets. Compressed batches are inflated to look, as Kafka's
-     * LogValidator does, but streamed with keys and values skipped, so memory stays bounded by
-     * the decompression buffers whatever the payload claims; a batch that inflates to more than
-     * {@link #MAX_INFLATION} times max.message.bytes is refused as a decompression bomb, which
-     * bounds the time too. On a compacted topic every record needs a key.
+     * LogValidator does, but streamed with keys and values skipped ({@link InflatedRecords}), so
+     * memory stays bounded by the decompression buffers whatever the payload claims; a batch that
+     * inflates to more than {@link #MAX_INFLATION} times max.message.bytes is refused as a
+     * decompression bomb as soon as it does, which bounds the time too. On a compacted topic
+     * every record needs a key.
      */
     private static void checkRecords(MutableRecordBatch batch, LogConfig config, long nowMs, BufferSupplier buffers) {
-        int maxMessageBytes = config.maxMessageBytes();
-        boolean keysRequired = config.cleanupPolicy().compact();
-        TimestampBounds bounds = config.logAppendTime() ? null : new TimestampBounds(config, nowMs);
         long span = batch.lastOffset() - batch.baseOffset() + 1;
         Integer count = batch.countOrNull();
         if (count == null || count <= 0 || count != span) {
             throw new InvalidRecordException("record count " + count + " does not match last offset delta "
                     + (span - 1));
         }
-        long maxInflatedBytes = (long) MAX_INFLATION * Math.max(maxMessageBytes, batch.sizeInBytes());
-        long inflatedBytes = 0;
-        long expected = batch.baseOffset();
-        try (CloseableIterator<Record> records = batch.skipKeyValueIterator(buffers)) {
-            while (records.hasNext()) {
-                Record r = records.next();
-                if (r.offset() != expected) {
-                    throw new InvalidRecordException("record offsets in the batch are not consecutive");
+        RecordChecks checks = new RecordChecks(batch, config, nowMs);
+        if (!batch.isCompressed()) {
+            // read from the request's own bytes, each record's length checked by kafka-clients
+            try (CloseableIterator<Record> records = batch.skipKeyValueIterator(buffers)) {
+                while (records.hasNext()) {
+                    checks.check(records.next());
                 }
-                if (keysRequired && !r.hasKey()) {
-                    throw new InvalidRecordException("Compacted topic cannot accept message without key (offset delta "
-                            + (r.offset() - batch.baseOffset()) + ")");
-                }
-                if (bounds != null) {
-                    bounds.check(r);
-                }
-                inflatedBytes += r.sizeInBytes();
-                if (inflatedBytes > maxInflatedBytes) {
-                    throw new RecordTooLargeException("compressed record batch of " + batch.sizeInBytes()
-                            + " bytes inflates to more than " + maxInflatedBytes + " bytes");
-                }
-                expected++;
+            } catch (ApiException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw new CorruptRecordException("malformed record in batch: " + e.getMessage());
             }
-        } catch (ApiException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new CorruptRecordException("malformed record in batch: " + e.getMessage());
+        } else if (batch instanceof DefaultRecordBatch v2) { // magic 2, as checked before
+            long maxInflatedBytes = (long) MAX_INFLATION * Math.max(config.maxMessageBytes(), batch.sizeInBytes());
+            try (InflatedRecords records = new InflatedRecords(v2, buffers, maxInflatedBytes)) {
+                while (records.hasNext()) {
+                    checks.check(records.next());
+                }
+            } catch (ApiException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw new CorruptRecordException("malformed record in batch: " + e.getMessage());
+            }
+        } else {
+            throw new UnsupportedForMessageFormatException("record batch of " + batch.getClass().getSimpleName());
         }
-        if (expected != batch.lastOffset() + 1) {
-            throw new InvalidRecordException("batch holds " + (expected - batch.baseOffset())
-                    + " records but its header says " + count);
+        checks.checkAllRead();
+    }
+
+    /** What each record of a batch must be, in order; see {@link #checkRecords}. */
+    private static final class RecordChecks {
+        private final MutableRecordBatch batch;
+        private final boolean keysRequired;
+        private final TimestampBounds bounds;
+        private long expected;
+
+        RecordChecks(MutableRecordBatch batch, LogConfig config, long nowMs) {
+            this.batch = batch;
+            this.keysRequired = config.cleanupPolicy().compact();
+            this.bounds = config.logAppendTime() ? null : new TimestampBounds(config, nowMs);
+            this.expected = batch.baseOffset();
+        }
+
+        void check(Record r) {
+            if (r.offset() != expected) {
+                throw new InvalidRecordException("record offsets in the batch are not consecutive");
+            }
+            if (keysRequired && !r.hasKey()) {
+                throw new InvalidRecordException("Compacted topic cannot accept message without key (offset delta "
+                        + (r.offset() - batch.baseOffset()) + ")");
+            }
+            if (bounds != null) {
+                bounds.check(r);
+            }
+            expected++;
+        }
+
+        void checkAllRead() {
+            if (expected != batch.lastOffset() + 1) {
+                throw new InvalidRecordException("batch holds " + (expected - batch.baseOffset())
+                        + " records but its header says " + batch.countOrNull());
+            }
         }
     }
 
