@@ -84,7 +84,13 @@ public final class TransactionCoordinator {
         for (TransactionRecord r : records) {
             TransactionMetadata m = new TransactionMetadata(r);
             txns.put(r.transactionalId(), m);
+            // Once per id and restart: what the coordinator starts from is what a read_committed
+            // anomaly after a crash has to be traced to (which outcome, which epoch, which partitions).
+            LOG.info("Transactional id {} recovered in {}: producer {} epoch {} (last epoch {}), partitions {},"
+                    + " groups {}", r.transactionalId(), m.state(), r.producerId(), r.producerEpoch(), r.lastProducerEpoch(),
+                    r.partitions(), r.groupIds());
             if (isPrepared(m.state())) {
+                m.completingAfterRestart = true;
                 writeMarkers(m);
             }
         }
@@ -529,7 +535,14 @@ public final class TransactionCoordinator {
         }
         m.prepare(target);
         // On a failed write the store has failed (fatal): the transaction completes after the restart.
-        persist(m, t.build(), () -> { }, err -> m.markerRetryAtMonoMs = clock.monoMs() + config.markerRetryBackoffMs());
+        persist(m, t.build(), () -> {
+            if (m.completingAfterRestart) {
+                m.completingAfterRestart = false;
+                LOG.info("Transactional id {}: the {} found after the restart is complete, its markers written"
+                        + " under producer {} epoch {} to {}", r.transactionalId(), commit ? "commit" : "abort",
+                        r.producerId(), r.producerEpoch(), r.partitions());
+            }
+        }, err -> m.markerRetryAtMonoMs = clock.monoMs() + config.markerRetryBackoffMs());
     }
 
     private static boolean isPrepared(TransactionState s) {

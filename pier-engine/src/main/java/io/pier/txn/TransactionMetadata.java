@@ -31,6 +31,8 @@ final class TransactionMetadata {
     long markerRetryAtMonoMs = Long.MIN_VALUE;
     /** Failed marker writes in a row of the current PREPARE_* state: what the warnings count. */
     int markerFailures;
+    /** Found in PREPARE_* by a restart and not completed yet: its completion is logged. */
+    boolean completingAfterRestart;
     /**
      * Adds of this id's producer that came while a change was under way (a pending write, or
      * markers of PREPARE_*), in arrival order: done after it, together.

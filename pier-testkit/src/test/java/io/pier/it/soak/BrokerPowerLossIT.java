@@ -108,6 +108,11 @@ class BrokerPowerLossIT {
         }
 
         @Override
+        public Path dataDir() {
+            return dataDir;
+        }
+
+        @Override
         public void start(int run) throws Exception {
             disk = new PowerLossFileIO(graveyards);
             stopped = new CountDownLatch(1);

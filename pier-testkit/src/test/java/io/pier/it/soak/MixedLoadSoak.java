@@ -3,6 +3,7 @@ package io.pier.it.soak;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -116,10 +117,13 @@ final class MixedLoadSoak {
         GroupCommitLoad group = new GroupCommitLoad(bootstrap, GROUP, TOPIC);
         TransactionLoad txns = new TransactionLoad(bootstrap, TXN_TOPIC, TRANSACTIONAL_ID, seed + 3);
         List<Thread> threads = new ArrayList<>();
+        // Transactions the oracle faulted, with their records' places: shown from the log once the broker is closed.
+        Map<Integer, List<Place>> suspectPlaces = new TreeMap<>();
         SoakBroker.Load load = new SoakBroker.Load() {
             @Override
             public void brokerGoingDown() {
                 shareOracle.crashing();
+                txns.faultComing();
             }
 
             @Override
@@ -208,6 +212,10 @@ final class MixedLoadSoak {
             checkLog(bootstrap, acked);
             fence(bootstrap);
             txns.check(readCommitted(bootstrap), violations);
+            if (!txns.suspects().isEmpty()) {
+                suspectPlaces.putAll(placesOf(bootstrap, txns.suspects()));
+                printTransactionView(bootstrap, txns, suspectPlaces);
+            }
             try (Admin admin = admin(bootstrap)) {
                 group.check(admin, violations);
             }
@@ -228,7 +236,71 @@ final class MixedLoadSoak {
                 t.join(60_000);
             }
             broker.close();
+            if (!suspectPlaces.isEmpty()) {
+                printTransactionalLog(broker.dataDir(), suspectPlaces);
+            }
         }
+    }
+
+    /** Where read_uncommitted finds the records of transactions {@code numbers}, by transaction. */
+    private static Map<Integer, List<Place>> placesOf(String bootstrap, List<Integer> numbers) {
+        Map<Integer, List<Place>> places = new TreeMap<>();
+        numbers.forEach(n -> places.put(n, new ArrayList<>()));
+        readToEnd(bootstrap, List.of(new TopicPartition(TXN_TOPIC, 0), new TopicPartition(TXN_TOPIC, 1)),
+                "read_uncommitted", r -> {
+                    List<Place> of = places.get(Integer.parseInt(r.key().substring(1)));
+                    if (of != null) {
+                        of.add(new Place(new TopicPartition(r.topic(), r.partition()), r.offset()));
+                    }
+                });
+        return places;
+    }
+
+    /**
+     * A transaction the oracle faults: what its client was told, where its records are, and what
+     * the broker says of the transactional id, the partitions' producers and their stable ends.
+     */
+    private static void printTransactionView(String bootstrap, TransactionLoad txns,
+            Map<Integer, List<Place>> places) {
+        places.forEach((n, at) -> System.out.println("MixedLoadSoak: " + txns.told(n) + "; its records, read"
+                + " uncommitted: " + ranges(at)));
+        List<TopicPartition> tps = List.of(new TopicPartition(TXN_TOPIC, 0), new TopicPartition(TXN_TOPIC, 1));
+        try (Admin admin = admin(bootstrap)) {
+            ask("transaction " + TRANSACTIONAL_ID, () -> admin.describeTransactions(List.of(TRANSACTIONAL_ID)).all()
+                    .get(10, TimeUnit.SECONDS));
+            ask("producers of " + TXN_TOPIC, () -> admin.describeProducers(tps).all().get(10, TimeUnit.SECONDS));
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            tps.forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+            for (IsolationLevel isolation : IsolationLevel.values()) {
+                ask(TXN_TOPIC + " end offsets, " + isolation, () -> admin.listOffsets(latest,
+                        new ListOffsetsOptions(isolation)).all().get(10, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    /**
+     * The batch headers and end markers around each suspect transaction's records, from the
+     * files of the closed broker (where the test can reach them): which markers the log holds for
+     * it, of which type and epoch, and what lies between.
+     */
+    private static void printTransactionalLog(Path dataDir, Map<Integer, List<Place>> places) {
+        if (dataDir == null) {
+            System.out.println("MixedLoadSoak: the broker's data folder is out of reach: no batch headers to show");
+            return;
+        }
+        places.forEach((n, at) -> {
+            Map<TopicPartition, long[]> span = new HashMap<>();
+            for (Place p : at) {
+                span.merge(p.tp(), new long[] {p.offset(), p.offset()},
+                        (a, b) -> new long[] {Math.min(a[0], b[0]), Math.max(a[1], b[1])});
+            }
+            span.forEach((tp, fromTo) -> {
+                System.out.println("MixedLoadSoak: transaction " + n + " on " + tp + " at " + fromTo[0] + ".."
+                        + fromTo[1] + "; the log's batches around it:");
+                TransactionalLogDump.around(dataDir, tp, fromTo[0], fromTo[1])
+                        .forEach(line -> System.out.println("    " + line));
+            });
+        });
     }
 
     private static void setUp(Admin admin) throws Exception {

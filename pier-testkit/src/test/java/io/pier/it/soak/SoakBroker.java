@@ -1,5 +1,7 @@
 package io.pier.it.soak;
 
+import java.nio.file.Path;
+
 import java.util.List;
 import java.util.Random;
 import org.apache.kafka.common.TopicPartition;
@@ -37,6 +39,15 @@ interface SoakBroker extends AutoCloseable {
      */
     default boolean seenHandedOut(TopicPartition tp, long offset, int count) throws Exception {
         return false;
+    }
+
+    /**
+     * The broker's data folder, for a check that reads its files once the broker is closed (the
+     * transactional log's batch headers and markers around a violation); null where the test
+     * cannot reach it.
+     */
+    default Path dataDir() {
+        return null;
     }
 
     /** What a fault may tell, or do to, the load it hits. */

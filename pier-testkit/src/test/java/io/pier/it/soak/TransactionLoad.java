@@ -1,7 +1,11 @@
 package io.pier.it.soak;
 
+import java.lang.reflect.Field;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,6 +21,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * producer of the same transactional id after each failure). Each transaction's outcome as the
  * client learnt it: committed, aborted, or unknown (the broker died first). Under read_committed
  * a committed one shows whole, an aborted one not at all, an unknown one whole or not at all.
+ *
+ * <p>Each transaction also keeps what its client was told and under which producer id and epoch
+ * (read from the producer's transaction manager), and how many faults came before it began and
+ * before it ended: what a violation needs to be traced in the log and the broker's output.
  */
 final class TransactionLoad implements Runnable {
     static final int RECORDS_PER_TXN = 5;
@@ -28,6 +36,11 @@ final class TransactionLoad implements Runnable {
     private final String transactionalId;
     private final Random random;
     private final Map<Integer, Outcome> outcomes = new ConcurrentHashMap<>();
+    private final Map<Integer, String> told = new ConcurrentHashMap<>();
+    /** Transactions whose check failed, for the caller to look up in the log. */
+    private final Set<Integer> suspects = new TreeSet<>();
+    /** Faults announced so far (see {@link #faultComing}). */
+    private final AtomicInteger faults = new AtomicInteger();
     private final AtomicInteger committed = new AtomicInteger();
     private volatile boolean running = true;
 
@@ -43,16 +56,22 @@ final class TransactionLoad implements Runnable {
         int txn = 0;
         for (int attempt = 0; running && attempt < 100_000; attempt++) {
             KafkaProducer<String, String> producer = producer();
+            int n = -1;
+            String begun = null;
             try {
                 producer.initTransactions();
                 while (running) {
-                    int n = txn++;
+                    n = txn++;
                     outcomes.put(n, Outcome.UNKNOWN);
+                    begun = "producer " + attempt + " " + producerIdAndEpoch(producer) + ", began after fault "
+                            + faults.get() + " at " + System.currentTimeMillis();
+                    told.put(n, begun);
                     producer.beginTransaction();
                     for (int i = 0; i < RECORDS_PER_TXN; i++) {
                         var unused = producer.send(new ProducerRecord<>(topic, i % 2, "t" + n, "t" + n + "-" + i));
                     }
-                    if (random.nextInt(4) == 0) {
+                    boolean abort = random.nextInt(4) == 0;
+                    if (abort) {
                         producer.abortTransaction();
                         outcomes.put(n, Outcome.ABORTED);
                     } else {
@@ -60,13 +79,37 @@ final class TransactionLoad implements Runnable {
                         outcomes.put(n, Outcome.COMMITTED);
                         committed.incrementAndGet();
                     }
+                    told.put(n, begun + "; " + (abort ? "abort" : "commit") + " confirmed after fault "
+                            + faults.get() + " at " + System.currentTimeMillis() + ", going on with "
+                            + producerIdAndEpoch(producer));
                 }
             } catch (KafkaException | IllegalStateException e) {
                 // the broker went away: the open transaction's outcome stays unknown
+                if (n >= 0 && outcomes.get(n) == Outcome.UNKNOWN) {
+                    told.put(n, begun + "; failed after fault " + faults.get() + " at " + System.currentTimeMillis()
+                            + ": " + e);
+                }
             } finally {
                 // at once: a producer left to flush would send its open transaction to the restarted broker
                 producer.close(Duration.ZERO);
             }
+        }
+    }
+
+    /**
+     * The producer id and epoch the producer's transaction manager holds now, read by reflection
+     * (kafka-clients does not expose them); "unknown" if its internals moved.
+     */
+    private static String producerIdAndEpoch(KafkaProducer<?, ?> producer) {
+        try {
+            Field manager = KafkaProducer.class.getDeclaredField("transactionManager");
+            manager.setAccessible(true);
+            Object tm = manager.get(producer);
+            Field ids = tm.getClass().getDeclaredField("producerIdAndEpoch");
+            ids.setAccessible(true);
+            return String.valueOf(ids.get(tm));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "(producer id and epoch unknown: " + e + ")";
         }
     }
 
@@ -89,6 +132,25 @@ final class TransactionLoad implements Runnable {
         return committed.get();
     }
 
+    /** The broker is about to go down: transactions confirmed from now on are confirmed after it. */
+    void faultComing() {
+        faults.incrementAndGet();
+    }
+
+    /** What the client of transaction {@code n} was told, and under which producer id and epoch. */
+    String told(int n) {
+        return "transaction " + n + " (" + outcomes.get(n) + "): " + told.getOrDefault(n, "never begun");
+    }
+
+    /** The transactions whose check failed so far, in order. */
+    synchronized List<Integer> suspects() {
+        return List.copyOf(suspects);
+    }
+
+    private synchronized void suspect(int n) {
+        suspects.add(n);
+    }
+
     /**
      * Checks what a read_committed reader saw (transaction number to records of it) against the
      * outcomes: whole or absent, committed ones whole, aborted ones absent.
@@ -96,16 +158,21 @@ final class TransactionLoad implements Runnable {
     void check(Map<Integer, Integer> seen, Violations violations) {
         seen.forEach((n, count) -> {
             if (count != RECORDS_PER_TXN) {
+                suspect(n);
                 violations.add("atomic transactions", "transaction " + n + " shows " + count + " of "
-                        + RECORDS_PER_TXN + " records under read_committed");
+                        + RECORDS_PER_TXN + " records under read_committed; " + told(n));
             }
             if (outcomes.get(n) == Outcome.ABORTED) {
-                violations.add("atomic transactions", "aborted transaction " + n + " visible under read_committed");
+                suspect(n);
+                violations.add("atomic transactions", "aborted transaction " + n + " visible under read_committed; "
+                        + told(n));
             }
         });
         outcomes.forEach((n, outcome) -> {
             if (outcome == Outcome.COMMITTED && !seen.containsKey(n)) {
-                violations.add("atomic transactions", "committed transaction " + n + " missing under read_committed");
+                suspect(n);
+                violations.add("atomic transactions", "committed transaction " + n + " missing under read_committed; "
+                        + told(n));
             }
         });
     }
