@@ -182,7 +182,7 @@ final class LogRecovery {
                     seg.setFirstAppendWallMs(ts < 0 ? nowWallMs : Math.min(ts, nowWallMs));
                 }
                 seg.onBatch(validEnd, b.sizeInBytes(), last, b.maxTimestamp(), indexIntervalBytes);
-                replayProducerState(b, producers, aborted);
+                replayProducerState(dir, b, producers, aborted);
                 validEnd += b.sizeInBytes();
                 expectedNext = last + 1;
             }
@@ -210,14 +210,18 @@ final class LogRecovery {
      * a batch already in the log, used by this scan and by {@link PartitionLog#appendMirrored}, so
      * that a mirrored batch leaves the same state before and after a reopen.
      */
-    static void replayProducerState(RecordBatch b, ProducerStateTable producers, AbortedTransactions aborted) {
+    static void replayProducerState(Path dir, RecordBatch b, ProducerStateTable producers,
+            AbortedTransactions aborted) {
         if (!b.hasProducerId()) {
             return;
         }
         long last = b.lastOffset();
         if (!b.isControlBatch()) {
-            producers.record(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(), b.baseOffset(),
-                    last, b.isTransactional());
+            long joined = producers.record(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(),
+                    b.baseOffset(), last, b.isTransactional());
+            if (joined >= 0) {
+                warnJoinedOlderTransaction(dir, b, b.baseOffset(), joined);
+            }
             producers.recordTimestamp(b.producerId(), b.maxTimestamp());
             return;
         }
@@ -230,6 +234,18 @@ final class LogRecovery {
         if (marker.controlType() == ControlRecordType.ABORT && first >= 0) {
             aborted.add(b.producerId(), first, last);
         }
+    }
+
+    /**
+     * A transactional batch of a newer producer epoch joined a transaction begun under an older
+     * one (see {@link ProducerStateTable#record}): the older one's end marker is missing from this
+     * partition, so whatever ends the transaction now decides both. Said on append and on every
+     * replay of such a batch, with what a read_committed anomaly needs to be traced to it.
+     */
+    static void warnJoinedOlderTransaction(Path dir, RecordBatch b, long baseOffset, long txnFirstOffset) {
+        log.warn("{}: transactional batch at offset {} of producer {} epoch {} joins the transaction begun at offset"
+                + " {} under an older epoch, whose end marker is missing", dir, baseOffset, b.producerId(),
+                b.producerEpoch(), txnFirstOffset);
     }
 
     /** The end-transaction marker a control batch holds, or null for another kind of control record. */

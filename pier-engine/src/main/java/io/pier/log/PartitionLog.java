@@ -206,8 +206,11 @@ public final class PartitionLog implements AutoCloseable {
         }
         appendToActive(records, last, batch.maxTimestamp(), now);
         if (batch.hasProducerId()) {
-            producers.record(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
-                    base, last, batch.isTransactional());
+            long joined = producers.record(batch.producerId(), batch.producerEpoch(), batch.baseSequence(),
+                    batch.lastSequence(), base, last, batch.isTransactional());
+            if (joined >= 0) {
+                LogRecovery.warnJoinedOlderTransaction(dir, batch, base, joined);
+            }
             producers.recordTimestamp(batch.producerId(), batch.maxTimestamp());
         }
         return new AppendResult(base, last, appendTime, logStartOffset, false);
@@ -329,7 +332,7 @@ public final class PartitionLog implements AutoCloseable {
             long now = clock.wallMs();
             maybeRoll(batch.sizeInBytes(), batch.lastOffset(), now);
             appendToActive(MemoryRecords.readableRecords(bytes.slice()), batch.lastOffset(), batch.maxTimestamp(), now);
-            LogRecovery.replayProducerState(batch, producers, aborted);
+            LogRecovery.replayProducerState(dir, batch, producers, aborted);
         }
         return toAppend.size();
     }

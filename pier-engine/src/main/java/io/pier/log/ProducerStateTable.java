@@ -35,6 +35,8 @@ final class ProducerStateTable {
         int coordinatorEpoch = -1;
         /** First offset of the ongoing transaction, -1 when none. */
         long txnFirstOffset = -1;
+        /** Producer epoch of the ongoing transaction's first batch, -1 when none. */
+        short txnEpoch = -1;
         /** Last offset of this producer's newest batch or marker. */
         long lastOffset = -1;
         /** Largest timestamp of the newest batch, or the newest marker's time; -1 when unknown. */
@@ -105,10 +107,18 @@ final class ProducerStateTable {
     /**
      * Records an appended batch (also used to replay the log on open, without checks). A
      * transactional batch starts its producer's transaction unless one is already ongoing.
+     *
+     * <p>Returns the first offset of the ongoing transaction when a transactional batch of a
+     * newer epoch joins it, else -1. That should not happen: every epoch bump of a transactional
+     * producer ends (or fences and aborts) its transaction, so a marker at the bumped epoch lies
+     * between. Without that marker the old transaction's records become part of the new one and
+     * share its outcome (an aborted transaction's records committed with the next one, or a
+     * committed one's dropped), so the caller reports it.
      */
-    void record(long producerId, short epoch, int firstSeq, int lastSeq, long firstOffset, long lastOffset,
+    long record(long producerId, short epoch, int firstSeq, int lastSeq, long firstOffset, long lastOffset,
             boolean transactional) {
         Entry e = producers.computeIfAbsent(producerId, id -> new Entry(epoch));
+        long joinedOlder = transactional && e.txnFirstOffset >= 0 && epoch > e.txnEpoch ? e.txnFirstOffset : -1;
         if (epoch > e.epoch) {
             e.moveToEpoch(epoch);
         }
@@ -117,10 +127,15 @@ final class ProducerStateTable {
         }
         e.batches.addLast(new BatchMetadata(firstSeq, lastSeq, firstOffset, lastOffset));
         e.lastOffset = lastOffset;
+        if (joinedOlder >= 0) {
+            e.txnEpoch = epoch; // reported once, not again for each later batch of the newer epoch
+        }
         if (transactional && e.txnFirstOffset < 0) {
             e.txnFirstOffset = firstOffset;
+            e.txnEpoch = epoch;
             ongoing.put(firstOffset, producerId);
         }
+        return joinedOlder;
     }
 
     /**
@@ -164,6 +179,7 @@ final class ProducerStateTable {
         if (first >= 0) {
             ongoing.remove(first);
             e.txnFirstOffset = -1;
+            e.txnEpoch = -1;
             endedNotVisible.addLast(new long[] {first, markerOffset});
         }
         return first;

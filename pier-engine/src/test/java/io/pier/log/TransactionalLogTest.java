@@ -288,6 +288,25 @@ class TransactionalLogTest {
         assertThat(log.abortedTransactions(10, 12)).containsExactly(new AbortedTransaction(B, 10, 11));
     }
 
+    /**
+     * A transactional batch of a newer epoch while a transaction of an older one is ongoing means
+     * the older one's marker is missing here: both then end with whatever marker comes next (the
+     * shape a read_committed reader seeing an aborted transaction would leave in the log), so
+     * the table reports it, once.
+     */
+    @Test
+    void shouldReportATransactionalBatchOfANewerEpochJoiningATransactionWithoutItsMarker() {
+        ProducerStateTable table = new ProducerStateTable();
+        assertThat(table.record(A, (short) 3, 0, 2, 0, 2, true)).isEqualTo(-1); // begins under epoch 3
+        assertThat(table.record(A, (short) 3, 3, 3, 3, 3, true)).isEqualTo(-1); // the same transaction
+        assertThat(table.record(A, (short) 4, 0, 1, 4, 5, true)).isZero(); // epoch 4, no marker between
+        assertThat(table.record(A, (short) 4, 2, 2, 6, 6, true)).isEqualTo(-1); // said once
+        table.endTransaction(A, (short) 5, 0, 7);
+        assertThat(table.record(A, (short) 5, 0, 0, 8, 8, true)).isEqualTo(-1); // after a marker: a new one
+        assertThat(table.record(B, (short) 1, 0, 0, 9, 9, false)).isEqualTo(-1); // idempotent batches never
+        assertThat(table.record(B, (short) 2, 0, 0, 10, 10, false)).isEqualTo(-1);
+    }
+
     @Test
     void shouldForgetATornMarkerAndKeepItsTransactionOngoing() throws IOException {
         PowerLossFileIO io = new PowerLossFileIO();
