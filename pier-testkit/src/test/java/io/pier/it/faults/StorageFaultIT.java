@@ -1,5 +1,12 @@
 package io.pier.it.faults;
 
+import static io.pier.it.faults.StorageFaultClients.createTopic;
+import static io.pier.it.faults.StorageFaultClients.pollAcceptAndCommit;
+import static io.pier.it.faults.StorageFaultClients.produce;
+import static io.pier.it.faults.StorageFaultClients.producer;
+import static io.pier.it.faults.StorageFaultClients.setEarliest;
+import static io.pier.it.faults.StorageFaultClients.shareConsumer;
+import static io.pier.it.faults.StorageFaultClients.values;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -7,11 +14,9 @@ import io.pier.log.FaultyDisk;
 import io.pier.server.Pier;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -21,15 +26,12 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RecordsToDelete;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -95,7 +97,7 @@ class StorageFaultIT {
                 }
             }
             setEarliest(pier.bootstrapServers(), "full-disk-group");
-            try (KafkaShareConsumer<String, String> consumer = shareConsumer(pier.bootstrapServers(), "full-disk-group")) {
+            try (KafkaShareConsumer<String, String> consumer = shareConsumer(pier.bootstrapServers(), "full-disk-group", "full-disk-share")) {
                 long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
                 while (accepted.size() < 10 && System.nanoTime() < deadline) {
                     accepted.addAll(pollAcceptAndCommit(consumer));
@@ -118,7 +120,7 @@ class StorageFaultIT {
         }
 
         try (Pier again = Pier.builder().dataDir(dataDir).port(port).start();
-                KafkaShareConsumer<String, String> consumer = shareConsumer(again.bootstrapServers(), "full-disk-group")) {
+                KafkaShareConsumer<String, String> consumer = shareConsumer(again.bootstrapServers(), "full-disk-group", "full-disk-share")) {
             Set<Long> redelivered = new HashSet<>();
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (accepted.size() + redelivered.size() < 40 && System.nanoTime() < deadline) {
@@ -209,74 +211,5 @@ class StorageFaultIT {
                         .as("appends go on where the data ends").isEqualTo(50);
             }
         }
-    }
-
-    private static void produce(String bootstrap, String topic, String prefix, int count) throws Exception {
-        try (KafkaProducer<String, String> producer = producer(bootstrap)) {
-            for (int i = 0; i < count; i++) {
-                producer.send(new ProducerRecord<>(topic, 0, null, prefix + i)).get();
-            }
-        }
-    }
-
-    /** Polls once, ACCEPTs what came, commits; the offsets whose ACCEPT was confirmed. */
-    private static List<Long> pollAcceptAndCommit(KafkaShareConsumer<String, String> consumer) {
-        List<Long> offsets = new ArrayList<>();
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-            consumer.acknowledge(r);
-            offsets.add(r.offset());
-        }
-        if (offsets.isEmpty()) {
-            return offsets;
-        }
-        boolean ok = consumer.commitSync(Duration.ofSeconds(5)).values().stream().allMatch(e -> e.isEmpty());
-        return ok ? offsets : List.of();
-    }
-
-    private static void createTopic(String bootstrap, String topic) throws Exception {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
-        }
-    }
-
-    private static void setEarliest(String bootstrap, String group) throws Exception {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), List.of(
-                    new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
-                    .all().get();
-        }
-    }
-
-    private static KafkaProducer<String, String> producer(String bootstrap) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        p.put("acks", "all");
-        p.put("linger.ms", "0");
-        p.put("request.timeout.ms", "3000");
-        p.put("delivery.timeout.ms", "6000");
-        p.put("max.block.ms", "6000");
-        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
-    }
-
-    /** A share consumer of {@code group}, subscribed to the share test's topic. */
-    private static KafkaShareConsumer<String, String> shareConsumer(String bootstrap, String group) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        p.put("group.id", group);
-        p.put("share.acknowledgement.mode", "explicit");
-        p.put("max.poll.records", "5");
-        p.put("request.timeout.ms", "3000");
-        KafkaShareConsumer<String, String> consumer =
-                new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer());
-        consumer.subscribe(Set.of("full-disk-share"));
-        return consumer;
-    }
-
-    private static List<String> values(String prefix, int count) {
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            out.add(prefix + i);
-        }
-        return out;
     }
 }
