@@ -188,11 +188,16 @@ final class MixedLoadSoak {
                         .until(() -> unexplained(undelivered(acked, shareOracle), broker, admin, lostOnTheWay).isEmpty());
             } catch (ConditionTimeoutException e) {
                 List<Place> missing = undelivered(acked, shareOracle);
-                System.out.println("MixedLoadSoak: acknowledged records never delivered to the share group: "
-                        + ranges(missing) + "; of them seen handed out at the delivery limit: " + ranges(
-                                missing.stream().filter(r -> seenAtLimit(broker, r)).toList()));
+                // In the failure's message, not only the output: a CI run shows a test's message and no more.
+                String what = name + " seed " + seed + ": acknowledged records never delivered to the share group: "
+                        + ranges(missing) + "; of them seen handed out at the delivery limit: "
+                        + ranges(missing.stream().filter(r -> seenAtLimit(broker, r)).toList())
+                        + "; the share group's start offsets: " + answer(() -> shareStartOffsets(bootstrap))
+                        + "; load threads: " + threads.stream()
+                                .map(t -> t.getName() + (t.isAlive() ? "" : " (ended)")).toList();
+                System.out.println("MixedLoadSoak: " + what);
                 printStall("share deliveries after the last fault", broker.bootstrapServers());
-                throw e;
+                throw new AssertionError(what, e);
             }
             if (!lostOnTheWay.isEmpty()) {
                 System.out.printf("%s: acknowledged records that never reached the load: every hand-out lost on the"
@@ -346,9 +351,7 @@ final class MixedLoadSoak {
                     .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS));
             ask("share group " + SHARE_GROUP, () -> admin.describeShareGroups(List.of(SHARE_GROUP)).all()
                     .get(10, TimeUnit.SECONDS));
-            ask("share start offsets of " + SHARE_GROUP, () -> admin.listShareGroupOffsets(
-                    Map.of(SHARE_GROUP, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(SHARE_GROUP)
-                    .get(10, TimeUnit.SECONDS));
+            ask("share start offsets of " + SHARE_GROUP, () -> shareStartOffsets(bootstrap));
             Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
             for (String topic : List.of(TOPIC, TXN_TOPIC)) {
                 for (int p = 0; p < PARTITIONS; p++) {
@@ -363,10 +366,21 @@ final class MixedLoadSoak {
     }
 
     private static void ask(String what, Callable<Object> question) {
+        System.out.println("MixedLoadSoak: " + what + ": " + answer(question));
+    }
+
+    private static String answer(Callable<Object> question) {
         try {
-            System.out.println("MixedLoadSoak: " + what + ": " + question.call());
+            return String.valueOf(question.call());
         } catch (Exception e) {
-            System.out.println("MixedLoadSoak: " + what + ": no answer: " + e);
+            return "no answer: " + e;
+        }
+    }
+
+    private static Object shareStartOffsets(String bootstrap) throws Exception {
+        try (Admin admin = admin(bootstrap)) {
+            return admin.listShareGroupOffsets(Map.of(SHARE_GROUP, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(SHARE_GROUP).get(10, TimeUnit.SECONDS);
         }
     }
 
