@@ -7,7 +7,7 @@
 # committed offsets, atomic transactions) after every restart and at the end.
 #   bench/crash-soak.sh [cycles (1000)] [seed] [minutes]
 # With minutes, the soak stops after that long (at the end of a cycle) and checks and reports what it ran.
-# `./mvnw verify` runs the same test with 12 cycles. Prints the test's summary line and its time.
+# `./mvnw verify` runs the same test with 6 cycles. Prints the test's summary line and its time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CYCLES="${1:-1000}"

@@ -314,12 +314,30 @@ class ConsoleIT {
     }
 
     private static long plotLast(String id) {
-        return Long.parseLong(browser.driver.findElement(By.id(id)).getDomAttribute("data-last"));
+        return Long.parseLong(fresh(() -> browser.driver.findElement(By.id(id)).getDomAttribute("data-last")));
     }
 
     private static String plotPoints(String id) {
-        List<WebElement> lines = browser.driver.findElements(By.cssSelector("#" + id + " polyline"));
-        return lines.isEmpty() ? "" : lines.get(0).getDomAttribute("points");
+        return fresh(() -> {
+            List<WebElement> lines = browser.driver.findElements(By.cssSelector("#" + id + " polyline"));
+            return lines.isEmpty() ? "" : lines.get(0).getDomAttribute("points");
+        });
+    }
+
+    /**
+     * {@code read} again when the page replaced the element between its lookup and the read: the
+     * plots are redrawn while records flow, so an element found a moment ago may be gone.
+     */
+    private static String fresh(java.util.function.Supplier<String> read) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return read.get();
+            } catch (org.openqa.selenium.StaleElementReferenceException e) {
+                if (attempt == 10) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /** {@code s} inside a double-quoted CSS string. */

@@ -68,7 +68,7 @@ class ShareKillNineIT {
 
     @Test
     void shouldKeepAcceptedFinalAndCountsGrowingAcrossKillNine() throws Exception {
-        int cycles = Integer.getInteger("pier.sharekill.cycles", 20);
+        int cycles = Integer.getInteger("pier.sharekill.cycles", 8);
         long seed = Long.getLong("pier.sharekill.seed", System.nanoTime());
         System.out.printf("ShareKillNineIT seed %d, %d cycles%n", seed, cycles);
         Random random = new Random(seed);

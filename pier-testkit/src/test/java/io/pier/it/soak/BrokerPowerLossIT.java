@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * any storage fault. It is then started again on what the disk kept, and the oracle is checked
  * after every restart and at the end.
  *
- * <p>{@code -Dpier.powerloss.broker.cycles=N} (default 10; the {@code soak} profile sets 200) and
+ * <p>{@code -Dpier.powerloss.broker.cycles=N} (default 6; the {@code soak} profile sets 200) and
  * {@code -Dpier.powerloss.broker.seed=N}; the seed is printed.
  */
 @Timeout(value = 12, unit = TimeUnit.HOURS) // every wait inside is bounded; this only backs them up
@@ -67,7 +67,7 @@ class BrokerPowerLossIT {
 
     @Test
     void shouldLoseNothingConfirmedAcrossPowerLossesUnderMixedLoad() throws Exception {
-        int cycles = Integer.getInteger("pier.powerloss.broker.cycles", 10);
+        int cycles = Integer.getInteger("pier.powerloss.broker.cycles", 6);
         long seed = Long.getLong("pier.powerloss.broker.seed", System.nanoTime());
         new MixedLoadSoak().run("BrokerPowerLossIT", new PoweredBroker(dataDir, graveyards, freePort()), cycles, seed);
     }

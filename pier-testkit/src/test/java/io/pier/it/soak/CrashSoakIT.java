@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * at random moments under {@link MixedLoadSoak}'s mixed load and restarted on the same data, cycle
  * after cycle, with the oracle checked after every restart and at the end.
  *
- * <p>{@code -Dpier.crashsoak.cycles=N} (default 12; {@code bench/crash-soak.sh N} runs long ones)
+ * <p>{@code -Dpier.crashsoak.cycles=N} (default 6; {@code bench/crash-soak.sh N} runs long ones)
  * and {@code -Dpier.crashsoak.seed=N}; the seed is printed.
  */
 @Timeout(value = 12, unit = TimeUnit.HOURS) // every wait inside is bounded; this only backs them up
@@ -29,7 +29,7 @@ class CrashSoakIT {
 
     @Test
     void shouldLoseNothingAcrossKillNineUnderMixedLoad() throws Exception {
-        int cycles = Integer.getInteger("pier.crashsoak.cycles", 12);
+        int cycles = Integer.getInteger("pier.crashsoak.cycles", 6);
         long seed = Long.getLong("pier.crashsoak.seed", System.nanoTime());
         // A time budget ends a long campaign with its report, at the cycles done, where a killed run says nothing.
         Integer minutes = Integer.getInteger("pier.crashsoak.minutes");
