@@ -20,7 +20,7 @@ if [[ $# -ge 3 ]]; then
 fi
 cd "$ROOT"
 start=$(date +%s)
-./mvnw -B -q install -DskipTests -pl pier-engine,pier-server
+./mvnw -B -q install -DskipTests -pl pier-engine,pier-server -am
 status=0
 ./mvnw -B -q verify -pl pier-testkit -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=CrashSoakIT -Dfailsafe.failIfNoSpecifiedTests=false \

@@ -29,7 +29,7 @@ fi
 cd "$ROOT"
 start=$(date +%s)
 if [[ "${PIER_NO_INSTALL:-0}" != 1 ]]; then
-  ./mvnw -B -q install -DskipTests -pl pier-engine,pier-server
+  ./mvnw -B -q install -DskipTests -pl pier-engine,pier-server -am
 fi
 status=0
 ./mvnw -B -q verify -pl pier-testkit -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \

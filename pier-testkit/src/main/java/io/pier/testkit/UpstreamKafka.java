@@ -108,6 +108,9 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
     private final String saslMechanism;
     /** The client listener's certificates, or null for no TLS. */
     private final TestCertificates certificates;
+    private final int proxiedListeners;
+    /** Per proxied listener: {the port it listens on, the port it advertises}. */
+    private int[][] proxied = new int[0][];
     private Path home;
     private Path output;
     private int port;
@@ -120,6 +123,7 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         this.configs = Map.copyOf(builder.configs);
         this.saslMechanism = builder.saslMechanism;
         this.certificates = builder.certificates;
+        this.proxiedListeners = builder.proxiedListeners;
     }
 
     public static Builder builder() {
@@ -133,6 +137,7 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         private final Map<String, String> configs = new LinkedHashMap<>();
         private String saslMechanism;
         private TestCertificates certificates;
+        private int proxiedListeners;
 
         private Builder() {}
 
@@ -184,8 +189,27 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
             return this;
         }
 
+        /**
+         * {@code count} more plaintext listeners, one per client whose link to the broker a test
+         * wants to cut on its own (a gateway node's): each listens on a port of its own and
+         * advertises another, {@link #proxiedListener}'s {@code advertisedPort}, where the test
+         * puts a proxy that forwards to its {@code port}. A client bootstrapped on the advertised
+         * port learns only that address from the broker, so all its connections go through the
+         * proxy. Plaintext upstreams only.
+         */
+        public Builder proxiedListeners(int count) {
+            if (count < 0) {
+                throw new IllegalArgumentException("proxied listeners: " + count);
+            }
+            this.proxiedListeners = count;
+            return this;
+        }
+
         /** An upstream not started yet: for {@code @RegisterExtension}, which starts it before all tests. */
         public UpstreamKafka build() {
+            if (proxiedListeners > 0 && (saslMechanism != null || certificates != null)) {
+                throw new IllegalArgumentException("proxied listeners are plaintext: not with SASL or TLS");
+            }
             if (shareGroups && version != null && majorMinor(version)[0] < 4) {
                 throw new IllegalArgumentException("Kafka " + version + " has no share groups");
             }
@@ -240,10 +264,15 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
             for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
                 Path data = home.resolve("data-" + attempt);
                 output = home.resolve("kafka-" + attempt + ".out");
-                int[] ports = freePorts(secured() ? 3 : 2);
+                int fixed = secured() ? 3 : 2;
+                int[] ports = freePorts(fixed + 2 * proxiedListeners);
                 port = ports[0];
                 int controllerPort = ports[1];
                 int brokerPort = secured() ? ports[2] : -1;
+                proxied = new int[proxiedListeners][];
+                for (int i = 0; i < proxiedListeners; i++) {
+                    proxied[i] = new int[] {ports[fixed + 2 * i], ports[fixed + 2 * i + 1]};
+                }
                 Path props = home.resolve("server-" + attempt + ".properties");
                 Files.writeString(props, serverProperties(data, controllerPort, brokerPort), StandardCharsets.UTF_8);
                 format(classPath, props);
@@ -267,6 +296,23 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
     /** "127.0.0.1:port" of the broker's client listener. */
     public String bootstrapServers() {
         return "127.0.0.1:" + port;
+    }
+
+    /** A proxied listener's two ports ({@link Builder#proxiedListeners}): where it listens, and where its proxy goes. */
+    public record ProxiedListener(int port, int advertisedPort) {
+        /** "127.0.0.1:advertisedPort": the bootstrap of a client whose every connection goes through the proxy. */
+        public String bootstrapServers() {
+            return "127.0.0.1:" + advertisedPort;
+        }
+    }
+
+    /** Proxied listener {@code index} (0-based) of a started upstream. */
+    public ProxiedListener proxiedListener(int index) {
+        if (index < 0 || index >= proxied.length) {
+            throw new IllegalArgumentException("proxied listener " + index + " of " + proxied.length
+                    + " (started: " + (process != null) + ")");
+        }
+        return new ProxiedListener(proxied[index][0], proxied[index][1]);
     }
 
     /** A client config that reaches this upstream (as {@value #ADMIN_USER} if secured), to add to. */
@@ -380,11 +426,21 @@ public final class UpstreamKafka implements BeforeAllCallback, AfterAllCallback,
         if (secured()) {
             securedListeners(p, controllerPort, brokerPort);
         } else {
-            p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
-            p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            StringBuilder listeners = new StringBuilder("PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:"
+                    + controllerPort);
+            StringBuilder advertised = new StringBuilder(listeners);
+            StringBuilder protocols = new StringBuilder("CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT");
+            for (int i = 0; i < proxied.length; i++) {
+                String name = "PROXIED" + i;
+                listeners.append(',').append(name).append("://127.0.0.1:").append(proxied[i][0]);
+                advertised.append(',').append(name).append("://127.0.0.1:").append(proxied[i][1]);
+                protocols.append(',').append(name).append(":PLAINTEXT");
+            }
+            p.put("listeners", listeners.toString());
+            p.put("advertised.listeners", advertised.toString());
             p.put("inter.broker.listener.name", "PLAINTEXT");
             p.put("controller.listener.names", "CONTROLLER");
-            p.put("listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT");
+            p.put("listener.security.protocol.map", protocols.toString());
         }
         p.put("log.dirs", data.toString());
         p.put("num.partitions", "1");

@@ -45,7 +45,7 @@ import io.pier.server.Pier;
 
 /**
  * What a gateway node tells clients about the topic-partitions whose share state another node
- * serves (issue 16, several gateway nodes). Two findings of {@link GatewayKillNineIT}, each
+ * serves (issue 16, several gateway nodes). Two findings of {@link GatewayNemesisIT}, each
  * reproduced here on its own (both fixed).
  *
  * <p><b>Offsets.</b> A group's coordinator answers DescribeShareGroupOffsets for every
@@ -65,7 +65,7 @@ import io.pier.server.Pier;
  * partitions (a restart, or a node added) answered Metadata with itself as the only broker, and
  * once as the leader of every partition, while the other nodes went on serving them. A client
  * that read its metadata there dropped its connections to the other nodes: in
- * {@link GatewayKillNineIT} the consumers' acknowledgements to a node that never moved then failed
+ * {@link GatewayNemesisIT} the consumers' acknowledgements to a node that never moved then failed
  * ("The server disconnected before a response was received") right after a restarted node came
  * up, and those records came back only when their lock ran out. It now holds Metadata and
  * DescribeCluster until its first split (at most 10 s), then describes the whole cluster.

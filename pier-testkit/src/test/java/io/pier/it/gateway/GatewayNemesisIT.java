@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -68,6 +69,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.pier.it.ChildBroker;
+import io.pier.it.faults.FaultyProxy;
 import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareState;
@@ -75,24 +77,30 @@ import io.pier.state.ShareStateRecords;
 import io.pier.testkit.UpstreamKafka;
 
 /**
- * Issue 16's "kill one gateway node (kill -9) during consumption, repeatedly": three gateway
- * nodes, each a Pier in a child JVM, in front of one upstream Kafka (whose own share groups are
- * off, so every share-group answer comes from the gateways). Three share consumers in this JVM,
- * bootstrapped on all three nodes, ACCEPT every record they get while a producer writes through
- * the gateways. Each cycle SIGKILLs the node leading some of the topic's partitions (odd cycles:
- * the share group's coordinator, so the group itself moves too; even cycles: another node) while
- * a consumer holds, unacknowledged, records it got from that node; waits until every partition
- * the node led is consumed again from another node and the held records are delivered again;
- * restarts it with the same node id and address; and waits until the three nodes have split the
- * work again. The consumers are fast and the producer steady (120 records a second), so without
- * the hold a kill would mostly find nothing handed out.
+ * The gateway nemesis (issue 16's "kill one gateway node (kill -9) during consumption,
+ * repeatedly", and issue 39's "the upstream link cut and restored, a gateway node paused (SIGSTOP)
+ * past its session timeout while another takes over"): three gateway nodes, each a Pier in a child
+ * JVM, in front of one upstream Kafka (whose own share groups are off, so every share-group answer
+ * comes from the gateways), each node reaching the upstream through a {@link FaultyProxy} of its
+ * own (the upstream advertises a listener per node at its proxy's port). Three share consumers in
+ * this JVM, bootstrapped on all three nodes, ACCEPT every record they get while a producer writes
+ * through the gateways. Each cycle hits the node leading some of the topic's partitions (odd
+ * cycles: the share group's coordinator, so the group itself moves too; even cycles: another node)
+ * with a {@link Fault}, in turn a SIGKILL, a SIGSTOP and a cut of its upstream link, while a
+ * consumer holds, unacknowledged, records it got from that node; waits until every partition the
+ * node led is consumed again from another node and the held records are delivered again; ends the
+ * fault (a restart with the same node id and address, a SIGCONT, the link restored); and waits
+ * until the three nodes have split the work again. The consumers are fast and the producer steady
+ * (120 records a second), so without the hold a fault would mostly find nothing handed out.
  *
- * <p>Why this can go wrong: the dead node held acquired records and unfinished state writes; it
+ * <p>Why this can go wrong: the node hit held acquired records and unfinished state writes; it
  * never says goodbye, so its share-partitions stay with it until the upstream group drops it
  * ({@code pier.gateway.session.timeout.ms}, 6 s here). The node taking a state partition over must
  * fence the dead writer, replay the state, and make the dead node's acquisitions available again
  * with their delivery counts, without ever handing out again a record whose ACCEPT it (or the dead
- * node) confirmed.
+ * node) confirmed. A paused node, or one cut off, comes back believing it still serves what it
+ * served: until it learns otherwise it must confirm nothing and hand nothing out of the state it
+ * lost, and what it wrote meanwhile must reach the upstream fenced.
  *
  * <p>What is checked, per record (partition and offset), from what the consumers saw:
  * <ul>
@@ -100,18 +108,18 @@ import io.pier.testkit.UpstreamKafka;
  *       without error), and no ACCEPT confirmed twice;
  *   <li>every delivery carries a higher delivery count than the one before, never above the
  *       group's limit, and the value the producer was told is at that offset;
- *   <li>a record held at a kill is delivered again, with a higher count, and the ACCEPT confirmed
- *       for it is that of a later delivery (the held one's went to a dead node);
+ *   <li>a record held at a fault is delivered again, with a higher count, and the ACCEPT confirmed
+ *       for it is that of a later delivery (the held one's went to a node that was gone);
  *   <li>at the end every acknowledged produce was ACCEPTed, confirmed exactly once; two exceptions
  *       are allowed, each a record that must then not come again for a lock duration after its last
  *       delivery:
  *       <ul>
  *         <li>a record delivered {@link #LIMIT} times and never confirmed (archived at the limit),
  *             which the group's start offsets must have passed;
- *         <li>a record whose last delivery's ACCEPT went to a node that was killed with it in hand
+ *         <li>a record whose last delivery's ACCEPT went to a node that a fault hit with it in hand
  *             ("accepted, outcome not told"): the client reports the lost connection as
  *             UnknownServerException (or its commitSync times out), yet the node may have applied
- *             the ACCEPT and its state write committed on the upstream before the SIGKILL, as a
+ *             the ACCEPT and its state write committed on the upstream before the fault, as a
  *             Kafka broker may; the node taking over then rightly never hands the record out
  *             again. It must not come again for a lock duration, and the group's start offset
  *             must have passed it (see the next item). A definite refusal (INVALID_RECORD_STATE, NOT_LEADER_OR_FOLLOWER...)
@@ -121,12 +129,12 @@ import io.pier.testkit.UpstreamKafka;
  *       and lists its start offsets at the log end for every partition (the coordinator asks the
  *       nodes serving the others' state), so past each record accepted with the outcome not told.
  * </ul>
- * For each kill it prints the failover time: from the SIGKILL to the delivery of the first record,
- * of a partition the killed node led, whose ACCEPT was then confirmed (a confirmation can only come
- * from the new leader; records the client had buffered from the dead node fail theirs), and to
+ * For each fault it prints the failover time: from the fault to the delivery of the first record,
+ * of a partition the node hit led, whose ACCEPT was then confirmed (a confirmation can only come
+ * from the new leader; records the client had buffered from the node hit fail theirs), and to
  * the same for the last of those partitions, and to the redelivery of the held records. Times are
  * printed, not asserted; so are the history of every record delivered more than once, and the
- * WARN and ERROR lines of the nodes' logs (kept in {@code target/gateway-kill-nine-logs}). When
+ * WARN and ERROR lines of the nodes' logs (kept in {@code target/gateway-nemesis-logs}). When
  * records are left unfinished, the failure message has the history of each (deliveries, ACCEPTs
  * sent, confirmations, refusals with the exception's class, commitSync failures) and what the
  * upstream's share-state topic holds of it; the same is printed for the records accepted with the
@@ -137,16 +145,17 @@ import io.pier.testkit.UpstreamKafka;
  * that complete after a {@code commitSync} timed out (sent with a later poll), which the
  * {@code commitSync} answer would miss.
  *
- * <p>Restarts: odd cycles restart the node on the data folder the SIGKILL left (mirror logs and
- * all: the node must not trust them), even cycles on an emptied one (a replacement machine); the
- * gateway keeps nothing that matters on disk, so both must work.
+ * <p>Restarts after a SIGKILL: the first on the data folder the SIGKILL left (mirror logs and
+ * all: the node must not trust them), the next on an emptied one (a replacement machine), and so
+ * on; the gateway keeps nothing that matters on disk, so both must work.
  *
- * <p>{@code -Dpier.gatewaykill.cycles=N} sets the number of kills (2 by default, about a minute in
- * all; the {@code soak} profile runs 20). Each cycle takes some 15 to 25 s: the session timeout
- * (6 s) and two rebalances of the gateway group dominate.
+ * <p>{@code -Dpier.gatewaynemesis.cycles=N} sets the number of faults (3 by default, one of each,
+ * about 80 s in all; the {@code soak} profile and {@code bench/gateway-nemesis.sh} run 200). Each
+ * cycle takes some 15 to 25 s: the session timeout (6 s) and two rebalances of the gateway group
+ * dominate.
  */
-@Timeout(value = 90, unit = TimeUnit.MINUTES)
-class GatewayKillNineIT {
+@Timeout(value = 8, unit = TimeUnit.HOURS)
+class GatewayNemesisIT {
     private static final String TOPIC = "kill-orders";
     private static final String GROUP = "kill-billing";
     /** The gateways' share-state topic on the upstream ({@code pier.gateway.state.topic}'s default). */
@@ -163,10 +172,10 @@ class GatewayKillNineIT {
     private static final Duration CYCLE_MAX = Duration.ofSeconds(120);
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(10);
     /** Where the nodes' logs of the last run are kept (the module's build folder). */
-    private static final Path KEPT_LOGS = Path.of("target/gateway-kill-nine-logs").toAbsolutePath();
+    private static final Path KEPT_LOGS = Path.of("target/gateway-nemesis-logs").toAbsolutePath();
 
     @RegisterExtension
-    static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().build();
+    static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().proxiedListeners(NODES).build();
 
     @TempDir
     Path folders;
@@ -177,6 +186,10 @@ class GatewayKillNineIT {
     private final Path[] logDirs = new Path[NODES + 1];
     private final int[] starts = new int[NODES + 1];
     private final boolean[] alive = new boolean[NODES + 1];
+    /** Each node's link to the upstream: every connection it makes there goes through its proxy. */
+    private final FaultyProxy[] links = new FaultyProxy[NODES + 1];
+    /** The faults injected so far, by kind. */
+    private final Map<Fault, Integer> faults = new EnumMap<>(Fault.class);
 
     /** "partition@offset" of each acknowledged produce, with its value. */
     private final Map<String, String> produced = new ConcurrentHashMap<>();
@@ -215,8 +228,8 @@ class GatewayKillNineIT {
      * the node died, as with Kafka; the record is then acknowledged and never comes again.
      */
     private final Map<String, AcceptOutcome> acceptOutcomes = new ConcurrentHashMap<>();
-    /** The records consumers held when a node was killed, with the delivery count they held. */
-    private final Map<String, Short> heldAtKills = new ConcurrentHashMap<>();
+    /** The records consumers held when a fault hit their node, with the delivery count they held. */
+    private final Map<String, Short> heldAtFaults = new ConcurrentHashMap<>();
     private volatile Hold hold;
     private final AtomicLong deliveries = new AtomicLong();
     private final AtomicLong refusedAcks = new AtomicLong();
@@ -249,13 +262,18 @@ class GatewayKillNineIT {
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
-                }, "gwkill-close-" + id);
+                }, "gwnemesis-close-" + id);
                 t.start();
                 closing.add(t);
             }
         }
         for (Thread t : closing) {
             t.join(60_000);
+        }
+        for (FaultyProxy link : links) {
+            if (link != null) {
+                link.close();
+            }
         }
         // after every run, passed or failed: the nodes' logs go with their temporary folders
         printLogWarnings();
@@ -282,7 +300,7 @@ class GatewayKillNineIT {
 
     @Test
     void shouldMoveSharePartitionsAndLoseNothingWhenGatewayNodesAreKilled() throws Exception {
-        int cycles = Integer.getInteger("pier.gatewaykill.cycles", 2);
+        int cycles = Integer.getInteger("pier.gatewaynemesis.cycles", 3);
         // The producer and consumers stop by then whatever happens: far more than a cycle takes.
         runDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5 + 2L * cycles);
         long testStart = System.nanoTime();
@@ -291,8 +309,10 @@ class GatewayKillNineIT {
         for (int id = 1; id <= NODES; id++) {
             dataDirs[id] = Files.createDirectories(folders.resolve("node-" + id + "-data"));
             logDirs[id] = Files.createDirectories(folders.resolve("node-" + id + "-logs"));
+            UpstreamKafka.ProxiedListener link = UPSTREAM.proxiedListener(id - 1);
+            links[id] = new FaultyProxy(link.advertisedPort(), link.port());
             nodes[id] = new ChildBroker(dataDirs[id], logDirs[id], "node.id=" + id,
-                    "pier.gateway.upstream.bootstrap.servers=" + UPSTREAM.bootstrapServers(),
+                    "pier.gateway.upstream.bootstrap.servers=" + link.bootstrapServers(),
                     "pier.gateway.session.timeout.ms=" + SESSION_MS);
         }
         startAllAtOnce();
@@ -308,21 +328,21 @@ class GatewayKillNineIT {
         }
         // (the group exists once a member joins: no coordinator to agree on yet)
         awaitSettled(Duration.ofSeconds(60), false);
-        System.out.printf("GatewayKillNineIT: %d cycles; 3 nodes up and settled after %d ms%n", cycles,
+        System.out.printf("GatewayNemesisIT: %d cycles; 3 nodes up and settled after %d ms%n", cycles,
                 millisSince(testStart));
 
         // When a producer writes and three share consumers accept, through all three nodes
-        Thread producer = new Thread(() -> produceLoop(bootstrap), "gwkill-producer");
+        Thread producer = new Thread(() -> produceLoop(bootstrap), "gwnemesis-producer");
         threads.add(producer);
         producer.start();
         for (int i = 1; i <= CONSUMERS; i++) {
             int index = i;
-            Thread t = new Thread(() -> consumeLoop(bootstrap, index), "gwkill-consumer-" + i);
+            Thread t = new Thread(() -> consumeLoop(bootstrap, index), "gwnemesis-consumer-" + i);
             threads.add(t);
             t.start();
         }
         awaitProgress("consumption starts", 100, Duration.ofSeconds(60));
-        System.out.printf("GatewayKillNineIT: consuming at %d ms%n", millisSince(testStart));
+        System.out.printf("GatewayNemesisIT: consuming at %d ms%n", millisSince(testStart));
 
         // And, repeatedly, the node leading some partitions is SIGKILLed during consumption, and
         // restarted once its partitions are consumed again elsewhere
@@ -333,49 +353,45 @@ class GatewayKillNineIT {
             Settled before = settled.equals(viewOrNull()) ? settled : awaitSettled(CYCLE_MAX, true);
             int victim = pickVictim(cycle, before);
             Set<Integer> led = before.partitionsLedBy(victim);
-            awaitProgress("consumption before kill " + cycle, 100, Duration.ofSeconds(60));
-            // The kill must find records handed out by the victim and not yet acknowledged: a
+            awaitProgress("consumption before fault " + cycle, 100, Duration.ofSeconds(60));
+            // The fault must find records handed out by the victim and not yet acknowledged: a
             // consumer holds its next poll with records of the victim's partitions until then.
             Hold h = new Hold(led);
             hold = h;
             awaitUntil("a consumer holding records of partitions " + led, Duration.ofSeconds(60),
                     () -> h.holding.getCount() == 0);
-            long killedAt = System.nanoTime();
-            event("SIGKILL node " + victim + ", leading " + led + ", while c" + h.holder + " holds " + h.held.keySet());
-            assertThat(nodes[victim].kill()).as("node %d gone after SIGKILL", victim).isTrue();
-            alive[victim] = false;
+            Fault fault = Fault.of(cycle);
+            long faultAt = System.nanoTime();
+            event(fault.what + " node " + victim + ", leading " + led + ", while c" + h.holder + " holds "
+                    + h.held.keySet());
+            inject(fault, victim);
             hold = null;
-            h.release.countDown(); // the held records' ACCEPT goes to a dead node: it must fail
-            heldAtKills.putAll(h.held);
+            h.release.countDown(); // the held records' ACCEPT goes to a node that is gone: it must fail
+            heldAtFaults.putAll(h.held);
             // Then its partitions are consumed again, from the nodes that took them over, and the
             // held records are delivered again
-            Map<Integer, Long> resumed = awaitResumed(led, killedAt, CYCLE_MAX);
+            Map<Integer, Long> resumed = awaitResumed(led, faultAt, CYCLE_MAX);
             long first = resumed.values().stream().min(Long::compare).orElseThrow();
             long last = resumed.values().stream().max(Long::compare).orElseThrow();
-            awaitUntil("the records held at kill " + cycle + " delivered again", CYCLE_MAX,
+            awaitUntil("the records held at fault " + cycle + " delivered again", CYCLE_MAX,
                     () -> h.held.entrySet().stream().allMatch(e -> maxCount.get(e.getKey()) > e.getValue()));
             long heldBack = h.held.keySet().stream().mapToLong(lastDeliveredAt::get).max().orElseThrow();
-            boolean emptied = cycle % 2 == 0;
-            if (emptied) {
-                emptyFolder(dataDirs[victim]);
-            }
-            long restartAt = System.nanoTime();
-            event("restarting node " + victim);
-            start(victim);
-            event("node " + victim + " ready");
+            long recoverAt = System.nanoTime();
+            String recovery = recover(fault, victim);
             Settled after = awaitSettled(CYCLE_MAX, true);
             settled = after;
             event("settled: leaders " + after.leaders + ", coordinator " + after.coordinator);
-            String line = String.format("cycle %d: killed node %d (%s, led partitions %s; coordinator was %d)"
+            faults.merge(fault, 1, Integer::sum);
+            String line = String.format("cycle %d: %s node %d (%s, led partitions %s; coordinator was %d)"
                     + " -> first of its partitions consumed again after %d ms, all %d after %d ms; the %d records"
-                    + " held at the kill delivered again within %d ms; restarted on %s data, settled %d ms later"
+                    + " held at the fault delivered again within %d ms; %s, settled %d ms later"
                     + " (leaders now %s, coordinator %d)",
-                    cycle, victim, victim == before.coordinator ? "coordinator" : "not coordinator", led,
-                    before.coordinator, TimeUnit.NANOSECONDS.toMillis(first - killedAt), led.size(),
-                    TimeUnit.NANOSECONDS.toMillis(last - killedAt), h.held.size(),
-                    TimeUnit.NANOSECONDS.toMillis(heldBack - killedAt), emptied ? "an emptied" : "the same",
-                    millisSince(restartAt), after.leaders, after.coordinator);
-            System.out.println("GatewayKillNineIT " + line);
+                    cycle, fault.what, victim, victim == before.coordinator ? "coordinator" : "not coordinator", led,
+                    before.coordinator, TimeUnit.NANOSECONDS.toMillis(first - faultAt), led.size(),
+                    TimeUnit.NANOSECONDS.toMillis(last - faultAt), h.held.size(),
+                    TimeUnit.NANOSECONDS.toMillis(heldBack - faultAt), recovery, millisSince(recoverAt),
+                    after.leaders, after.coordinator);
+            System.out.println("GatewayNemesisIT " + line);
             report.add(line);
             assertThat(violations).as("violations after cycle %d", cycle).isEmpty();
         }
@@ -387,7 +403,7 @@ class GatewayKillNineIT {
         Duration finishing = Duration.ofSeconds(120);
         awaitUntil("every produced record accepted or at its delivery limit", finishing,
                 () -> unfinishedAndNotUntold().isEmpty());
-        System.out.printf("GatewayKillNineIT: producer stopped and its records consumed at %d ms%n",
+        System.out.printf("GatewayNemesisIT: producer stopped and its records consumed at %d ms%n",
                 millisSince(testStart));
         Set<String> atLimit = atLimitUnconfirmed();
         Set<String> untold = acceptedUntold();
@@ -425,18 +441,18 @@ class GatewayKillNineIT {
             t.join(60_000);
         }
 
-        System.out.printf("GatewayKillNineIT summary: %d cycles, %d produced, %d deliveries, %d confirmed ACCEPTs,"
+        System.out.printf("GatewayNemesisIT summary: %d cycles %s, %d produced, %d deliveries, %d confirmed ACCEPTs,"
                 + " %d archived at the limit, %d accepted with the outcome not told %s (%d of them seen passed by the"
                 + " group's start offset), %d refused acknowledgements, %d consumer errors, %d records delivered"
-                + " again only after their lock ran out %s, %d ms in all%n", cycles, produced.size(), deliveries.get(),
+                + " again only after their lock ran out %s, %d ms in all%n", cycles, faults, produced.size(), deliveries.get(),
                 confirmed.get(), atLimit.size(), untold.size(), byPartition(untold), untoldPassed.size(),
                 refusedAcks.get(), consumerErrors.get(), lockWaits.size(), byPartition(lockWaits),
                 millisSince(testStart));
-        report.forEach(l -> System.out.println("GatewayKillNineIT " + l));
-        System.out.println("GatewayKillNineIT group as each node describes it: " + groupViews);
+        report.forEach(l -> System.out.println("GatewayNemesisIT " + l));
+        System.out.println("GatewayNemesisIT group as each node describes it: " + groupViews);
         printRedeliveries();
         if (!untold.isEmpty()) {
-            System.out.println("GatewayKillNineIT accepted with the outcome not told:" + histories(untold));
+            System.out.println("GatewayNemesisIT accepted with the outcome not told:" + histories(untold));
         }
 
         assertThat(sendFailures).as("produces that failed").isEmpty();
@@ -458,15 +474,15 @@ class GatewayKillNineIT {
             }
         });
         assertThat(notOnce).as("records whose ACCEPT was confirmed more than once").isEmpty();
-        // A record held when its node was killed was ACCEPTed only after it was delivered again.
+        // A record held when a fault hit its node was ACCEPTed only after it was delivered again.
         Map<String, String> heldButConfirmed = new TreeMap<>();
-        heldAtKills.forEach((k, held) -> {
+        heldAtFaults.forEach((k, held) -> {
             Short accepted = confirmedCount.get(k);
             if (accepted != null && accepted <= held) {
                 heldButConfirmed.put(k, "held with count " + held + ", confirmed with count " + accepted);
             }
         });
-        assertThat(heldButConfirmed).as("records held at a kill whose held delivery's ACCEPT was confirmed")
+        assertThat(heldButConfirmed).as("records held at a fault whose held delivery's ACCEPT was confirmed")
                 .isEmpty();
         Set<String> expectedAccepted = new HashSet<>(produced.keySet());
         expectedAccepted.removeAll(atLimit);
@@ -475,6 +491,82 @@ class GatewayKillNineIT {
                 + " limit and %d accepted with the outcome not told; missing %s", atLimit.size(), untold.size(),
                 byPartition(missing(expectedAccepted)))
                 .hasSize(expectedAccepted.size()).containsAll(expectedAccepted);
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /**
+     * What happens to the victim of a cycle, in turn: a SIGKILL, then a SIGSTOP, then its link to
+     * the upstream cut. Each lasts until the victim's partitions are consumed again elsewhere and
+     * the records it held are delivered again (the upstream group dropped it after the session
+     * timeout and the others took its state partitions over); then it is restarted, let go on
+     * (SIGCONT), or its link restored.
+     */
+    enum Fault {
+        /** SIGKILL: nothing of the node survives but its data folder, which every other restart empties. */
+        KILL("SIGKILL"),
+        /**
+         * SIGSTOP past the session timeout: the node wakes with everything it had in memory, a
+         * place in the group that is no longer its own, and requests the kernel queued meanwhile
+         * (the held records' ACCEPT among them, which it must not apply: another node serves that
+         * state now and has handed the records out again).
+         */
+        PAUSE("SIGSTOP"),
+        /**
+         * Every connection to the upstream holds its bytes both ways (a network partition, the
+         * clients' side still open): the node cannot heartbeat, write state or fetch, yet answers
+         * its clients. On restoring, what it sent meanwhile reaches the upstream late, fenced.
+         */
+        CUT("cut the upstream link of");
+
+        final String what;
+
+        Fault(String what) {
+            this.what = what;
+        }
+
+        static Fault of(int cycle) {
+            return values()[(cycle - 1) % values().length];
+        }
+    }
+
+    private void inject(Fault fault, int victim) throws Exception {
+        switch (fault) {
+            case KILL -> {
+                assertThat(nodes[victim].kill()).as("node %d gone after SIGKILL", victim).isTrue();
+                alive[victim] = false;
+            }
+            case PAUSE -> nodes[victim].pause();
+            case CUT -> links[victim].partition();
+        }
+    }
+
+    /** Ends {@code fault}; says how, for the cycle's report line. */
+    private String recover(Fault fault, int victim) throws Exception {
+        switch (fault) {
+            case KILL -> {
+                // every other restart on an emptied folder: a replacement machine
+                boolean emptied = faults.getOrDefault(Fault.KILL, 0) % 2 == 1;
+                if (emptied) {
+                    emptyFolder(dataDirs[victim]);
+                }
+                event("restarting node " + victim);
+                start(victim);
+                event("node " + victim + " ready");
+                return "restarted on " + (emptied ? "an emptied" : "the same") + " data folder";
+            }
+            case PAUSE -> {
+                nodes[victim].resume();
+                event("SIGCONT node " + victim);
+                return "let go on (SIGCONT)";
+            }
+            case CUT -> {
+                links[victim].heal();
+                event("restored the upstream link of node " + victim);
+                return "its link restored";
+            }
+        }
+        throw new AssertionError(fault);
     }
 
     // ---------------------------------------------------------------- nodes and their view
@@ -676,7 +768,7 @@ class GatewayKillNineIT {
 
     /**
      * A request to the consumers: the first to get records of {@code partitions} holds that poll,
-     * unacknowledged, until {@code release} (the kill), noting what it holds.
+     * unacknowledged, until {@code release} (the fault), noting what it holds.
      */
     private static final class Hold {
         final Set<Integer> partitions;
@@ -712,9 +804,9 @@ class GatewayKillNineIT {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("group.id", GROUP);
-        p.put("client.id", "gwkill-consumer-" + index);
+        p.put("client.id", "gwnemesis-consumer-" + index);
         p.put("share.acknowledgement.mode", "explicit");
-        // What a poll hands the application is all this consumer acquires: a kill finds little held.
+        // What a poll hands the application is all this consumer acquires: a fault finds little held.
         p.put("share.acquire.mode", "record_limit");
         p.put("max.poll.records", "50");
         p.put("request.timeout.ms", "10000");
@@ -755,7 +847,7 @@ class GatewayKillNineIT {
                     }
                     Hold h = hold;
                     if (h != null && h.claim(index, got) && !h.release.await(60, TimeUnit.SECONDS)) {
-                        violations.add("c" + index + " held records for a kill that did not come in 60 s");
+                        violations.add("c" + index + " held records for a fault that did not come in 60 s");
                     }
                     for (ConsumerRecord<String, String> r : got) {
                         consumer.acknowledge(r, AcknowledgeType.ACCEPT);
@@ -863,7 +955,7 @@ class GatewayKillNineIT {
      */
     private Map<Integer, Long> awaitResumed(Set<Integer> partitions, long since, Duration max) throws Exception {
         Map<Integer, Long> firstAfter = new TreeMap<>();
-        awaitUntil("partitions " + partitions + " consumed again after the kill", max, () -> {
+        awaitUntil("partitions " + partitions + " consumed again after the fault", max, () -> {
             firstAfter.clear();
             for (long[] c : confirmedDeliveries) {
                 int p = (int) c[0];
@@ -1107,7 +1199,7 @@ class GatewayKillNineIT {
                     last.put("startOffsets", starts);
                     last.put("logEnds", logEnds.values());
                     assertThat(d.groupState()).isEqualTo(GroupState.STABLE);
-                    assertThat(members).containsExactly("gwkill-consumer-1", "gwkill-consumer-2", "gwkill-consumer-3");
+                    assertThat(members).containsExactly("gwnemesis-consumer-1", "gwnemesis-consumer-2", "gwnemesis-consumer-3");
                     assertThat(d.coordinator().id()).isEqualTo(settled.coordinator);
                     assertThat(offsets.keySet()).as("partitions with offsets").containsExactlyInAnyOrderElementsOf(
                             logEnds.keySet());
@@ -1154,14 +1246,14 @@ class GatewayKillNineIT {
         throw new AssertionError(what + ": not within " + max + "; last seen " + lastSeen, failure);
     }
 
-    /** The timeline of the kills, then the history of each record delivered more than once (the first 40). */
+    /** The timeline of the faults, then the history of each record delivered more than once (the first 40). */
     private void printRedeliveries() {
-        System.out.println("GatewayKillNineIT timeline (ms since the test began): " + timeline);
+        System.out.println("GatewayNemesisIT timeline (ms since the test began): " + timeline);
         int shown = 0;
         for (Map.Entry<String, List<String>> e : new TreeMap<>(history).entrySet()) {
             long delivered = e.getValue().stream().filter(h -> h.contains(" delivered")).count();
             if (delivered > 1 && shown++ < 40) {
-                System.out.println("GatewayKillNineIT redelivered " + e.getKey() + ": " + e.getValue());
+                System.out.println("GatewayNemesisIT redelivered " + e.getKey() + ": " + e.getValue());
             }
         }
     }
@@ -1189,7 +1281,7 @@ class GatewayKillNineIT {
                     }
                 }
             }
-            System.out.printf("GatewayKillNineIT node %d: %d distinct WARN/ERROR lines in its logs (lines: %s)%n", id,
+            System.out.printf("GatewayNemesisIT node %d: %d distinct WARN/ERROR lines in its logs (lines: %s)%n", id,
                     counts.size(), lines);
             counts.forEach((m, n) -> System.out.printf("  %4d x %s%n", n, m));
         }
