@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.slf4j.Logger;
@@ -211,8 +212,8 @@ final class SharePartitions {
                 // A gateway node that has just started (or just took over the state partition)
                 // may not have read the group's settings yet: loaded without them, a group ordered
                 // by key would hand out later records of a key before earlier ones.
-                onShard(shard, source.groupSettingsApplied().thenCompose(v -> source.cover(partition,
-                        stored.startOffset())), t -> {
+                onShard(shard, thenOnShard(shard, source.groupSettingsApplied(),
+                        v -> source.cover(partition, stored.startOffset())), t -> {
                     if (t != null) {
                         fail(partition, key, holder, t);
                         return;
@@ -228,9 +229,9 @@ final class SharePartitions {
             // share-partition is built back on its shard, never on the persister's thread.
             // handle, not whenComplete: a failed initialization must reach fail() on the shard,
             // not the "shard stopped" branch below.
-            source.initialStartOffset(partition, () -> groups.config(key.groupId()).effectiveAutoOffsetReset(),
-                            clock.wallMs())
-                    .thenCompose(start -> source.cover(partition, start).thenApply(v -> start))
+            thenOnShard(shard, source.initialStartOffset(partition,
+                            () -> groups.config(key.groupId()).effectiveAutoOffsetReset(), clock.wallMs()),
+                            start -> source.cover(partition, start).thenApply(v -> start))
                     .thenCompose(start -> persister.initialize(key, start).thenApply(v -> start))
                     .handle((start, t) -> {
                         shard.execute(() -> {
@@ -265,6 +266,22 @@ final class SharePartitions {
             return;
         }
         var unused = step.whenComplete((v, t) -> shard.execute(() -> then.accept(t)));
+    }
+
+    /**
+     * {@code next} with {@code step}'s result, run on the shard as the source's calls ask (a
+     * gateway's {@link ShareLogSource#cover} restarts the partition's log): at once when
+     * {@code step} is already done, this being the shard's turn, else from the shard's queue, never
+     * on the thread that completed {@code step} (the gateway's upstream client). Run there, a
+     * mirror's restart deleted the segment a mirrored append on the shard was writing, and the
+     * node stopped on the closed file (GatewayNemesisIT).
+     */
+    private static <T, U> CompletableFuture<U> thenOnShard(Shard shard, CompletableFuture<T> step,
+            Function<T, CompletableFuture<U>> next) {
+        if (step.isDone()) {
+            return step.thenCompose(next);
+        }
+        return step.thenCompose(v -> shard.compose(() -> next.apply(v)));
     }
 
     private void fail(Partition partition, SharePartitionKey key, Holder holder, Throwable t) {

@@ -3,6 +3,7 @@ package io.pier.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pier.common.ManualClock;
+import io.pier.group.AutoOffsetReset;
 import io.pier.group.HeartbeatRequest;
 import io.pier.group.HeartbeatResponse;
 import io.pier.runtime.ManualAgents;
@@ -18,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.protocol.Errors;
@@ -167,6 +169,59 @@ class BrokerServicesTest {
         ShareService.Acquired again = acquire(tp, key, "b");
         assertThat(again.recordCount()).as("once the restarted lock ends").isEqualTo(3);
         assertThat(again.ranges()).allSatisfy(r -> assertThat((int) r.deliveryCount()).isEqualTo(2));
+    }
+
+    /**
+     * A gateway's mirrors answer a new share-partition's first start offset (and a loaded one's
+     * group settings) on the upstream client's thread, and the cover of the log that follows may
+     * restart the log, which only its shard may touch. Run on the answering thread, a restart
+     * deleted the segment a mirrored append on the shard was writing, and the node stopped on the
+     * closed file (GatewayNemesisIT). Here the answer comes from the test, outside every duty
+     * cycle: the cover must wait for the shard's turn.
+     */
+    @Test
+    void shouldCoverTheLogOfAShareSourceOnItsShardWhicheverThreadAnsweredTheStartOffset() throws Exception {
+        TopicMetadata topic = agents.await(services.topics().create("mirrored", 1, Map.of(), false));
+        TopicPartition tp = new TopicPartition("mirrored", 0);
+        produce(tp, 2);
+        CompletableFuture<Long> startAnswer = new CompletableFuture<>();
+        List<String> covers = new ArrayList<>();
+        boolean[] answering = {false};
+        services.shareLogSource(new ShareLogSource() {
+            @Override
+            public CompletableFuture<Long> initialStartOffset(Partition partition, Supplier<AutoOffsetReset> reset,
+                    long nowWallMs) {
+                return startAnswer;
+            }
+
+            @Override
+            public CompletableFuture<Void> cover(Partition partition, long start) {
+                covers.add((answering[0] ? "inside the answer" : "in a duty cycle") + " from " + start);
+                return CompletableFuture.completedFuture(null);
+            }
+
+            @Override
+            public CompletableFuture<Long> endOffset(Partition partition) {
+                return ShareLogSource.LOCAL.endOffset(partition);
+            }
+        });
+        String group = "mirrored-group";
+        assertThat(join(group, "a", "mirrored").error()).isEqualTo(Errors.NONE);
+        SharePartitionKey key = new SharePartitionKey(group, topic.id(), 0);
+        CompletableFuture<ShareService.Acquired> first = services.shares().acquire(tp, key, "a",
+                new AcquireLimits(100, 100, AcquireMode.BATCH_OPTIMIZED), 1 << 20, null);
+        agents.runUntilIdle();
+        assertThat(covers).as("nothing to cover before the start offset is known").isEmpty();
+
+        answering[0] = true;
+        startAnswer.complete(0L);
+        answering[0] = false;
+        agents.runUntilIdle();
+
+        assertThat(covers).containsExactly("in a duty cycle from 0");
+        agents.await(first);
+        assertThat(acquire(tp, key, "a").recordCount() + agents.await(first).recordCount())
+                .as("the share-partition, loaded, hands out the records from the start").isEqualTo(2);
     }
 
     /**

@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebElement;
 
 /**
@@ -328,11 +330,11 @@ class ConsoleIT {
      * {@code read} again when the page replaced the element between its lookup and the read: the
      * plots are redrawn while records flow, so an element found a moment ago may be gone.
      */
-    private static String fresh(java.util.function.Supplier<String> read) {
+    private static String fresh(Supplier<String> read) {
         for (int attempt = 1; ; attempt++) {
             try {
                 return read.get();
-            } catch (org.openqa.selenium.StaleElementReferenceException e) {
+            } catch (StaleElementReferenceException e) {
                 if (attempt == 10) {
                     throw e;
                 }

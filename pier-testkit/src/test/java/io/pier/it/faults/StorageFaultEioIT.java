@@ -1,7 +1,8 @@
 package io.pier.it.faults;
 
+import static io.pier.it.faults.StorageFaultClients.acceptAcrossAFault;
+import static io.pier.it.faults.StorageFaultClients.assertOnlyTheUnconfirmedComeBack;
 import static io.pier.it.faults.StorageFaultClients.createTopic;
-import static io.pier.it.faults.StorageFaultClients.pollAcceptAndCommit;
 import static io.pier.it.faults.StorageFaultClients.produce;
 import static io.pier.it.faults.StorageFaultClients.producer;
 import static io.pier.it.faults.StorageFaultClients.setEarliest;
@@ -14,8 +15,6 @@ import io.pier.log.FaultyDisk;
 import io.pier.server.Pier;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -23,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -87,26 +85,14 @@ class StorageFaultEioIT {
         CountDownLatch stopped = new CountDownLatch(1);
         Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).onFatal(stopped::countDown).start();
         int port = pier.port();
-        Set<Long> accepted = new HashSet<>();
+        Set<Long> accepted;
         try (StderrTee log = StderrTee.start()) {
             createTopic(pier.bootstrapServers(), topic);
             produce(pier.bootstrapServers(), topic, "s", 40);
             setEarliest(pier.bootstrapServers(), group);
             try (KafkaShareConsumer<String, String> consumer = shareConsumer(pier.bootstrapServers(), group, topic)) {
-                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-                while (accepted.size() < 10 && System.nanoTime() < deadline) {
-                    accepted.addAll(pollAcceptAndCommit(consumer));
-                }
-                assertThat(accepted).as("ACCEPTs confirmed before the device failed").isNotEmpty();
-                disk.failWrites(dataDir.resolve("share-state"));
-                deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
-                while (stopped.getCount() > 0 && System.nanoTime() < deadline) {
-                    try {
-                        accepted.addAll(pollAcceptAndCommit(consumer));
-                    } catch (KafkaException e) {
-                        // the broker is going away
-                    }
-                }
+                accepted = acceptAcrossAFault(consumer, () -> disk.failWrites(dataDir.resolve("share-state")),
+                        stopped, STOP_TIMEOUT);
             }
             assertThat(stopped.getCount()).as("broker stopped").isZero();
             assertThat(log.text()).contains("FATAL: ").contains("Input/output error");
@@ -115,16 +101,8 @@ class StorageFaultEioIT {
             pier.close();
         }
 
-        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start();
-                KafkaShareConsumer<String, String> consumer = shareConsumer(again.bootstrapServers(), group, topic)) {
-            Set<Long> redelivered = new HashSet<>();
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (accepted.size() + redelivered.size() < 40 && System.nanoTime() < deadline) {
-                List<Long> got = pollAcceptAndCommit(consumer);
-                assertThat(got).as("records whose ACCEPT was confirmed").doesNotContainAnyElementsOf(accepted);
-                redelivered.addAll(got);
-            }
-            assertThat(redelivered).as("every record not confirmed comes back").hasSize(40 - accepted.size());
+        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start()) {
+            assertOnlyTheUnconfirmedComeBack(again.bootstrapServers(), group, topic, accepted, 40);
         }
     }
 

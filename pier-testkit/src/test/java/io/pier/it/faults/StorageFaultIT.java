@@ -1,7 +1,8 @@
 package io.pier.it.faults;
 
+import static io.pier.it.faults.StorageFaultClients.acceptAcrossAFault;
+import static io.pier.it.faults.StorageFaultClients.assertOnlyTheUnconfirmedComeBack;
 import static io.pier.it.faults.StorageFaultClients.createTopic;
-import static io.pier.it.faults.StorageFaultClients.pollAcceptAndCommit;
 import static io.pier.it.faults.StorageFaultClients.produce;
 import static io.pier.it.faults.StorageFaultClients.producer;
 import static io.pier.it.faults.StorageFaultClients.setEarliest;
@@ -14,7 +15,6 @@ import io.pier.log.FaultyDisk;
 import io.pier.server.Pier;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,7 +29,6 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
@@ -88,47 +87,22 @@ class StorageFaultIT {
         CountDownLatch stopped = new CountDownLatch(1);
         Pier pier = Pier.builder().dataDir(dataDir).fileIO(disk).onFatal(stopped::countDown).start();
         int port = pier.port();
-        Set<Long> accepted = new HashSet<>();
+        Set<Long> accepted;
         try {
             createTopic(pier.bootstrapServers(), "full-disk-share");
-            try (KafkaProducer<String, String> producer = producer(pier.bootstrapServers())) {
-                for (int i = 0; i < 40; i++) {
-                    producer.send(new ProducerRecord<>("full-disk-share", 0, null, "s" + i)).get();
-                }
-            }
+            produce(pier.bootstrapServers(), "full-disk-share", "s", 40);
             setEarliest(pier.bootstrapServers(), "full-disk-group");
             try (KafkaShareConsumer<String, String> consumer = shareConsumer(pier.bootstrapServers(), "full-disk-group", "full-disk-share")) {
-                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-                while (accepted.size() < 10 && System.nanoTime() < deadline) {
-                    accepted.addAll(pollAcceptAndCommit(consumer));
-                }
-                assertThat(accepted).as("ACCEPTs confirmed before the disk filled").isNotEmpty();
-                disk.fill();
-                // The next state write (an acquisition or an acknowledgement) fails: the broker goes down.
-                deadline = System.nanoTime() + STOP_TIMEOUT.toNanos();
-                while (stopped.getCount() > 0 && System.nanoTime() < deadline) {
-                    try {
-                        accepted.addAll(pollAcceptAndCommit(consumer));
-                    } catch (KafkaException e) {
-                        // the broker is going away
-                    }
-                }
+                // The next state write (an acquisition or an acknowledgement) after the disk fills fails.
+                accepted = acceptAcrossAFault(consumer, disk::fill, stopped, STOP_TIMEOUT);
             }
             assertThat(stopped.getCount()).as("broker stopped").isZero();
         } finally {
             pier.close();
         }
 
-        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start();
-                KafkaShareConsumer<String, String> consumer = shareConsumer(again.bootstrapServers(), "full-disk-group", "full-disk-share")) {
-            Set<Long> redelivered = new HashSet<>();
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (accepted.size() + redelivered.size() < 40 && System.nanoTime() < deadline) {
-                List<Long> got = pollAcceptAndCommit(consumer);
-                assertThat(got).as("records whose ACCEPT was confirmed").doesNotContainAnyElementsOf(accepted);
-                redelivered.addAll(got);
-            }
-            assertThat(redelivered).as("every record not confirmed comes back").hasSize(40 - accepted.size());
+        try (Pier again = Pier.builder().dataDir(dataDir).port(port).start()) {
+            assertOnlyTheUnconfirmedComeBack(again.bootstrapServers(), "full-disk-group", "full-disk-share", accepted, 40);
         }
     }
 

@@ -26,7 +26,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -271,14 +270,7 @@ class StorageFaultStateLogIT {
     }
 
     private static KafkaProducer<String, String> transactionalProducer(String bootstrap, String transactionalId) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        p.put("transactional.id", transactionalId);
-        p.put("linger.ms", "0");
-        p.put("request.timeout.ms", "3000");
-        p.put("delivery.timeout.ms", "6000");
-        p.put("max.block.ms", "6000");
-        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+        return StorageFaultClients.producer(bootstrap, Map.of("transactional.id", transactionalId));
     }
 
     /** Partition 0 of {@code topic} as a read_committed consumer sees it, up to its last stable offset. */
