@@ -210,6 +210,14 @@ class GatewayNemesisIT {
     /** For each confirmed ACCEPT: the partition, and when the accepted delivery reached the application. */
     private final ConcurrentLinkedQueue<long[]> confirmedDeliveries = new ConcurrentLinkedQueue<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
+    /**
+     * Every commitSync that returned: when it began and how long it took, in ms on the clock of
+     * {@link #history}; with {@link #faultWindows}, to tell slow answers of a fault from slow ones
+     * of a quiet cluster (issue 39: ACCEPTs unanswered for 1-3.6 s under kill runs).
+     */
+    private final ConcurrentLinkedQueue<long[]> commitTimes = new ConcurrentLinkedQueue<>();
+    /** From each fault to the settling after it, in ms on the clock of {@link #history}. */
+    private final List<long[]> faultWindows = new CopyOnWriteArrayList<>();
     /** When each record was last delivered. */
     private final Map<String, Long> lastDeliveredAt = new ConcurrentHashMap<>();
     /** The delivery count of the delivery whose ACCEPT was confirmed, per record. */
@@ -381,6 +389,7 @@ class GatewayNemesisIT {
             Settled after = awaitSettled(CYCLE_MAX, true);
             settled = after;
             event("settled: leaders " + after.leaders + ", coordinator " + after.coordinator);
+            faultWindows.add(new long[] {TimeUnit.NANOSECONDS.toMillis(faultAt - born), millisSince(born)});
             faults.merge(fault, 1, Integer::sum);
             String line = String.format("cycle %d: %s node %d (%s, led partitions %s; coordinator was %d)"
                     + " -> first of its partitions consumed again after %d ms, all %d after %d ms; the %d records"
@@ -449,6 +458,7 @@ class GatewayNemesisIT {
                 refusedAcks.get(), consumerErrors.get(), lockWaits.size(), byPartition(lockWaits),
                 millisSince(testStart));
         report.forEach(l -> System.out.println("GatewayNemesisIT " + l));
+        printCommitTimes();
         System.out.println("GatewayNemesisIT group as each node describes it: " + groupViews);
         printRedeliveries();
         if (!untold.isEmpty()) {
@@ -858,7 +868,10 @@ class GatewayNemesisIT {
                         }
                         try {
                             // the callback above gets the answer before this returns (or with a later poll)
+                            long commitAt = System.nanoTime();
                             consumer.commitSync(Duration.ofSeconds(10));
+                            commitTimes.add(new long[] {TimeUnit.NANOSECONDS.toMillis(commitAt - born),
+                                    millisSince(commitAt)});
                         } catch (KafkaException | IllegalStateException e) {
                             // noted for the records of this poll: their ACCEPTs' outcome is then told (if
                             // at all) by the callback alone
@@ -1256,6 +1269,29 @@ class GatewayNemesisIT {
                 System.out.println("GatewayNemesisIT redelivered " + e.getKey() + ": " + e.getValue());
             }
         }
+    }
+
+    /**
+     * How long the consumers' commitSyncs that returned took: the spread, and the ones over a
+     * second, apart for those begun while no fault was in progress (between a fault and the
+     * settling after it, a slow answer is a node failing over).
+     */
+    private void printCommitTimes() {
+        List<long[]> all = new ArrayList<>(commitTimes);
+        if (all.isEmpty()) {
+            System.out.println("GatewayNemesisIT commitSync: none returned");
+            return;
+        }
+        long[] sorted = all.stream().mapToLong(c -> c[1]).sorted().toArray();
+        List<long[]> slow = all.stream().filter(c -> c[1] >= 1_000).toList();
+        List<String> slowQuiet = slow.stream()
+                .filter(c -> faultWindows.stream().noneMatch(w -> c[0] >= w[0] && c[0] <= w[1]))
+                .map(c -> "+" + c[0] + " took " + c[1] + " ms").toList();
+        System.out.printf("GatewayNemesisIT commitSync: %d returned, p50 %d ms, p99 %d ms, max %d ms; %d took 1 s or"
+                + " more, %d of them begun with no fault in progress %s%n", sorted.length,
+                sorted[sorted.length / 2], sorted[(int) Math.min(sorted.length - 1, sorted.length * 99L / 100)],
+                sorted[sorted.length - 1], slow.size(), slowQuiet.size(),
+                slowQuiet.subList(0, Math.min(30, slowQuiet.size())));
     }
 
     /** The WARN and ERROR lines of every node's logs, counted by their message, for the run's report. */
