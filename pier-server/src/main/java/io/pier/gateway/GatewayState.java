@@ -152,10 +152,10 @@ public final class GatewayState implements AutoCloseable {
 
     /**
      * A served state partition's log failed. If the upstream ended its writes (another node took
-     * it over after this one was cut off, or its transaction ran out: {@link
-     * KafkaShareStateLog.LostException}), this node stops serving it at once and has it given up
-     * and taken again from its durable state, here or on another node; its clients are sent on
-     * meanwhile. Any other failure (the upstream refusing or not answering) stops the node, as a
+     * it over after this one was cut off, or its transaction ran out) or did not answer in time
+     * ({@link KafkaShareStateLog.LostException}), this node stops serving it at once and has it
+     * given up and taken again from its durable state, here or on another node; its clients are
+     * sent on meanwhile. Any other failure (the upstream refusing a write) stops the node, as a
      * failed disk stops a broker.
      */
     private void failed(int p, String what, Throwable cause) {

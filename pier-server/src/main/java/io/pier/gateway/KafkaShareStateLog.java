@@ -68,7 +68,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Failure.</b> Any error (fenced, timed out, refused) is an {@link IOException}, and the log
  * refuses every later write: per {@link ShareStateLog}, a failure is fatal to the caller, which
- * never retries. Damage to the stored bytes is the upstream's to detect (CRCs, replication).
+ * never retries. A fence or a timeout is a {@link LostException}: the gateway gives the state
+ * partition up and serves it again from the upstream, instead of stopping. Damage to the stored bytes is the upstream's to detect (CRCs, replication).
  *
  * <p>Used by one thread at a time (see {@link ShareStateLog}); every call blocks on the upstream,
  * each wait bounded by the timeout given to {@link #open}.
@@ -408,17 +409,22 @@ public final class KafkaShareStateLog implements ShareStateLog {
     }
 
     /**
-     * Whether {@code cause} says the upstream ended this writer's transactions: another writer
+     * Whether {@code cause} says this writer's transactions are over, or may be: another writer
      * opened the partition with this log's transactional id (a write after that is refused as
-     * fenced or of a stale epoch), or the transaction coordinator aborted the open transaction
-     * after {@code transaction.timeout.ms} (its commit is then refused as INVALID_TXN_STATE, or as
-     * fenced: the abort bumped the epoch). Either way what this log did not flush is gone, and
-     * only what it flushed before is durable.
+     * fenced or of a stale epoch), the transaction coordinator aborted the open transaction after
+     * {@code transaction.timeout.ms} (its commit is then refused as INVALID_TXN_STATE, or as
+     * fenced: the abort bumped the epoch), or the upstream did not answer within the log's timeout
+     * (a network partition: the gateway group drops this node meanwhile and another takes the
+     * partition over, fencing this writer). Only what this log flushed before is durable; what it
+     * did not flush is gone, except that a commit which timed out may still complete, so the
+     * partition's next writer, replaying it, is the one to know. Either way the state partition is
+     * served again from what the upstream holds, never from this log's memory.
      */
     private static boolean lost(Throwable cause) {
         for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException
-                    || t instanceof InvalidTxnStateException) {
+                    || t instanceof InvalidTxnStateException
+                    || t instanceof org.apache.kafka.common.errors.TimeoutException) {
                 return true;
             }
         }
@@ -426,9 +432,11 @@ public final class KafkaShareStateLog implements ShareStateLog {
     }
 
     /**
-     * The log failed because the upstream ended its writes ({@link #lost}): what was flushed
-     * stands, the rest is gone. On a gateway the node gives the state partition up and takes its
-     * durable state again (or another node does) instead of stopping.
+     * The log failed because the upstream ended its writes, or did not answer in time ({@link
+     * #lost}): what was flushed stands, the rest is gone or (a commit that timed out) the next
+     * writer finds it committed. On a gateway the node gives the state partition up and takes its
+     * durable state again (or another node does) instead of stopping: a node cut off from its
+     * upstream comes back when the link does.
      */
     public static final class LostException extends IOException {
         private static final long serialVersionUID = 1L;

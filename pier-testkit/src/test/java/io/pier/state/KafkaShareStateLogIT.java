@@ -7,6 +7,7 @@ import io.pier.common.ManualAgentRunner;
 import io.pier.common.ManualClock;
 import io.pier.common.Wakeup;
 import io.pier.gateway.KafkaShareStateLog;
+import io.pier.it.faults.FaultyProxy;
 import io.pier.testkit.UpstreamKafka;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -43,7 +44,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class KafkaShareStateLogIT extends ShareStateLogContract {
     @RegisterExtension
-    static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().build();
+    static final UpstreamKafka UPSTREAM = UpstreamKafka.builder().proxiedListeners(1).build();
 
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
     private static final int PARTITION = 1;
@@ -248,6 +249,39 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
             assertThatThrownBy(a::flush).isInstanceOf(KafkaShareStateLog.LostException.class)
                     .hasMessageContaining("upstream topic " + topic + " partition 1")
                     .hasRootCauseInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        }
+    }
+
+    @Test
+    void shouldReportACommitTheUpstreamLeftUnansweredAsLost() throws Exception {
+        // A writer that reaches the upstream only through a link the test can cut
+        UpstreamKafka.ProxiedListener listener = UPSTREAM.proxiedListener(0);
+        Map<String, Object> config = new java.util.HashMap<>(UPSTREAM.clientConfig());
+        config.put("bootstrap.servers", listener.bootstrapServers());
+        try (FaultyProxy link = new FaultyProxy(listener.advertisedPort(), listener.port())) {
+            KafkaShareStateLog a = KafkaShareStateLog.open(config, topic, PARTITION, "pier-state-" + topic,
+                    Duration.ofSeconds(3));
+            try {
+                // Given A appended two records, then its link to the upstream was cut
+                assertThat(a.append(entries("cut", 2))).isZero();
+                link.partition();
+
+                // When A commits: the upstream does not answer within the log's timeout, so the
+                // flush fails as lost (the gateway gives the state partition up and serves it again
+                // from the upstream), not as a failure that stops the node
+                assertThatThrownBy(a::flush).isInstanceOf(KafkaShareStateLog.LostException.class)
+                        .hasMessageContaining("upstream topic " + topic + " partition 1")
+                        .hasRootCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+                assertThatThrownBy(() -> a.append(entries("after", 1)))
+                        .isInstanceOf(KafkaShareStateLog.LostException.class);
+            } finally {
+                link.heal();
+                a.close();
+            }
+        }
+        // Then the next writer takes the partition over and finds the commit all done or not at all
+        try (KafkaShareStateLog b = open()) {
+            assertThat(replay(b)).isIn(List.of(), List.of("0 cut-key-0=cut-value-0", "1 cut-key-1=cut-value-1"));
         }
     }
 

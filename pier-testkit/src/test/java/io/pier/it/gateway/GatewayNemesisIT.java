@@ -239,6 +239,8 @@ class GatewayNemesisIT {
     /** The records consumers held when a fault hit their node, with the delivery count they held. */
     private final Map<String, Short> heldAtFaults = new ConcurrentHashMap<>();
     private volatile Hold hold;
+    /** What each consumer thread last did (index = consumer 1..3), for the report of a stall. */
+    private final ConsumerProbe[] probes = new ConsumerProbe[CONSUMERS + 1];
     private final AtomicLong deliveries = new AtomicLong();
     private final AtomicLong refusedAcks = new AtomicLong();
     private final AtomicLong consumerErrors = new AtomicLong();
@@ -345,7 +347,9 @@ class GatewayNemesisIT {
         producer.start();
         for (int i = 1; i <= CONSUMERS; i++) {
             int index = i;
+            probes[i] = new ConsumerProbe();
             Thread t = new Thread(() -> consumeLoop(bootstrap, index), "gwnemesis-consumer-" + i);
+            probes[i].thread = t;
             threads.add(t);
             t.start();
         }
@@ -825,6 +829,7 @@ class GatewayNemesisIT {
         // read by the callback, which runs on this thread (in poll, commitSync and close).
         Map<String, Long> deliveredAt = new HashMap<>();
         Map<String, Short> deliveredCount = new HashMap<>();
+        ConsumerProbe probe = probes[index];
         try (KafkaShareConsumer<String, String> consumer =
                 new KafkaShareConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
             consumer.setAcknowledgementCommitCallback((offsets, exception) -> offsets.forEach((tip, set) -> {
@@ -848,6 +853,7 @@ class GatewayNemesisIT {
                 try {
                     ConsumerRecords<String, String> got = consumer.poll(Duration.ofMillis(200));
                     long now = System.nanoTime();
+                    probe.polled(now, got.count());
                     for (ConsumerRecord<String, String> r : got) {
                         String key = r.partition() + "@" + r.offset();
                         onDelivered(key, r.value(), r.deliveryCount().orElse((short) -1));
@@ -890,12 +896,98 @@ class GatewayNemesisIT {
                 } catch (KafkaException | IllegalStateException e) {
                     // a node died mid-request: these acknowledgements are refused or unknown, never confirmed
                     consumerErrors.incrementAndGet();
+                    probe.failed(e);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
                 }
             }
+        } catch (RuntimeException | Error e) {
+            // a consumer gone stalls the run: say so rather than let the thread die in silence
+            violations.add("c" + index + " stopped: " + e);
+            probe.failed(e);
+            throw e;
         }
+    }
+
+    /** What one consumer thread last did: written by it, read by the report of a stall. */
+    private static final class ConsumerProbe {
+        volatile Thread thread;
+        final AtomicLong polls = new AtomicLong();
+        volatile long lastPollAt;
+        volatile long lastRecordsAt;
+        volatile int lastCount;
+        final AtomicLong errors = new AtomicLong();
+        volatile String lastError = "none";
+        volatile long lastErrorAt;
+
+        void polled(long now, int count) {
+            polls.incrementAndGet();
+            lastPollAt = now;
+            lastCount = count;
+            if (count > 0) {
+                lastRecordsAt = now;
+            }
+        }
+
+        void failed(Throwable e) {
+            errors.incrementAndGet();
+            lastError = e.toString();
+            lastErrorAt = System.nanoTime();
+        }
+
+        String describe(long born) {
+            Thread t = thread;
+            StackTraceElement[] stack = t == null ? new StackTraceElement[0] : t.getStackTrace();
+            StringBuilder where = new StringBuilder();
+            for (int i = 0; i < Math.min(12, stack.length); i++) {
+                where.append("\n      at ").append(stack[i]);
+            }
+            return String.format("%s, %d polls, the last at +%d ms (%d records), the last with records at +%d ms,"
+                    + " %d errors, the last at +%d ms: %s%s", t == null ? "not started" : t.getState(), polls.get(),
+                    TimeUnit.NANOSECONDS.toMillis(lastPollAt - born), lastCount,
+                    TimeUnit.NANOSECONDS.toMillis(lastRecordsAt - born), errors.get(),
+                    TimeUnit.NANOSECONDS.toMillis(lastErrorAt - born), lastError, where);
+        }
+    }
+
+    /**
+     * What a stalled run looks like from outside the nodes: each consumer thread (state, last
+     * poll, last error, where it is now) and the group as each live node describes it (members,
+     * their assignments, start offsets), for a failure message.
+     */
+    private String stallReport() {
+        StringBuilder out = new StringBuilder();
+        for (int i = 1; i <= CONSUMERS; i++) {
+            if (probes[i] != null) {
+                out.append("\nconsumer c").append(i).append(": ").append(probes[i].describe(born));
+            }
+        }
+        for (int id = 1; id <= NODES; id++) {
+            if (!alive[id] || nodes[id] == null) {
+                continue;
+            }
+            out.append("\nthe group as node ").append(id).append(" describes it: ");
+            try (Admin admin = admin(nodes[id].bootstrapServers())) {
+                ShareGroupDescription d = admin.describeShareGroups(List.of(GROUP)).all()
+                        .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(GROUP);
+                out.append(d.groupState()).append(", epoch ").append(d.groupEpoch()).append(", target epoch ")
+                        .append(d.targetAssignmentEpoch()).append(", coordinator ")
+                        .append(d.coordinator() == null ? -1 : d.coordinator().id());
+                d.members().forEach(m -> out.append("\n    ").append(m.clientId()).append(" epoch ")
+                        .append(m.memberEpoch()).append(": ").append(new TreeSet<>(m.assignment().topicPartitions()
+                                .stream().map(TopicPartition::partition).toList())));
+                Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin
+                        .listShareGroupOffsets(Map.of(GROUP, new ListShareGroupOffsetsSpec()))
+                        .partitionsToOffsetInfo(GROUP).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                Map<Integer, Object> starts = new TreeMap<>();
+                offsets.forEach((tp, info) -> starts.put(tp.partition(), info == null ? "unknown" : info.startOffset()));
+                out.append("\n    start offsets ").append(starts).append(", log ends ").append(logEnds().values());
+            } catch (Exception | AssertionError e) {
+                out.append(e);
+            }
+        }
+        return out.toString();
     }
 
     private void note(String key, String event) {
@@ -1001,7 +1093,7 @@ class GatewayNemesisIT {
         Set<String> unfinished = unfinished();
         throw new AssertionError(what + ": not within " + max + "; produced " + produced.size() + ", confirmed "
                 + confirmed.get() + ", unfinished by partition " + byPartition(unfinished) + ", violations "
-                + violations + histories(unfinished));
+                + violations + stallReport() + histories(unfinished));
     }
 
     /**

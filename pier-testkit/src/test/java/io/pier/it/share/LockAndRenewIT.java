@@ -66,11 +66,20 @@ class LockAndRenewIT {
                 b.acknowledge(r, AcknowledgeType.ACCEPT);
             });
             long elapsedMs = (System.nanoTime() - acquiredAt) / 1_000_000;
-            assertThat(elapsedMs).as("B got them only after A's lock expired").isGreaterThanOrEqualTo(LOCK_MS - 500);
+            assertThat(seenByB).containsOnlyKeys("e-0", "e-1", "e-2");
+            // Usually 2. But A's client may fetch again in the background after its last poll:
+            // kafka-clients' share consumer queues a fetch request on each empty look at its
+            // buffer, and one handled just after the response with the records re-arms fetching
+            // (seen through a gateway, where a fetch takes longer: A's second fetch acquired the
+            // expired records with count 2, its application never saw them, and B got count 3
+            // once that lock ran out too). Each delivery before B's costs a whole lock duration.
+            short count = seenByB.get("e-0");
+            assertThat(seenByB.values()).as("one acquisition for the three").containsOnly(count);
+            assertThat(count).as("delivery count").isBetween((short) 2, (short) 5);
+            assertThat(elapsedMs).as("B got them, with delivery count %d, only after %d locks of A expired", count,
+                    count - 1).isGreaterThanOrEqualTo((count - 1L) * LOCK_MS - 500);
             assertThat(b.acquisitionLockTimeoutMs()).hasValue(LOCK_MS);
         }
-        assertThat(seenByB).containsOnlyKeys("e-0", "e-1", "e-2")
-                .allSatisfy((k, v) -> assertThat(v).isEqualTo((short) 2));
     }
 
     @Test
