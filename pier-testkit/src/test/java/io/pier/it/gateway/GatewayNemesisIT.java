@@ -982,11 +982,12 @@ class GatewayNemesisIT {
                         .partitionsToOffsetInfo(GROUP).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
                 Map<Integer, Object> starts = new TreeMap<>();
                 offsets.forEach((tp, info) -> starts.put(tp.partition(), info == null ? "unknown" : info.startOffset()));
-                out.append("\n    start offsets ").append(starts).append(", log ends ").append(logEnds().values());
+                out.append("\n    start offsets ").append(starts);
             } catch (Exception | AssertionError e) {
                 out.append(e);
             }
         }
+        out.append("\nthe end of the acknowledged produces, by partition: ").append(logEnds().values());
         return out.toString();
     }
 
