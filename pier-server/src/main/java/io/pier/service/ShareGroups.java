@@ -137,14 +137,32 @@ public final class ShareGroups {
         this.otherGroupIds = otherGroupIds;
     }
 
-    /** A heartbeat that created a group answers only once the group's existence is durable. */
+    /**
+     * A heartbeat that created a group answers only once the group's existence is durable. If it
+     * cannot be recorded, the answer is an error the client retries after finding the coordinator
+     * again: NOT_COORDINATOR when this node no longer serves the group's state (a gateway node
+     * that woke from a pause past its session, still taking itself for the coordinator), else
+     * COORDINATOR_NOT_AVAILABLE. Never the write's own error: kafka-clients takes an error a
+     * heartbeat may not return (NOT_LEADER_OR_FOLLOWER, a storage error) as fatal, and that member
+     * never joins again (GatewayNemesisIT: every consumer of the group, after a SIGCONT).
+     */
     public CompletableFuture<HeartbeatResponse> heartbeat(HeartbeatRequest request) {
         Slot s = slot(request.groupId());
         return s.shard.call(() -> otherGroupIds.test(request.groupId())
                         ? new HeartbeatResponse(Errors.GROUP_ID_NOT_FOUND,
                                 "Group " + request.groupId() + " is not a share group.", null, 0, 0, null)
                         : s.coordinator.heartbeat(request, s.shard.nowMs()))
-                .thenCompose(r -> durableIfCreated(request.groupId(), r.error(), r));
+                .thenCompose(r -> durableIfCreated(request.groupId(), r.error(), r)
+                        .exceptionally(failure -> notRecorded(request.groupId(), failure)));
+    }
+
+    private static HeartbeatResponse notRecorded(String groupId, Throwable failure) {
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        boolean elsewhere = cause instanceof org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+        return new HeartbeatResponse(elsewhere ? Errors.NOT_COORDINATOR : Errors.COORDINATOR_NOT_AVAILABLE,
+                "the existence of share group " + groupId + " could not be recorded here: " + cause.getMessage(),
+                null, 0, 0, null);
     }
 
     /**

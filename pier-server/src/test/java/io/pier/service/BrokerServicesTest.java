@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
@@ -222,6 +223,96 @@ class BrokerServicesTest {
         agents.await(first);
         assertThat(acquire(tp, key, "a").recordCount() + agents.await(first).recordCount())
                 .as("the share-partition, loaded, hands out the records from the start").isEqualTo(2);
+    }
+
+    /**
+     * A heartbeat whose group's existence cannot be recorded here answers an error the client
+     * retries after finding the coordinator again, never the write's own: kafka-clients takes
+     * NOT_LEADER_OR_FOLLOWER on a heartbeat as fatal and the member never joins again. On a
+     * gateway node woken from a pause, the group's state was served elsewhere by then
+     * (GatewayNemesisIT: every consumer of the group stopped after a SIGCONT). Failed before: the
+     * heartbeat completed with NotLeaderOrFollowerException.
+     */
+    @Test
+    void shouldAnswerAHeartbeatWhoseGroupCannotBeRecordedHereWithARetriableCoordinatorError() throws Exception {
+        broker.close();
+        java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        broker = new HandDrivenServices(dir.resolve("refusing"), SHARDS, null, Map.of(), io.pier.log.FileIO.REAL,
+                state -> new RefusingGroupRecords(state, refusal));
+        agents = broker.agents;
+        services = broker.services;
+        agents.await(services.topics().create("orders", 1, Map.of(), false));
+
+        refusal.set(new org.apache.kafka.common.errors.NotLeaderOrFollowerException(
+                "the share state of group g-moved is not served by this gateway node"));
+        HeartbeatResponse moved = join("g-moved", "a", "orders");
+        assertThat(moved.error()).isEqualTo(Errors.NOT_COORDINATOR);
+        assertThat(moved.errorMessage()).contains("g-moved");
+
+        refusal.set(new IllegalStateException("share state is not writable after an I/O error"));
+        assertThat(join("g-broken", "a", "orders").error()).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+
+        refusal.set(null);
+        assertThat(join("g-moved", "b", "orders").error()).as("recorded once the store takes it").isEqualTo(Errors.NONE);
+    }
+
+    /** A share-state store whose recordGroup fails with the exception set, if any. */
+    private static final class RefusingGroupRecords implements io.pier.state.ShareStateStore {
+        private final io.pier.state.ShareStateStore store;
+        private final java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal;
+
+        RefusingGroupRecords(io.pier.state.ShareStateStore store,
+                java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal) {
+            this.store = store;
+            this.refusal = refusal;
+        }
+
+        @Override
+        public CompletableFuture<Void> recordGroup(String groupId) {
+            RuntimeException e = refusal.get();
+            return e == null ? store.recordGroup(groupId) : CompletableFuture.failedFuture(e);
+        }
+
+        @Override
+        public CompletableFuture<Void> deleteGroup(String groupId) {
+            return store.deleteGroup(groupId);
+        }
+
+        @Override
+        public Set<String> groups() {
+            return store.groups();
+        }
+
+        @Override
+        public CompletableFuture<Void> write(io.pier.state.ShareStateWrite write) {
+            return store.write(write);
+        }
+
+        @Override
+        public io.pier.state.ShareState read(SharePartitionKey key) {
+            return store.read(key);
+        }
+
+        @Override
+        public CompletableFuture<Void> initialize(SharePartitionKey key, long startOffset) {
+            return store.initialize(key, startOffset);
+        }
+
+        @Override
+        public CompletableFuture<Void> delete(SharePartitionKey key) {
+            return store.delete(key);
+        }
+
+        @Override
+        public Set<SharePartitionKey> keys() {
+            return store.keys();
+        }
+
+        @Override
+        public boolean serves(SharePartitionKey key) {
+            return store.serves(key);
+        }
     }
 
     /**

@@ -59,6 +59,15 @@ public final class HandDrivenServices implements AutoCloseable {
      */
     public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings, FileIO io)
             throws Exception {
+        this(dir, shards, metrics, settings, io, java.util.function.UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #HandDrivenServices(Path, int, PierMetrics, Map, FileIO)}, the services seeing the
+     * share-state store through {@code store} (a test's stand-in refusing some of its calls).
+     */
+    public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings, FileIO io,
+            java.util.function.UnaryOperator<io.pier.state.ShareStateStore> store) throws Exception {
         Map<String, String> all = new HashMap<>(settings);
         all.put("log.dirs", dir.toString());
         config = Map.copyOf(all);
@@ -69,7 +78,7 @@ public final class HandDrivenServices implements AutoCloseable {
         stateSlot.start(state);
         long retentionCheckIntervalMs = Long.parseLong(config.getOrDefault("log.retention.check.interval.ms", "300000"));
         services = new BrokerServices(new BrokerServices.Settings(dir, shards, config, retentionCheckIntervalMs,
-                ShareGroupBrokerConfig.fromProperties(config), true, 1_000, io), clock, agents, state, metrics,
+                ShareGroupBrokerConfig.fromProperties(config), true, 1_000, io), clock, agents, store.apply(state), metrics,
                 (what, cause) -> fatal.add(what));
         agents.await(services.open());
     }
