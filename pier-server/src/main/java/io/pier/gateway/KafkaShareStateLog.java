@@ -69,7 +69,8 @@ import org.slf4j.LoggerFactory;
  * <p><b>Failure.</b> Any error (fenced, timed out, refused) is an {@link IOException}, and the log
  * refuses every later write: per {@link ShareStateLog}, a failure is fatal to the caller, which
  * never retries. A fence or a timeout is a {@link LostException}: the gateway gives the state
- * partition up and serves it again from the upstream, instead of stopping. Damage to the stored bytes is the upstream's to detect (CRCs, replication).
+ * partition up and serves it again from the upstream, instead of stopping. Damage to the stored
+ * bytes is the upstream's to detect (CRCs, replication).
  *
  * <p>Used by one thread at a time (see {@link ShareStateLog}); every call blocks on the upstream,
  * each wait bounded by the timeout given to {@link #open}.
