@@ -1,6 +1,7 @@
 package io.pier.service;
 
 import io.pier.common.Clock;
+import io.pier.state.ForwardingShareStateStore;
 import io.pier.state.PersistedBatch;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.ShareState;
@@ -8,7 +9,6 @@ import io.pier.state.ShareStateStore;
 import io.pier.state.ShareStateWrite;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -17,28 +17,27 @@ import java.util.concurrent.CompletableFuture;
  * not-before time of a record in backoff is stored as wall-clock time and turned back on reading.
  * A restart thereby keeps the rest of each delay. Everything else passes through unchanged.
  */
-final class BackoffClockStore implements ShareStateStore {
-    private final ShareStateStore store;
+final class BackoffClockStore extends ForwardingShareStateStore {
     private final Clock clock;
 
     BackoffClockStore(ShareStateStore store, Clock clock) {
-        this.store = store;
+        super(store);
         this.clock = clock;
     }
 
     @Override
     public CompletableFuture<Void> write(ShareStateWrite write) {
         if (write.batches().stream().noneMatch(PersistedBatch::hasBackoff)) {
-            return store.write(write);
+            return super.write(write);
         }
         long wallMinusMono = clock.wallMs() - clock.monoMs();
-        return store.write(new ShareStateWrite(write.key(), write.stateEpoch(), write.startOffset(),
+        return super.write(new ShareStateWrite(write.key(), write.stateEpoch(), write.startOffset(),
                 shifted(write.batches(), wallMinusMono)));
     }
 
     @Override
     public ShareState read(SharePartitionKey key) {
-        ShareState state = store.read(key);
+        ShareState state = super.read(key);
         if (state == null || state.batches().stream().noneMatch(PersistedBatch::hasBackoff)) {
             return state;
         }
@@ -52,40 +51,5 @@ final class BackoffClockStore implements ShareStateStore {
             out.add(b.hasBackoff() ? b.withNotBefore(b.notBeforeMs() + byMs) : b);
         }
         return out;
-    }
-
-    @Override
-    public CompletableFuture<Void> initialize(SharePartitionKey key, long startOffset) {
-        return store.initialize(key, startOffset);
-    }
-
-    @Override
-    public CompletableFuture<Void> delete(SharePartitionKey key) {
-        return store.delete(key);
-    }
-
-    @Override
-    public Set<SharePartitionKey> keys() {
-        return store.keys();
-    }
-
-    @Override
-    public boolean serves(SharePartitionKey key) {
-        return store.serves(key);
-    }
-
-    @Override
-    public CompletableFuture<Void> recordGroup(String groupId) {
-        return store.recordGroup(groupId);
-    }
-
-    @Override
-    public CompletableFuture<Void> deleteGroup(String groupId) {
-        return store.deleteGroup(groupId);
-    }
-
-    @Override
-    public Set<String> groups() {
-        return store.groups();
     }
 }

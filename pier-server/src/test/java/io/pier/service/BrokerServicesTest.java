@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
@@ -258,60 +257,19 @@ class BrokerServicesTest {
     }
 
     /** A share-state store whose recordGroup fails with the exception set, if any. */
-    private static final class RefusingGroupRecords implements io.pier.state.ShareStateStore {
-        private final io.pier.state.ShareStateStore store;
+    private static final class RefusingGroupRecords extends io.pier.state.ForwardingShareStateStore {
         private final java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal;
 
         RefusingGroupRecords(io.pier.state.ShareStateStore store,
                 java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal) {
-            this.store = store;
+            super(store);
             this.refusal = refusal;
         }
 
         @Override
         public CompletableFuture<Void> recordGroup(String groupId) {
             RuntimeException e = refusal.get();
-            return e == null ? store.recordGroup(groupId) : CompletableFuture.failedFuture(e);
-        }
-
-        @Override
-        public CompletableFuture<Void> deleteGroup(String groupId) {
-            return store.deleteGroup(groupId);
-        }
-
-        @Override
-        public Set<String> groups() {
-            return store.groups();
-        }
-
-        @Override
-        public CompletableFuture<Void> write(io.pier.state.ShareStateWrite write) {
-            return store.write(write);
-        }
-
-        @Override
-        public io.pier.state.ShareState read(SharePartitionKey key) {
-            return store.read(key);
-        }
-
-        @Override
-        public CompletableFuture<Void> initialize(SharePartitionKey key, long startOffset) {
-            return store.initialize(key, startOffset);
-        }
-
-        @Override
-        public CompletableFuture<Void> delete(SharePartitionKey key) {
-            return store.delete(key);
-        }
-
-        @Override
-        public Set<SharePartitionKey> keys() {
-            return store.keys();
-        }
-
-        @Override
-        public boolean serves(SharePartitionKey key) {
-            return store.serves(key);
+            return e == null ? super.recordGroup(groupId) : CompletableFuture.failedFuture(e);
         }
     }
 

@@ -969,20 +969,14 @@ class GatewayNemesisIT {
             }
             out.append("\nthe group as node ").append(id).append(" describes it: ");
             try (Admin admin = admin(nodes[id].bootstrapServers())) {
-                ShareGroupDescription d = admin.describeShareGroups(List.of(GROUP)).all()
-                        .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(GROUP);
+                ShareGroupDescription d = describeGroup(admin);
                 out.append(d.groupState()).append(", epoch ").append(d.groupEpoch()).append(", target epoch ")
                         .append(d.targetAssignmentEpoch()).append(", coordinator ")
                         .append(d.coordinator() == null ? -1 : d.coordinator().id());
                 d.members().forEach(m -> out.append("\n    ").append(m.clientId()).append(" epoch ")
                         .append(m.memberEpoch()).append(": ").append(new TreeSet<>(m.assignment().topicPartitions()
                                 .stream().map(TopicPartition::partition).toList())));
-                Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin
-                        .listShareGroupOffsets(Map.of(GROUP, new ListShareGroupOffsetsSpec()))
-                        .partitionsToOffsetInfo(GROUP).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-                Map<Integer, Object> starts = new TreeMap<>();
-                offsets.forEach((tp, info) -> starts.put(tp.partition(), info == null ? "unknown" : info.startOffset()));
-                out.append("\n    start offsets ").append(starts);
+                out.append("\n    start offsets ").append(startsByPartition(groupOffsets(admin)));
             } catch (Exception | AssertionError e) {
                 out.append(e);
             }
@@ -1289,13 +1283,9 @@ class GatewayNemesisIT {
                 Map<String, Object> last = new LinkedHashMap<>();
                 awaitAssertion("the group as node " + id + " describes it", Duration.ofSeconds(60), () -> {
                     last.clear();
-                    ShareGroupDescription d = admin.describeShareGroups(List.of(GROUP)).all()
-                            .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(GROUP);
-                    Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin
-                            .listShareGroupOffsets(Map.of(GROUP, new ListShareGroupOffsetsSpec()))
-                            .partitionsToOffsetInfo(GROUP).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-                    Map<Integer, Object> starts = new TreeMap<>();
-                    offsets.forEach((tp, info) -> starts.put(tp.partition(), info == null ? "unknown" : info.startOffset()));
+                    ShareGroupDescription d = describeGroup(admin);
+                    Map<TopicPartition, SharePartitionOffsetInfo> offsets = groupOffsets(admin);
+                    Map<Integer, Object> starts = startsByPartition(offsets);
                     List<String> members = new ArrayList<>();
                     d.members().forEach(m -> members.add(m.clientId()));
                     members.sort(null);
@@ -1327,6 +1317,23 @@ class GatewayNemesisIT {
             }
         }
         return views;
+    }
+
+    private static ShareGroupDescription describeGroup(Admin admin) throws Exception {
+        return admin.describeShareGroups(List.of(GROUP)).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .get(GROUP);
+    }
+
+    private static Map<TopicPartition, SharePartitionOffsetInfo> groupOffsets(Admin admin) throws Exception {
+        return admin.listShareGroupOffsets(Map.of(GROUP, new ListShareGroupOffsetsSpec()))
+                .partitionsToOffsetInfo(GROUP).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The group's start offset of each partition, "unknown" where the node could not tell. */
+    private static Map<Integer, Object> startsByPartition(Map<TopicPartition, SharePartitionOffsetInfo> offsets) {
+        Map<Integer, Object> starts = new TreeMap<>();
+        offsets.forEach((tp, info) -> starts.put(tp.partition(), info == null ? "unknown" : info.startOffset()));
+        return starts;
     }
 
     private interface Check {
