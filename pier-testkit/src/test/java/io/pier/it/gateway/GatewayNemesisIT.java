@@ -501,10 +501,13 @@ class GatewayNemesisIT {
         Set<String> expectedAccepted = new HashSet<>(produced.keySet());
         expectedAccepted.removeAll(atLimit);
         expectedAccepted.removeAll(untold);
-        assertThat(confirmations.keySet()).as("records accepted (confirmed): all produced but %d archived at the"
-                + " limit and %d accepted with the outcome not told; missing %s", atLimit.size(), untold.size(),
-                byPartition(missing(expectedAccepted)))
-                .hasSize(expectedAccepted.size()).containsAll(expectedAccepted);
+        // Set arithmetic rather than AssertJ's containsAll, which compares element by element: with
+        // 400,000 records (200 cycles) that took longer than the whole run.
+        Set<String> missing = missing(expectedAccepted);
+        assertThat(byPartition(missing)).as("records not accepted (confirmed): all produced should be, but %d"
+                + " archived at the limit and %d accepted with the outcome not told", atLimit.size(), untold.size())
+                .isEmpty();
+        assertThat(confirmations).as("records accepted (confirmed)").hasSameSizeAs(expectedAccepted);
     }
 
     // ---------------------------------------------------------------- faults
@@ -1373,8 +1376,10 @@ class GatewayNemesisIT {
 
     /**
      * How long the consumers' commitSyncs that returned took: the spread, and the ones over a
-     * second, apart for those begun while no fault was in progress (between a fault and the
-     * settling after it, a slow answer is a node failing over).
+     * second, apart for those that overlapped no fault (between a fault and the settling after it,
+     * a slow answer is a node failing over). Overlapped, not begun in: in the 200-cycle run of
+     * 2026-12-07 every commitSync over 10 s begun outside a fault had begun 2-40 ms before an
+     * upstream cut, the fault arriving while a consumer held records.
      */
     private void printCommitTimes() {
         List<long[]> all = new ArrayList<>(commitTimes);
@@ -1385,10 +1390,10 @@ class GatewayNemesisIT {
         long[] sorted = all.stream().mapToLong(c -> c[1]).sorted().toArray();
         List<long[]> slow = all.stream().filter(c -> c[1] >= 1_000).toList();
         List<String> slowQuiet = slow.stream()
-                .filter(c -> faultWindows.stream().noneMatch(w -> c[0] >= w[0] && c[0] <= w[1]))
+                .filter(c -> faultWindows.stream().noneMatch(w -> c[0] <= w[1] && c[0] + c[1] >= w[0]))
                 .map(c -> "+" + c[0] + " took " + c[1] + " ms").toList();
         System.out.printf("GatewayNemesisIT commitSync: %d returned, p50 %d ms, p99 %d ms, max %d ms; %d took 1 s or"
-                + " more, %d of them begun with no fault in progress %s%n", sorted.length,
+                + " more, %d of them overlapping no fault %s%n", sorted.length,
                 sorted[sorted.length / 2], sorted[(int) Math.min(sorted.length - 1, sorted.length * 99L / 100)],
                 sorted[sorted.length - 1], slow.size(), slowQuiet.size(),
                 slowQuiet.subList(0, Math.min(30, slowQuiet.size())));
