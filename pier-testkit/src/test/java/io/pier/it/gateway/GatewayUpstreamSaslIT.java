@@ -108,7 +108,9 @@ class GatewayUpstreamSaslIT {
     private static void assertRefusesUnauthenticatedClients(UpstreamKafka upstream) {
         try (Admin anonymous = Admin.create(Map.of("bootstrap.servers", upstream.bootstrapServers(),
                 "request.timeout.ms", 2_000, "default.api.timeout.ms", 3_000))) {
-            assertThatThrownBy(() -> anonymous.describeCluster().nodes().get(10, TimeUnit.SECONDS))
+            // The call fails after default.api.timeout.ms; the bound only keeps a hang from blocking
+            // the build. 10 s once ran out while another test class loaded both cores (2026-12-07).
+            assertThatThrownBy(() -> anonymous.describeCluster().nodes().get(60, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class);
         }
     }
