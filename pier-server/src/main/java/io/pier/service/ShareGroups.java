@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.protocol.Errors;
 
 /**
@@ -157,9 +158,8 @@ public final class ShareGroups {
     }
 
     private static HeartbeatResponse notRecorded(String groupId, Throwable failure) {
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                ? failure.getCause() : failure;
-        boolean elsewhere = cause instanceof org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+        Throwable cause = Futures.unwrap(failure);
+        boolean elsewhere = cause instanceof NotLeaderOrFollowerException;
         return new HeartbeatResponse(elsewhere ? Errors.NOT_COORDINATOR : Errors.COORDINATOR_NOT_AVAILABLE,
                 "the existence of share group " + groupId + " could not be recorded here: " + cause.getMessage(),
                 null, 0, 0, null);

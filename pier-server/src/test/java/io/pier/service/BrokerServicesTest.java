@@ -6,12 +6,15 @@ import io.pier.common.ManualClock;
 import io.pier.group.AutoOffsetReset;
 import io.pier.group.HeartbeatRequest;
 import io.pier.group.HeartbeatResponse;
+import io.pier.log.FileIO;
 import io.pier.runtime.ManualAgents;
 import io.pier.share.AckBatch;
 import io.pier.share.AcknowledgeType;
 import io.pier.share.AcquireLimits;
 import io.pier.share.AcquireMode;
+import io.pier.state.ForwardingShareStateStore;
 import io.pier.state.SharePartitionKey;
+import io.pier.state.ShareStateStore;
 import io.pier.state.TopicMetadata;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,9 +22,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
@@ -235,15 +240,15 @@ class BrokerServicesTest {
     @Test
     void shouldAnswerAHeartbeatWhoseGroupCannotBeRecordedHereWithARetriableCoordinatorError() throws Exception {
         broker.close();
-        java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal =
-                new java.util.concurrent.atomic.AtomicReference<>();
-        broker = new HandDrivenServices(dir.resolve("refusing"), SHARDS, null, Map.of(), io.pier.log.FileIO.REAL,
+        AtomicReference<RuntimeException> refusal =
+                new AtomicReference<>();
+        broker = new HandDrivenServices(dir.resolve("refusing"), SHARDS, null, Map.of(), FileIO.REAL,
                 state -> new RefusingGroupRecords(state, refusal));
         agents = broker.agents;
         services = broker.services;
         agents.await(services.topics().create("orders", 1, Map.of(), false));
 
-        refusal.set(new org.apache.kafka.common.errors.NotLeaderOrFollowerException(
+        refusal.set(new NotLeaderOrFollowerException(
                 "the share state of group g-moved is not served by this gateway node"));
         HeartbeatResponse moved = join("g-moved", "a", "orders");
         assertThat(moved.error()).isEqualTo(Errors.NOT_COORDINATOR);
@@ -257,11 +262,11 @@ class BrokerServicesTest {
     }
 
     /** A share-state store whose recordGroup fails with the exception set, if any. */
-    private static final class RefusingGroupRecords extends io.pier.state.ForwardingShareStateStore {
-        private final java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal;
+    private static final class RefusingGroupRecords extends ForwardingShareStateStore {
+        private final AtomicReference<RuntimeException> refusal;
 
-        RefusingGroupRecords(io.pier.state.ShareStateStore store,
-                java.util.concurrent.atomic.AtomicReference<RuntimeException> refusal) {
+        RefusingGroupRecords(ShareStateStore store,
+                AtomicReference<RuntimeException> refusal) {
             super(store);
             this.refusal = refusal;
         }

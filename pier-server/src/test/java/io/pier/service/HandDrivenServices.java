@@ -10,6 +10,7 @@ import io.pier.metrics.PierMetrics;
 import io.pier.runtime.AgentSlot;
 import io.pier.runtime.ManualAgents;
 import io.pier.state.DurableSharePersister;
+import io.pier.state.ShareStateStore;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * A broker's services with every agent (shards, metadata, share state) run by hand on a manual
@@ -59,7 +61,7 @@ public final class HandDrivenServices implements AutoCloseable {
      */
     public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings, FileIO io)
             throws Exception {
-        this(dir, shards, metrics, settings, io, java.util.function.UnaryOperator.identity());
+        this(dir, shards, metrics, settings, io, UnaryOperator.identity());
     }
 
     /**
@@ -67,7 +69,7 @@ public final class HandDrivenServices implements AutoCloseable {
      * share-state store through {@code store} (a test's stand-in refusing some of its calls).
      */
     public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings, FileIO io,
-            java.util.function.UnaryOperator<io.pier.state.ShareStateStore> store) throws Exception {
+            UnaryOperator<ShareStateStore> store) throws Exception {
         Map<String, String> all = new HashMap<>(settings);
         all.put("log.dirs", dir.toString());
         config = Map.copyOf(all);
