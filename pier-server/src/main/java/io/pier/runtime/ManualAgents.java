@@ -64,6 +64,21 @@ public final class ManualAgents implements AgentHost {
         return work;
     }
 
+    /** How many agents are started. */
+    public int agentCount() {
+        return agents.size();
+    }
+
+    /**
+     * One duty cycle of the agent started {@code index}-th (among those still running), unless
+     * held; returns the work it did. A test picking the index at random runs the agents in an
+     * order threads could, one cycle at a time.
+     */
+    public int step(int index) {
+        Agent a = agents.get(index);
+        return held.contains(a.roleName()) ? 0 : a.doWork(clock.monoMs());
+    }
+
     /**
      * Rounds skip the agent named {@code roleName} until {@link #release}: its queue fills and
      * nothing it would answer arrives, as if its thread were slow (a flusher inside an fsync).

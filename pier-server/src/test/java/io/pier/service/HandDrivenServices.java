@@ -25,8 +25,8 @@ import java.util.function.UnaryOperator;
  * clock, for tests: no thread, the same order of events on every run.
  */
 public final class HandDrivenServices implements AutoCloseable {
-    public final ManualClock clock = new ManualClock(1_700_000_000_000L);
-    public final ManualAgents agents = new ManualAgents(clock);
+    public final ManualClock clock;
+    public final ManualAgents agents;
     public final BrokerServices services;
     public final Map<String, String> config;
     private final AgentSlot stateSlot;
@@ -70,6 +70,17 @@ public final class HandDrivenServices implements AutoCloseable {
      */
     public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings, FileIO io,
             UnaryOperator<ShareStateStore> store) throws Exception {
+        this(dir, shards, metrics, settings, io, store, new ManualClock(1_700_000_000_000L));
+    }
+
+    /**
+     * As {@link #HandDrivenServices(Path, int, PierMetrics, Map, FileIO, UnaryOperator)}, on
+     * {@code clock}: a test restarting the services on the same folder keeps its time going on.
+     */
+    public HandDrivenServices(Path dir, int shards, PierMetrics metrics, Map<String, String> settings, FileIO io,
+            UnaryOperator<ShareStateStore> store, ManualClock clock) throws Exception {
+        this.clock = clock;
+        this.agents = new ManualAgents(clock);
         Map<String, String> all = new HashMap<>(settings);
         all.put("log.dirs", dir.toString());
         config = Map.copyOf(all);
@@ -142,6 +153,24 @@ public final class HandDrivenServices implements AutoCloseable {
         List<String> taken = List.copyOf(fatal);
         fatal.clear();
         return taken;
+    }
+
+    /**
+     * Stops every agent of services whose disk has lost power: their closing fails as it may, and
+     * what was fatal is not checked (a test's power loss made it so).
+     */
+    public void abandon() {
+        try {
+            services.close();
+        } catch (RuntimeException e) {
+            // the dead disk refuses what closing writes; the next services open the folder again
+        }
+        try {
+            stateSlot.close();
+        } catch (RuntimeException e) {
+            // as above
+        }
+        fatal.clear();
     }
 
     /** Stops every agent; nothing may have been fatal meanwhile, beyond what {@link #takeFatal} took. */
