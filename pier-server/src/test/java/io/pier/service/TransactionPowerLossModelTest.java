@@ -37,7 +37,6 @@ import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -56,7 +55,6 @@ import org.junit.jupiter.api.io.TempDir;
  * fenced. {@code -Dpier.txnmodel.seeds=N} runs N seeds (from {@code -Dpier.txnmodel.firstSeed}, 0),
  * {@code -Dpier.txnmodel.seed=S} only S.
  */
-@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class TransactionPowerLossModelTest {
     private static final int SEEDS = Integer.getInteger("pier.txnmodel.seeds", 40);
     private static final long FIRST_SEED = Long.getLong("pier.txnmodel.firstSeed", 0);
@@ -78,6 +76,8 @@ class TransactionPowerLossModelTest {
         CrashPoint.AFTER_FSYNC_BEFORE_RESPONSE, CrashPoint.MID_SEGMENT_ROLL, CrashPoint.CHECKPOINT_BEFORE_RENAME,
         CrashPoint.CHECKPOINT_BEFORE_DIRECTORY_FSYNC};
     private static final int ARMED_ARRIVALS = 20;
+    /** A seed takes about 0.3 s; one that takes this long is stuck, not slow. */
+    private static final long SEED_MAX_NANOS = TimeUnit.SECONDS.toNanos(120);
 
     @TempDir
     Path tmp;
@@ -143,6 +143,7 @@ class TransactionPowerLossModelTest {
         private final Map<Integer, String> history = new HashMap<>();
         private final List<String> lives = new ArrayList<>();
         private int nextTxn;
+        private final long deadline = System.nanoTime() + SEED_MAX_NANOS;
 
         Run(long seed, Path dir, Tally tally) {
             this.random = new Random(seed);
@@ -180,6 +181,8 @@ class TransactionPowerLossModelTest {
             Producer producer = new Producer(broker.services.transactions());
             int agents = broker.agents.agentCount();
             for (int step = 0; step < stopAt && !io.crashed(); step++) {
+                assertThat(System.nanoTime()).as("seed still running after %d s", SEED_MAX_NANOS / 1_000_000_000L)
+                        .isLessThan(deadline);
                 int choice = random.nextInt(20);
                 try {
                     if (choice < 11) {
@@ -364,11 +367,11 @@ class TransactionPowerLossModelTest {
         /**
          * A transactional producer of {@link #ID} as kafka-clients 4.4 drives one under transaction
          * version 2, one step at a time: InitProducerId, then transactions of
-         * {@link #RECORDS_PER_TXN} one-record batches over both partitions with up to
-         * {@link #MAX_IN_FLIGHT} in flight, committed three times in four. A retriable refusal
-         * sends the batch again with its sequence; any other, or a request it stops waiting for
-         * (its request timeout), makes it abort; a refused EndTxn or InitProducerId error ends it,
-         * and a new producer takes its place, as the soak's load does.
+         * {@link #RECORDS_PER_TXN} records in batches of one or two, alternating over both
+         * partitions with up to {@link #MAX_IN_FLIGHT} in flight, committed three times in four. A
+         * retriable refusal sends the batch again with its sequence; any other, or a request it
+         * stops waiting for (its request timeout), makes it abort; a refused EndTxn ends it, and a
+         * new producer takes its place, as the soak's load does.
          */
         private final class Producer {
             private final Transactions txns;
@@ -384,7 +387,7 @@ class TransactionPowerLossModelTest {
             private boolean commit;
             private boolean failed;
 
-            private record InFlight(TopicPartition tp, int sequence, String key, String value,
+            private record InFlight(TopicPartition tp, int sequence, String key, List<String> values,
                     CompletableFuture<Logs.Appended> appended) {}
 
             Producer(Transactions txns) {
@@ -406,8 +409,16 @@ class TransactionPowerLossModelTest {
                 }
                 collect();
                 if (!failed && sent < RECORDS_PER_TXN && inFlight.size() < MAX_IN_FLIGHT && random.nextBoolean()) {
-                    send(TPS[sent % TPS.length], sequences[sent % TPS.length]++, "t" + txn, "t" + txn + "-" + sent);
-                    sent++;
+                    // one record or two in a batch, as a producer's linger gathers them
+                    int p = sent % TPS.length;
+                    int count = Math.min(1 + random.nextInt(2), RECORDS_PER_TXN - sent);
+                    List<String> values = new ArrayList<>();
+                    for (int i = 0; i < count; i++) {
+                        values.add("t" + txn + "-" + (sent + i));
+                    }
+                    send(TPS[p], sequences[p], "t" + txn, values);
+                    sequences[p] += count;
+                    sent += count;
                 } else if (!inFlight.isEmpty() && random.nextInt(200) == 0) {
                     // its request timeout ran out: the batch expires, the broker may still take it
                     tally.abandonedRequests++;
@@ -445,11 +456,15 @@ class TransactionPowerLossModelTest {
                 commit = random.nextInt(4) != 0;
             }
 
-            private void send(TopicPartition tp, int sequence, String key, String value) {
+            private void send(TopicPartition tp, int sequence, String key, List<String> values) {
+                SimpleRecord[] records = new SimpleRecord[values.size()];
+                for (int i = 0; i < records.length; i++) {
+                    records[i] = new SimpleRecord(clock.wallMs(), key.getBytes(StandardCharsets.UTF_8),
+                            values.get(i).getBytes(StandardCharsets.UTF_8));
+                }
                 MemoryRecords batch = MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, epoch,
-                        sequence, new SimpleRecord(clock.wallMs(), key.getBytes(StandardCharsets.UTF_8),
-                                value.getBytes(StandardCharsets.UTF_8)));
-                inFlight.add(new InFlight(tp, sequence, key, value,
+                        sequence, records);
+                inFlight.add(new InFlight(tp, sequence, key, values,
                         txns.appendTransactional(ID, producerId, epoch, tp, batch, true)));
             }
 
@@ -466,7 +481,7 @@ class TransactionPowerLossModelTest {
                     }
                     if (error == Errors.NOT_ENOUGH_REPLICAS || error == Errors.NOT_LEADER_OR_FOLLOWER
                             || error == Errors.UNKNOWN_TOPIC_OR_PARTITION) {
-                        send(f.tp(), f.sequence(), f.key(), f.value());
+                        send(f.tp(), f.sequence(), f.key(), f.values());
                     } else {
                         tally.refusedBatches++;
                         failed = true;
