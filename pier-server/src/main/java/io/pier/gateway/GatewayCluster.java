@@ -50,6 +50,19 @@ public final class GatewayCluster implements GatewayNodes {
     }
 
     /**
+     * This node no longer serves what the last split gave it (it lost the upstream): until the
+     * next split it names no leader or coordinator for those state partitions, rather than itself.
+     * Called on the membership thread.
+     */
+    void withdraw() {
+        int me = self.get().nodeId();
+        Ownership o = ownership;
+        java.util.Map<Integer, NodeAddress> others = new java.util.HashMap<>(o.owners());
+        others.values().removeIf(n -> n.nodeId() == me);
+        ownership = new Ownership(others, o.nodes());
+    }
+
+    /**
      * Completes once this node has had its first split of the state partitions (it then knows
      * the other nodes), or after {@code maxMs}. Until then it would describe a cluster of itself
      * alone, and a client that read that dropped its connections to the other nodes, failing the

@@ -10,10 +10,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
@@ -45,6 +47,8 @@ public final class GatewayMembership implements AutoCloseable {
     static final String DEFAULT_GROUP_ID = "pier-gateway";
     static final int DEFAULT_SESSION_TIMEOUT_MS = 10_000;
     private static final Duration POLL = Duration.ofMillis(200);
+    /** kafka-clients' counts of the coordinator's answers (recorded when a response arrives). */
+    private static final Set<String> ANSWER_COUNTS = Set.of("heartbeat-total", "join-total", "sync-total");
 
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final GatewayState state;
@@ -53,18 +57,28 @@ public final class GatewayMembership implements AutoCloseable {
     private final BiConsumer<String, Throwable> fatal;
     private final int sessionTimeoutMs;
     private final Thread thread;
+    private final GatewayCluster cluster;
+    /** When the node's other upstream requests were last answered (System.nanoTime). */
+    private final LongSupplier lastUpstreamAnswer;
+    private final ServingLease lease;
     /** State partitions whose writes the upstream ended, to give up on the membership thread. */
     private final java.util.Queue<Integer> lost = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile boolean running = true;
 
     private GatewayMembership(KafkaConsumer<byte[], byte[]> consumer, GatewayState state, BrokerServices services,
-            GatewayTopics topics, BiConsumer<String, Throwable> fatal, int sessionTimeoutMs) {
+            GatewayCluster cluster, LongSupplier lastUpstreamAnswer, BiConsumer<String, Throwable> fatal,
+            int sessionTimeoutMs) {
         this.consumer = consumer;
         this.state = state;
         this.services = services;
-        this.topics = topics;
+        this.cluster = cluster;
+        this.topics = cluster.topics();
+        this.lastUpstreamAnswer = lastUpstreamAnswer;
         this.fatal = fatal;
         this.sessionTimeoutMs = sessionTimeoutMs;
+        // A heartbeat interval short of the session timeout: the group may drop the node a session
+        // timeout after the last heartbeat it got, which left a little before its answer came.
+        this.lease = new ServingLease(sessionTimeoutMs - heartbeatIntervalMs(sessionTimeoutMs), System.nanoTime());
         this.thread = new Thread(this::run, "pier-gateway-group");
         thread.setDaemon(true);
     }
@@ -77,8 +91,7 @@ public final class GatewayMembership implements AutoCloseable {
      */
     public static GatewayMembership join(Map<String, String> config, Map<String, Object> upstreamSettings,
             StatePartitionAssignor.NodeAddress self, GatewayState state, BrokerServices services,
-            GatewayCluster cluster, BiConsumer<String, Throwable> fatal) {
-        GatewayTopics topics = cluster.topics();
+            GatewayCluster cluster, LongSupplier lastUpstreamAnswer, BiConsumer<String, Throwable> fatal) {
         int sessionMs = Integer.parseInt(config.getOrDefault(SESSION_TIMEOUT_MS,
                 String.valueOf(DEFAULT_SESSION_TIMEOUT_MS)));
         Map<String, Object> props = new HashMap<>(upstreamSettings);
@@ -86,7 +99,7 @@ public final class GatewayMembership implements AutoCloseable {
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, "pier-gateway-" + self.nodeId());
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionMs);
-        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Math.max(100, sessionMs / 5));
+        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, heartbeatIntervalMs(sessionMs));
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, StatePartitionAssignor.class.getName());
         props.put(StatePartitionAssignor.TOPIC_CONFIG, state.topic());
@@ -95,7 +108,8 @@ public final class GatewayMembership implements AutoCloseable {
                 (java.util.function.Consumer<StatePartitionAssignor.Ownership>) cluster::update);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
-        GatewayMembership m = new GatewayMembership(consumer, state, services, topics, fatal, sessionMs);
+        GatewayMembership m = new GatewayMembership(consumer, state, services, cluster, lastUpstreamAnswer, fatal,
+                sessionMs);
         state.onLost(p -> {
             m.lost.add(p);
             consumer.wakeup();
@@ -103,6 +117,10 @@ public final class GatewayMembership implements AutoCloseable {
         consumer.subscribe(List.of(state.topic()), m.new Listener());
         m.thread.start();
         return m;
+    }
+
+    private static int heartbeatIntervalMs(int sessionMs) {
+        return Math.max(100, sessionMs / 5);
     }
 
     private void run() {
@@ -116,6 +134,7 @@ public final class GatewayMembership implements AutoCloseable {
                         break; // closing
                     }
                 }
+                giveUpIfLeaseExpired();
                 rejoinIfLost();
             }
         } catch (RuntimeException e) {
@@ -139,6 +158,41 @@ public final class GatewayMembership implements AutoCloseable {
                     + " between the upstream brokers' group.min.session.timeout.ms and group.max.session.timeout.ms";
         }
         return "the gateway group membership on the upstream failed, so this node can serve no share state";
+    }
+
+    /**
+     * Without an answer from the upstream for the lease (see {@link ServingLease}) this node stops
+     * serving its state partitions at once: their share requests are answered
+     * NOT_LEADER_OR_FOLLOWER and NOT_COORDINATOR, and its metadata names no leader for them, so
+     * the clients look for the node the group gave them to. Then it gives them up and joins again,
+     * as when the upstream ends its writes.
+     */
+    private void giveUpIfLeaseExpired() {
+        long now = System.nanoTime();
+        lease.groupAnswers(groupAnswers(), now);
+        Set<Integer> served = served();
+        if (served.isEmpty() || !lease.expired(lastUpstreamAnswer.getAsLong(), now)) {
+            return;
+        }
+        LOG.warn("No answer from the upstream for {} ms: giving up share state partitions {} until this node is back"
+                + " in the gateway group", sessionTimeoutMs - heartbeatIntervalMs(sessionTimeoutMs), served);
+        served.forEach(state::stopServing);
+        cluster.withdraw();
+        lost.addAll(served);
+        lease.restart(now);
+    }
+
+    /** Answers the group's coordinator has given this node's consumer: heartbeats, joins, syncs. */
+    private double groupAnswers() {
+        double total = 0;
+        for (var e : consumer.metrics().entrySet()) {
+            MetricName name = e.getKey();
+            if (name.group().equals("consumer-coordinator-metrics") && ANSWER_COUNTS.contains(name.name())
+                    && e.getValue().metricValue() instanceof Double d) {
+                total += d;
+            }
+        }
+        return total;
     }
 
     /**

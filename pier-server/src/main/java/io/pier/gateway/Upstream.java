@@ -103,6 +103,11 @@ public final class Upstream implements AutoCloseable {
         return upstream;
     }
 
+    /** When (System.nanoTime) the upstream last answered this node: see {@link ServingLease}. */
+    public long lastAnswerNanos() {
+        return client.lastAnswerNanos();
+    }
+
     /** The current routing view. */
     UpstreamView view() {
         return view.get();

@@ -78,6 +78,8 @@ public final class UpstreamClient implements AutoCloseable {
     private final List<Pending> waiting = new ArrayList<>();
     /** Owned by the upstream thread: requests sent and not yet answered. */
     private final java.util.Set<Pending> inFlight = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    /** When the upstream last answered a request (System.nanoTime): see {@link ServingLease}. */
+    private volatile long lastAnswerNanos = System.nanoTime();
     /**
      * Correlation ids of forwarded requests. The NetworkClient matches each answer to the oldest
      * request in flight on its connection and checks the ids agree, so any id unique among those
@@ -268,6 +270,7 @@ public final class UpstreamClient implements AutoCloseable {
             p.done().completeExceptionally(new DisconnectException("upstream node " + p.node()
                     + " disconnected before answering " + p.builder().apiKey()));
         } else {
+            lastAnswerNanos = System.nanoTime();
             p.done().complete(response.responseBody());
         }
     }
@@ -284,6 +287,11 @@ public final class UpstreamClient implements AutoCloseable {
         for (Pending p; (p = submitted.poll()) != null; ) {
             p.done().completeExceptionally(cause);
         }
+    }
+
+    /** When (System.nanoTime) an upstream node last answered a request; the start if none has. */
+    public long lastAnswerNanos() {
+        return lastAnswerNanos;
     }
 
     @Override
