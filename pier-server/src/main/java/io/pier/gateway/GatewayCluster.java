@@ -59,7 +59,7 @@ public final class GatewayCluster implements GatewayNodes {
         Ownership o = ownership;
         java.util.Map<Integer, NodeAddress> others = new java.util.HashMap<>(o.owners());
         others.values().removeIf(n -> n.nodeId() == me);
-        ownership = new Ownership(others, o.nodes());
+        ownership = new Ownership(others, o.nodes(), o.memberIds());
     }
 
     /**
@@ -135,6 +135,11 @@ public final class GatewayCluster implements GatewayNodes {
         NodeAddress n = ownership.owners().get(
                 PartitionedShareState.partitionOf(key.topicId(), key.partition(), statePartitions));
         return n == null || n.nodeId() == self() ? null : new Node(n.nodeId(), n.host(), n.port());
+    }
+
+    /** The last split (for {@link PeerWatch}). */
+    Ownership ownership() {
+        return ownership;
     }
 
     /** The other nodes of the last split, as they reach each other. */

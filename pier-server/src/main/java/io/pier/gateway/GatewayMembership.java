@@ -19,11 +19,17 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupResponse;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.pier.service.BrokerServices;
+import io.pier.service.Futures;
 import io.pier.state.DurableSharePersister;
 
 /**
@@ -31,9 +37,11 @@ import io.pier.state.DurableSharePersister;
  * own classic group protocol on the upstream (as Kafka Connect workers do): a consumer that
  * subscribes to the state topic and never reads it, on its own thread ({@code pier-gateway-group}),
  * whose assignment (by {@link StatePartitionAssignor}) says which state partitions this node
- * serves. A node that stops leaves the group at once; one that dies or is cut off is removed after
- * {@code pier.gateway.session.timeout.ms}, and the survivors take its state partitions over: each
- * opening fences the old writer, and the records it had handed out are available again at once.
+ * serves. A node that stops leaves the group at once; one that dies is removed by the others as
+ * soon as its port refuses connections ({@link PeerWatch}); one that is paused or cut off after
+ * {@code pier.gateway.session.timeout.ms} (and a cut-off one stops serving by itself, see
+ * {@link ServingLease}). The survivors take its state partitions over: each opening fences the old
+ * writer, and the records it had handed out are available again at once.
  *
  * <pre>
  *   assigned p ──▶ GatewayState.take(p): fence, replay ──▶ the engine lists p's share-partitions
@@ -61,19 +69,21 @@ public final class GatewayMembership implements AutoCloseable {
     /** When the node's other upstream requests were last answered (System.nanoTime). */
     private final LongSupplier lastUpstreamAnswer;
     private final ServingLease lease;
+    private final PeerWatch peers;
     /** State partitions whose writes the upstream ended, to give up on the membership thread. */
     private final java.util.Queue<Integer> lost = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile boolean running = true;
 
     private GatewayMembership(KafkaConsumer<byte[], byte[]> consumer, GatewayState state, BrokerServices services,
-            GatewayCluster cluster, LongSupplier lastUpstreamAnswer, BiConsumer<String, Throwable> fatal,
-            int sessionTimeoutMs) {
+            GatewayCluster cluster, LongSupplier lastUpstreamAnswer, PeerWatch peers,
+            BiConsumer<String, Throwable> fatal, int sessionTimeoutMs) {
         this.consumer = consumer;
         this.state = state;
         this.services = services;
         this.cluster = cluster;
         this.topics = cluster.topics();
         this.lastUpstreamAnswer = lastUpstreamAnswer;
+        this.peers = peers;
         this.fatal = fatal;
         this.sessionTimeoutMs = sessionTimeoutMs;
         // A heartbeat interval short of the session timeout: the group may drop the node a session
@@ -91,11 +101,12 @@ public final class GatewayMembership implements AutoCloseable {
      */
     public static GatewayMembership join(Map<String, String> config, Map<String, Object> upstreamSettings,
             StatePartitionAssignor.NodeAddress self, GatewayState state, BrokerServices services,
-            GatewayCluster cluster, LongSupplier lastUpstreamAnswer, BiConsumer<String, Throwable> fatal) {
+            GatewayCluster cluster, Upstream upstream, BiConsumer<String, Throwable> fatal) {
         int sessionMs = Integer.parseInt(config.getOrDefault(SESSION_TIMEOUT_MS,
                 String.valueOf(DEFAULT_SESSION_TIMEOUT_MS)));
+        String groupId = config.getOrDefault(GROUP_ID, DEFAULT_GROUP_ID);
         Map<String, Object> props = new HashMap<>(upstreamSettings);
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, config.getOrDefault(GROUP_ID, DEFAULT_GROUP_ID));
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, "pier-gateway-" + self.nodeId());
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionMs);
@@ -108,15 +119,43 @@ public final class GatewayMembership implements AutoCloseable {
                 (java.util.function.Consumer<StatePartitionAssignor.Ownership>) cluster::update);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
-        GatewayMembership m = new GatewayMembership(consumer, state, services, cluster, lastUpstreamAnswer, fatal,
-                sessionMs);
+        PeerWatch peers = new PeerWatch(self.nodeId(), cluster::ownership, PeerWatch.TCP,
+                member -> removeMember(upstream, groupId, member));
+        GatewayMembership m = new GatewayMembership(consumer, state, services, cluster, upstream::lastAnswerNanos,
+                peers, fatal, sessionMs);
         state.onLost(p -> {
             m.lost.add(p);
             consumer.wakeup();
         });
         consumer.subscribe(List.of(state.topic()), m.new Listener());
         m.thread.start();
+        peers.start();
         return m;
+    }
+
+    /**
+     * Has the gateway group drop {@code memberId} (a node that died): a LeaveGroup naming it, to
+     * the group's coordinator, as Admin's removal of a member sends. The answer is only logged: if
+     * it is lost the session timeout drops the member all the same.
+     */
+    private static void removeMember(Upstream upstream, String groupId, String memberId) {
+        var unused = upstream.coordinator(FindCoordinatorRequest.CoordinatorType.GROUP.id(), groupId)
+                .thenCompose(node -> upstream.send(node, new LeaveGroupRequest.Builder(groupId,
+                        List.of(new LeaveGroupRequestData.MemberIdentity().setMemberId(memberId)
+                                .setReason("pier gateway node gone: its port refuses connections")))))
+                .whenComplete((answer, e) -> {
+                    Errors error = e != null ? Errors.forException(Futures.unwrap(e))
+                            : answer instanceof LeaveGroupResponse r ? r.error() : Errors.UNKNOWN_SERVER_ERROR;
+                    if (error == Errors.NONE) {
+                        LOG.info("The gateway group dropped member {}", memberId);
+                    } else {
+                        LOG.warn("Dropping member {} from the gateway group failed ({}); the session timeout drops it",
+                                memberId, error);
+                        if (error == Errors.NOT_COORDINATOR || error == Errors.COORDINATOR_NOT_AVAILABLE) {
+                            upstream.forgetCoordinator(FindCoordinatorRequest.CoordinatorType.GROUP.id(), groupId);
+                        }
+                    }
+                });
     }
 
     private static int heartbeatIntervalMs(int sessionMs) {
@@ -291,6 +330,7 @@ public final class GatewayMembership implements AutoCloseable {
 
     @Override
     public void close() {
+        peers.close();
         running = false;
         consumer.wakeup();
         try {

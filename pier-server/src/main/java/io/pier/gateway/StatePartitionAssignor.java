@@ -48,13 +48,22 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
         }
     }
 
-    /** Who serves which state partition, as the last rebalance decided. */
-    public record Ownership(Map<Integer, NodeAddress> owners, List<NodeAddress> nodes) {
+    /**
+     * Who serves which state partition, as the last rebalance decided, and each node's member id
+     * in the group (by node id), so that a node can have the group drop another that died
+     * ({@link PeerWatch}).
+     */
+    public record Ownership(Map<Integer, NodeAddress> owners, List<NodeAddress> nodes, Map<Integer, String> memberIds) {
         public static final Ownership NONE = new Ownership(Map.of(), List.of());
 
         public Ownership {
             owners = Map.copyOf(owners);
             nodes = List.copyOf(nodes);
+            memberIds = Map.copyOf(memberIds);
+        }
+
+        public Ownership(Map<Integer, NodeAddress> owners, List<NodeAddress> nodes) {
+            this(owners, nodes, Map.of());
         }
 
         ByteBuffer encode() {
@@ -62,6 +71,8 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
             nodes.forEach(n -> out.append(n.encode()).append(','));
             out.append(';');
             new TreeMap<>(owners).forEach((p, n) -> out.append(p).append('=').append(n.nodeId()).append(','));
+            out.append(';');
+            new TreeMap<>(memberIds).forEach((id, member) -> out.append(id).append('=').append(member).append(','));
             return ByteBuffer.wrap(out.toString().getBytes(StandardCharsets.UTF_8));
         }
 
@@ -88,7 +99,15 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
                     owners.put(Integer.parseInt(e.substring(0, eq)), byId.get(Integer.parseInt(e.substring(eq + 1))));
                 }
             }
-            return new Ownership(owners, nodes);
+            Map<Integer, String> memberIds = new HashMap<>();
+            // A node of an older version sends no member ids: then none are known.
+            for (String e : halves.length > 2 ? halves[2].split(",") : new String[0]) {
+                if (!e.isEmpty()) {
+                    int eq = e.indexOf('=');
+                    memberIds.put(Integer.parseInt(e.substring(0, eq)), e.substring(eq + 1));
+                }
+            }
+            return new Ownership(owners, nodes, memberIds);
         }
     }
 
@@ -163,7 +182,9 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
         plan.forEach((id, parts) -> parts.forEach(p -> owners.put(p, addresses.get(id))));
         List<NodeAddress> nodes = new ArrayList<>(addresses.values());
         nodes.sort((a, b) -> Integer.compare(a.nodeId(), b.nodeId()));
-        ByteBuffer map = new Ownership(owners, nodes).encode();
+        Map<Integer, String> memberIds = new HashMap<>();
+        addresses.forEach((member, address) -> memberIds.put(address.nodeId(), member));
+        ByteBuffer map = new Ownership(owners, nodes, memberIds).encode();
         Map<String, Assignment> out = new HashMap<>();
         plan.forEach((id, parts) -> {
             List<TopicPartition> tps = new ArrayList<>();

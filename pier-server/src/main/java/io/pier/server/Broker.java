@@ -187,7 +187,7 @@ final class Broker implements AutoCloseable {
                 // Last: from its first assignment on, clients are sent here for share groups.
                 membership = GatewayMembership.join(config.raw(), config.upstreamClientSettings(),
                         new StatePartitionAssignor.NodeAddress(node.nodeId(), node.host(), node.port()), gatewayState,
-                        services, gatewayCluster, upstream::lastAnswerNanos, this::onFatal);
+                        services, gatewayCluster, upstream, this::onFatal);
                 started.push(membership);
             } else {
                 membership = null;

@@ -86,6 +86,9 @@ class StatePartitionAssignorTest {
                 new StatePartitionAssignor.NodeAddress(7, "127.0.0.1", 9092),
                 new StatePartitionAssignor.NodeAddress(8, "127.0.0.1", 9093)));
         assertThat(StatePartitionAssignor.Ownership.decode(o.encode())).isEqualTo(o);
+        StatePartitionAssignor.Ownership withMembers = new StatePartitionAssignor.Ownership(o.owners(), o.nodes(),
+                Map.of(7, "pier-gateway-7-5f1c", 8, "pier-gateway-8-0a2e"));
+        assertThat(StatePartitionAssignor.Ownership.decode(withMembers.encode())).isEqualTo(withMembers);
     }
 
     private static List<Integer> range(int n) {

@@ -94,8 +94,9 @@ import io.pier.testkit.UpstreamKafka;
  * (120 records a second), so without the hold a fault would mostly find nothing handed out.
  *
  * <p>Why this can go wrong: the node hit held acquired records and unfinished state writes; it
- * never says goodbye, so its share-partitions stay with it until the upstream group drops it
- * ({@code pier.gateway.session.timeout.ms}, 6 s here). The node taking a state partition over must
+ * never says goodbye, so its share-partitions stay with it until the upstream group drops it:
+ * a killed node once the others find its port refusing connections (within a second), a paused
+ * or cut-off one after {@code pier.gateway.session.timeout.ms} (6 s here). The node taking a state partition over must
  * fence the dead writer, replay the state, and make the dead node's acquisitions available again
  * with their delivery counts, without ever handing out again a record whose ACCEPT it (or the dead
  * node) confirmed. A paused node, or one cut off, comes back believing it still serves what it
