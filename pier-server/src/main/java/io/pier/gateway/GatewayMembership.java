@@ -52,6 +52,8 @@ public final class GatewayMembership implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GatewayMembership.class);
     public static final String GROUP_ID = "pier.gateway.group.id";
     public static final String SESSION_TIMEOUT_MS = "pier.gateway.session.timeout.ms";
+    /** How often the other nodes are probed for a dead process ({@link PeerWatch}); 0 turns it off. */
+    public static final String PROBE_INTERVAL_MS = "pier.gateway.liveness.probe.interval.ms";
     static final String DEFAULT_GROUP_ID = "pier-gateway";
     static final int DEFAULT_SESSION_TIMEOUT_MS = 10_000;
     private static final Duration POLL = Duration.ofMillis(200);
@@ -119,7 +121,12 @@ public final class GatewayMembership implements AutoCloseable {
                 (java.util.function.Consumer<StatePartitionAssignor.Ownership>) cluster::update);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
-        PeerWatch peers = new PeerWatch(self.nodeId(), cluster::ownership, PeerWatch.TCP,
+        long probeMs = Long.parseLong(config.getOrDefault(PROBE_INTERVAL_MS,
+                String.valueOf(PeerWatch.DEFAULT_PROBE_INTERVAL_MS)));
+        if (probeMs < 0) {
+            throw new IllegalArgumentException(PROBE_INTERVAL_MS + " must be 0 (off) or more: " + probeMs);
+        }
+        PeerWatch peers = new PeerWatch(self.nodeId(), cluster::ownership, PeerWatch.TCP, probeMs,
                 member -> removeMember(upstream, groupId, member));
         GatewayMembership m = new GatewayMembership(consumer, state, services, cluster, upstream::lastAnswerNanos,
                 peers, fatal, sessionMs);

@@ -26,8 +26,8 @@ import io.pier.gateway.StatePartitionAssignor.Ownership;
  * there is refused at once; a node that is only paused, slow or cut off from the upstream still
  * has its port open (the kernel accepts the connection), and is left to the session timeout and
  * its own lease ({@link ServingLease}), since it may come back. Every
- * {@value #PROBE_INTERVAL_MS} ms each other node of the last split is connected to and the
- * connection closed; after {@value #REFUSALS} refusals in a row the node's member id in the group
+ * {@code pier.gateway.liveness.probe.interval.ms} ({@value #DEFAULT_PROBE_INTERVAL_MS} ms; 0 turns
+ * the watch off) each other node of the last split is connected to and the connection closed; after {@value #REFUSALS} refusals in a row the node's member id in the group
  * (carried by the split, see {@link Ownership#memberIds}) is handed to {@code remove}, once per
  * member id, which sends the group's coordinator a LeaveGroup naming it, as a member that leaves
  * does. A node restarted in its place joins under a new member id.
@@ -37,7 +37,7 @@ import io.pier.gateway.StatePartitionAssignor.Ownership;
  */
 final class PeerWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PeerWatch.class);
-    static final long PROBE_INTERVAL_MS = 500;
+    static final long DEFAULT_PROBE_INTERVAL_MS = 500;
     static final int REFUSALS = 2;
     private static final int CONNECT_TIMEOUT_MS = 1_000;
 
@@ -62,6 +62,7 @@ final class PeerWatch implements AutoCloseable {
     private final Supplier<Ownership> split;
     private final Probe probe;
     private final Consumer<String> remove;
+    private final long intervalMs;
     /** Refusals in a row, by node id. */
     private final Map<Integer, Integer> refusals = new HashMap<>();
     /** Member ids already handed to {@code remove}. */
@@ -72,26 +73,30 @@ final class PeerWatch implements AutoCloseable {
     /**
      * @param self this node's id, never probed
      * @param split the last split of the state partitions: the nodes to probe and their member ids
+     * @param intervalMs time between rounds; 0: {@link #start} starts nothing
      * @param remove has the group drop the member with this id
      */
-    PeerWatch(int self, Supplier<Ownership> split, Probe probe, Consumer<String> remove) {
+    PeerWatch(int self, Supplier<Ownership> split, Probe probe, long intervalMs, Consumer<String> remove) {
         this.self = self;
         this.split = split;
         this.probe = probe;
+        this.intervalMs = intervalMs;
         this.remove = remove;
         this.thread = new Thread(this::run, "pier-peer-watch");
         thread.setDaemon(true);
     }
 
     void start() {
-        thread.start();
+        if (intervalMs > 0) {
+            thread.start();
+        }
     }
 
     private void run() {
         while (running) {
             try {
                 probeOnce();
-                Thread.sleep(PROBE_INTERVAL_MS);
+                Thread.sleep(intervalMs);
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {

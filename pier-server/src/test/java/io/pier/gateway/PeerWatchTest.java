@@ -25,7 +25,7 @@ class PeerWatchTest {
     private final PeerWatch watch = new PeerWatch(1, () -> split, node -> {
         probed.add(node.nodeId());
         return refusing.contains(node.nodeId());
-    }, removed::add);
+    }, 500, removed::add);
 
     @Test
     void shouldHaveADeadNodeDroppedAfterTwoRefusalsInARowAndOnlyOnce() {
