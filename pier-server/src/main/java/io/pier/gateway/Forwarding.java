@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.LeaderNotAvailableException;
 import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.ListTransactionsResponseData;
 import org.apache.kafka.common.message.MetadataResponseData;
@@ -61,6 +62,12 @@ final class Forwarding {
      */
     CompletableFuture<AbstractResponse> metadata(ApiRequest request) {
         MetadataRequest body = request.bodyAs(MetadataRequest.class);
+        if (nodes.withdrawn()) {
+            // Cut off from the upstream: an answer without brokers at once, which clients take as
+            // a failed update and ask another node, rather than one after their request timeout.
+            return CompletableFuture.completedFuture(body.getErrorResponse(0,
+                    new LeaderNotAvailableException("this gateway node has no answer from the upstream cluster")));
+        }
         boolean allTopics = body.isAllTopics();
         return upstream.send(upstream.anyBroker(), body, request.header().clientId()).handle((answer, failure) -> {
             if (failure != null) {

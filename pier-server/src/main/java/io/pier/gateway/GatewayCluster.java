@@ -28,6 +28,8 @@ public final class GatewayCluster implements GatewayNodes {
     private final int statePartitions;
     private final GatewayTopics topics;
     private volatile Ownership ownership = Ownership.NONE;
+    /** Set by {@link #withdraw}, cleared by the next split. */
+    private volatile boolean withdrawn;
     private final CompletableFuture<Void> firstSplit = new CompletableFuture<>();
 
     GatewayCluster(Supplier<NodeInfo> self, int statePartitions, GatewayTopics topics) {
@@ -44,6 +46,7 @@ public final class GatewayCluster implements GatewayNodes {
     /** The map of the last rebalance; called on the membership thread. */
     void update(Ownership next) {
         ownership = next;
+        withdrawn = false; // a split comes from the group's coordinator: the upstream answers again
         if (!next.nodes().isEmpty()) {
             firstSplit.complete(null);
         }
@@ -60,6 +63,12 @@ public final class GatewayCluster implements GatewayNodes {
         java.util.Map<Integer, NodeAddress> others = new java.util.HashMap<>(o.owners());
         others.values().removeIf(n -> n.nodeId() == me);
         ownership = new Ownership(others, o.nodes(), o.memberIds());
+        withdrawn = true;
+    }
+
+    @Override
+    public boolean withdrawn() {
+        return withdrawn;
     }
 
     /**

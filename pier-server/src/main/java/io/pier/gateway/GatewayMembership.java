@@ -209,9 +209,11 @@ public final class GatewayMembership implements AutoCloseable {
     /**
      * Without an answer from the upstream for the lease (see {@link ServingLease}) this node stops
      * serving its state partitions at once: their share requests are answered
-     * NOT_LEADER_OR_FOLLOWER and NOT_COORDINATOR, and its metadata names no leader for them, so
-     * the clients look for the node the group gave them to. Then it gives them up and joins again,
-     * as when the upstream ends its writes.
+     * NOT_LEADER_OR_FOLLOWER and NOT_COORDINATOR, FindCoordinator names no node for them, and
+     * Metadata is answered at once without brokers (clients take that as a failed update and ask
+     * another node) rather than forwarded into the dead link, so the clients find the node the
+     * group gave them to. Then it gives them up and joins again, as when the upstream ends its
+     * writes; the next split ends all this.
      */
     private void giveUpIfLeaseExpired() {
         long now = System.nanoTime();

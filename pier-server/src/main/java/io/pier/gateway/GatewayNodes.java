@@ -29,4 +29,13 @@ interface GatewayNodes {
 
     /** The upstream brokers whose listings this node forwards. */
     List<Node> upstreamShare(List<Node> upstreamBrokers);
+
+    /**
+     * True while this node has given its state partitions up for lack of upstream answers (see
+     * {@link ServingLease}) and is not back in the gateway group: what it would forward to the
+     * upstream waits out the client's timeout there.
+     */
+    default boolean withdrawn() {
+        return false;
+    }
 }
