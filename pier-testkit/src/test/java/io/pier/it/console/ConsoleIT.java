@@ -129,7 +129,11 @@ class ConsoleIT {
             browser.open(console("/share-groups"));
             awaitPage(() -> assertThat(cellValue("share-groups", SHARE_GROUP, "share-partitions")).isEqualTo("3"));
             browser.screenshot("share-groups");
-            browser.driver.findElement(By.cssSelector("#share-groups td[data-field=group] a")).click();
+            // The table is redrawn while records flow: a link found a moment ago may be gone.
+            fresh(() -> {
+                browser.driver.findElement(By.cssSelector("#share-groups td[data-field=group] a")).click();
+                return "";
+            });
 
             ShareGroupDescription described = admin.describeShareGroups(List.of(SHARE_GROUP)).describedGroups()
                     .get(SHARE_GROUP).get(30, TimeUnit.SECONDS);
