@@ -95,6 +95,11 @@ public final class GatewayMembership implements AutoCloseable {
         thread.setDaemon(true);
     }
 
+    /** {@value #SESSION_TIMEOUT_MS}, or its default. */
+    public static int sessionTimeoutMs(Map<String, String> config) {
+        return Integer.parseInt(config.getOrDefault(SESSION_TIMEOUT_MS, String.valueOf(DEFAULT_SESSION_TIMEOUT_MS)).trim());
+    }
+
     /**
      * Joins the gateway group of the upstream as {@code self}; {@code cluster} learns each
      * rebalance's map. The first assignment comes a moment later (the group's join). If the
@@ -104,8 +109,7 @@ public final class GatewayMembership implements AutoCloseable {
     public static GatewayMembership join(Map<String, String> config, Map<String, Object> upstreamSettings,
             StatePartitionAssignor.NodeAddress self, GatewayState state, BrokerServices services,
             GatewayCluster cluster, Upstream upstream, BiConsumer<String, Throwable> fatal) {
-        int sessionMs = Integer.parseInt(config.getOrDefault(SESSION_TIMEOUT_MS,
-                String.valueOf(DEFAULT_SESSION_TIMEOUT_MS)));
+        int sessionMs = sessionTimeoutMs(config);
         String groupId = config.getOrDefault(GROUP_ID, DEFAULT_GROUP_ID);
         Map<String, Object> props = new HashMap<>(upstreamSettings);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);

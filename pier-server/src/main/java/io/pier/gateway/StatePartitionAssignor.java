@@ -113,6 +113,11 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
 
     private String topic;
     private NodeAddress self;
+    /**
+     * When this member was made (wall ms), sent with its address: of two members with one node id
+     * (a node restarted before the group dropped its old member), the newer serves.
+     */
+    private long incarnation = System.currentTimeMillis();
     private Consumer<Ownership> onAssignment = o -> { };
 
     /** Made by the consumer from its settings; {@link #configure} gives it its topic and node. */
@@ -122,11 +127,13 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
     /**
      * @param topic the state topic
      * @param self this node, sent in its subscription
+     * @param incarnation when this member was made, sent with it (see {@link #incarnation})
      * @param onAssignment told the whole map after each rebalance, on the membership thread
      */
-    StatePartitionAssignor(String topic, NodeAddress self, Consumer<Ownership> onAssignment) {
+    StatePartitionAssignor(String topic, NodeAddress self, long incarnation, Consumer<Ownership> onAssignment) {
         this.topic = topic;
         this.self = self;
+        this.incarnation = incarnation;
         this.onAssignment = onAssignment;
     }
 
@@ -153,7 +160,7 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
 
     @Override
     public ByteBuffer subscriptionUserData(Set<String> topics) {
-        return ByteBuffer.wrap(self.encode().getBytes(StandardCharsets.UTF_8));
+        return ByteBuffer.wrap((self.encode() + "#" + incarnation).getBytes(StandardCharsets.UTF_8));
     }
 
     @Override
@@ -164,7 +171,8 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
     @Override
     public GroupAssignment assign(Cluster metadata, GroupSubscription groupSubscription) {
         Integer count = metadata.partitionCountForTopic(topic);
-        Map<String, Subscription> members = new TreeMap<>(groupSubscription.groupSubscription());
+        Map<String, Subscription> all = new TreeMap<>(groupSubscription.groupSubscription());
+        Map<String, Subscription> members = newestOfEachNode(all);
         Map<String, NodeAddress> addresses = new HashMap<>();
         Map<String, List<Integer>> owned = new HashMap<>();
         members.forEach((id, s) -> {
@@ -186,6 +194,8 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
         addresses.forEach((member, address) -> memberIds.put(address.nodeId(), member));
         ByteBuffer map = new Ownership(owners, nodes, memberIds).encode();
         Map<String, Assignment> out = new HashMap<>();
+        // An older member of a node that is back gets nothing: it is dead, or (a zombie) fenced.
+        all.keySet().forEach(id -> out.put(id, new Assignment(List.of(), map.duplicate())));
         plan.forEach((id, parts) -> {
             List<TopicPartition> tps = new ArrayList<>();
             parts.forEach(p -> tps.add(new TopicPartition(topic, p)));
@@ -194,10 +204,38 @@ public final class StatePartitionAssignor implements ConsumerPartitionAssignor, 
         return new GroupAssignment(out);
     }
 
-    private static NodeAddress decodeAddress(ByteBuffer data) {
+    /**
+     * The members to split the partitions among: of several with one node id, the one made last.
+     * Without this a restarted node and its old member, until the group's session timeout drops
+     * it, were both listed, and clients told of the node twice (kafka-clients' Metadata fails on a
+     * broker id listed twice).
+     */
+    private static Map<String, Subscription> newestOfEachNode(Map<String, Subscription> members) {
+        Map<Integer, String> newest = new HashMap<>();
+        members.forEach((id, s) -> newest.merge(decodeAddress(s.userData()).nodeId(), id,
+                (a, b) -> incarnationOf(members.get(a)) >= incarnationOf(members.get(b)) ? a : b));
+        Map<String, Subscription> out = new TreeMap<>();
+        newest.values().forEach(id -> out.put(id, members.get(id)));
+        return out;
+    }
+
+    private static String text(ByteBuffer data) {
         byte[] bytes = new byte[data.remaining()];
         data.duplicate().get(bytes);
-        return NodeAddress.decode(new String(bytes, StandardCharsets.UTF_8));
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static NodeAddress decodeAddress(ByteBuffer data) {
+        String s = text(data);
+        int hash = s.indexOf('#');
+        return NodeAddress.decode(hash < 0 ? s : s.substring(0, hash));
+    }
+
+    /** 0 for a member of an older version, which sends none. */
+    private static long incarnationOf(Subscription s) {
+        String text = text(s.userData());
+        int hash = text.indexOf('#');
+        return hash < 0 ? 0 : Long.parseLong(text.substring(hash + 1));
     }
 
     /**

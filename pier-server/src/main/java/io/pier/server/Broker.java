@@ -14,6 +14,7 @@ import io.pier.gateway.StatePartitionAssignor;
 import io.pier.gateway.GatewayState;
 import io.pier.gateway.Upstream;
 import io.pier.gateway.UpstreamClient;
+import io.pier.gateway.UpstreamDeadLetterQueues;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
@@ -159,6 +160,10 @@ final class Broker implements AutoCloseable {
                 started.push(peers);
                 gatewayCluster = GatewayApis.register(router, upstream, peers, this::node, clock.wallMs(), services,
                         gatewayState, gatewayConfigs);
+                UpstreamDeadLetterQueues deadLetterQueues = UpstreamDeadLetterQueues.open(
+                        config.upstreamClientSettings(), Duration.ofMillis(GatewayMembership.sessionTimeoutMs(config.raw())));
+                started.push(deadLetterQueues);
+                services.deadLetterQueues(deadLetterQueues);
                 clusterId = upstream.clusterId();
             } else {
                 gatewayConfigs = null;

@@ -76,6 +76,7 @@ public final class BrokerServices implements AutoCloseable {
     private final Transactions transactions;
     private final ShareSessions shareSessions;
     private final ShareService shares;
+    private final DeadLetters deadLetters;
     private final ShareOffsets shareOffsets;
     private final ShareStateStore store;
     private final ProducerIdAllocator producerIds;
@@ -133,7 +134,7 @@ public final class BrokerServices implements AutoCloseable {
         live = new SharePartitions(shareGroups, store, clock, shards.length, events);
         shares = new ShareService(shareGroups, store, partitions, live, clock, settings.durableDeliveryCounts());
         shareOffsets = new ShareOffsets(store, partitions, live, events);
-        DeadLetters deadLetters = new DeadLetters(shareGroups, store, live, topics, logs, clock,
+        deadLetters = new DeadLetters(shareGroups, store, live, DeadLetterQueues.local(topics, logs), clock,
                 Integer.parseInt(settings.raw().getOrDefault("num.partitions", "1").trim()));
         shareSessions = new ShareSessions(partitions, settings.shareConfig().maxShareSessions(),
                 this::releaseSession);
@@ -182,7 +183,8 @@ public final class BrokerServices implements AutoCloseable {
      * fetch there.
      */
     private void resumeDeadLetters() {
-        // A gateway node serves no state partition yet when its logs open, and writes no dead letters.
+        // A gateway node serves no state partition yet when its logs open: it resumes the letters
+        // of those it takes over as their share-partitions load.
         for (SharePartitionKey key : store.keys()) {
             ShareState state = store.serves(key) ? store.read(key) : null;
             if (state == null || state.batches().stream().noneMatch(b -> b.state() == PersistedBatch.ARCHIVING)) {
@@ -213,8 +215,14 @@ public final class BrokerServices implements AutoCloseable {
      */
     public void shareLogSource(ShareLogSource source) {
         live.source(source);
-        // The queue topics live upstream, where this node does not write yet: records die ARCHIVED.
-        shareGroups.withoutDeadLetters();
+    }
+
+    /**
+     * Where dead letters go: a gateway's upstream topics in place of the broker's own. Call while
+     * wiring, before the network serves.
+     */
+    public void deadLetterQueues(DeadLetterQueues queues) {
+        deadLetters.queues(queues);
     }
 
     /**

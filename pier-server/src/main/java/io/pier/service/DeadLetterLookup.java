@@ -11,35 +11,44 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 
 /**
- * After a restart: which letters of records loaded ARCHIVING a dead-letter queue partition holds
- * already (see {@link DeadLetters}). Every batch of letters a share-partition appended before those
- * records was recorded ARCHIVED, so they sit in the share-partition's trailing record batches of
- * that partition whose letters all belong to such records; the search reads backwards from the end,
- * in stretches that double in size, and stops at the first batch of the share-partition holding any
- * other letter, or at the log start.
+ * After a restart, a takeover or an append whose outcome is not known: which letters of records
+ * still ARCHIVING a dead-letter queue partition holds already (see {@link DeadLetters}). Every
+ * batch of letters a share-partition appended before those was recorded ARCHIVED, so they sit in
+ * the share-partition's trailing letters in that partition, all of them candidates; the search
+ * reads backwards from the end, in stretches that double in size, and stops at the first batch of
+ * the share-partition holding any other letter, or at the log start.
  */
-final class DeadLetterLookup {
+public final class DeadLetterLookup {
     private static final int READ_BYTES = 1 << 20;
     private static final long FIRST_STRETCH = 1_000;
     private static final long MAX_STRETCH = 1_000_000;
 
     private DeadLetterLookup() {}
 
+    /** Reads one stretch of a queue partition. */
+    @FunctionalInterface
+    public interface Stretch {
+        /**
+         * The share-partition's letter ids in each batch (or record) starting in [{@code from},
+         * {@code end}), in log order (the first may start before {@code from}); batches without any
+         * left out.
+         */
+        List<Set<String>> lettersIn(long from, long end) throws IOException;
+    }
+
     /**
+     * @param start the partition's log start offset
+     * @param end its high watermark: what is past it is not durable yet
      * @param candidates the letters (offset:deliveryCount, {@link DeadLetterRecords#idOf}) of the
-     *     records {@code source}'s share-partition of {@code groupId} loaded ARCHIVING
+     *     records the share-partition holds ARCHIVING
      * @return those of them the partition holds
      */
-    static Set<String> inQueue(PartitionLog log, String groupId, TopicPartition source, Set<String> candidates)
-            throws IOException {
+    public static Set<String> inQueue(long start, long end, Stretch read, Set<String> candidates) throws IOException {
         Set<String> found = new HashSet<>();
-        // Up to the high watermark: what is past it is not durable yet, and not this share-partition's
-        // (its letters are looked up before it appends any).
-        long end = log.highWatermark();
         long stretch = FIRST_STRETCH;
-        while (end > log.logStartOffset()) {
-            long from = Math.max(log.logStartOffset(), end - stretch);
-            List<Set<String>> ours = lettersIn(log, from, end, groupId, source);
+        while (end > start) {
+            long from = Math.max(start, end - stretch);
+            List<Set<String>> ours = read.lettersIn(from, end);
             for (int i = ours.size() - 1; i >= 0; i--) {
                 if (!candidates.containsAll(ours.get(i))) {
                     return found;
@@ -52,10 +61,13 @@ final class DeadLetterLookup {
         return found;
     }
 
-    /**
-     * The share-partition's letters in each batch starting below {@code end} read from {@code from}
-     * (the first may start before it), in log order; batches without any are left out.
-     */
+    /** {@link #inQueue} on a broker's own log, up to its high watermark. */
+    static Set<String> inQueue(PartitionLog log, String groupId, TopicPartition source, Set<String> candidates)
+            throws IOException {
+        return inQueue(log.logStartOffset(), log.highWatermark(),
+                (from, end) -> lettersIn(log, from, end, groupId, source), candidates);
+    }
+
     private static List<Set<String>> lettersIn(PartitionLog log, long from, long end, String groupId,
             TopicPartition source) throws IOException {
         List<Set<String>> ours = new ArrayList<>();

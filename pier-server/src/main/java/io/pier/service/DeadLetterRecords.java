@@ -25,7 +25,7 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
  * errors.deadletterqueue.copy.record.enable} also the original key and value, and (beyond Kafka,
  * which drops them, so that a redrive can restore the record whole) the original headers first.
  */
-final class DeadLetterRecords {
+public final class DeadLetterRecords {
     static final String GROUP = "__dlq.errors.group";
     static final String TOPIC = "__dlq.errors.topic";
     static final String PARTITION = "__dlq.errors.partition";
@@ -114,30 +114,40 @@ final class DeadLetterRecords {
      */
     static Set<String> lettersOf(RecordBatch batch, String groupId, TopicPartition source) {
         Set<String> found = new HashSet<>();
-        String partition = Integer.toString(source.partition());
         for (Record r : batch) {
-            String group = null;
-            String topic = null;
-            String part = null;
-            String offset = null;
-            String count = null;
-            for (Header h : r.headers()) {
-                switch (h.key()) {
-                    case GROUP -> group = text(h);
-                    case TOPIC -> topic = text(h);
-                    case PARTITION -> part = text(h);
-                    case OFFSET -> offset = text(h);
-                    case DELIVERY_COUNT -> count = text(h);
-                    default -> {
-                        // not one of the dead letter's own headers
-                    }
-                }
-            }
-            if (groupId.equals(group) && source.topic().equals(topic) && partition.equals(part) && offset != null) {
-                found.add(offset + ":" + count);
+            String id = letterId(java.util.Arrays.asList(r.headers()), groupId, source);
+            if (id != null) {
+                found.add(id);
             }
         }
         return found;
+    }
+
+    /**
+     * The id ({@code offset:deliveryCount}, {@link #idOf}) of the dead letter with these headers
+     * if it is one of {@code source}'s share-partition of {@code groupId}, else null.
+     */
+    public static String letterId(Iterable<Header> headers, String groupId, TopicPartition source) {
+        String group = null;
+        String topic = null;
+        String part = null;
+        String offset = null;
+        String count = null;
+        for (Header h : headers) {
+            switch (h.key()) {
+                case GROUP -> group = text(h);
+                case TOPIC -> topic = text(h);
+                case PARTITION -> part = text(h);
+                case OFFSET -> offset = text(h);
+                case DELIVERY_COUNT -> count = text(h);
+                default -> {
+                    // not one of the dead letter's own headers
+                }
+            }
+        }
+        boolean ours = groupId.equals(group) && source.topic().equals(topic)
+                && Integer.toString(source.partition()).equals(part) && offset != null;
+        return ours ? offset + ":" + count : null;
     }
 
     /** The key {@link #lettersOf} gives a letter. */

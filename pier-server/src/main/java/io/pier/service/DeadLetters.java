@@ -7,7 +7,6 @@ import io.pier.share.DeadLetterBatch;
 import io.pier.share.SharePartition;
 import io.pier.state.SharePartitionKey;
 import io.pier.state.SharePersister;
-import io.pier.state.TopicMetadata;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -78,8 +77,8 @@ final class DeadLetters {
     private final ShareGroups groups;
     private final SharePersister persister;
     private final SharePartitions live;
-    private final TopicService topics;
-    private final Logs logs;
+    /** The broker's own topics, or (set while wiring) a gateway's upstream ones. */
+    private volatile DeadLetterQueues queues;
     private final Clock clock;
     private final int autoCreatePartitions;
     private final Set<String> loggedCauses = ConcurrentHashMap.newKeySet();
@@ -89,15 +88,19 @@ final class DeadLetters {
      * @param clock the wall clock that stamps the letters
      * @param autoCreatePartitions partitions of a queue topic created on demand ({@code num.partitions})
      */
-    DeadLetters(ShareGroups groups, SharePersister persister, SharePartitions live, TopicService topics, Logs logs,
+    DeadLetters(ShareGroups groups, SharePersister persister, SharePartitions live, DeadLetterQueues queues,
             Clock clock, int autoCreatePartitions) {
         this.groups = groups;
         this.persister = persister;
         this.live = live;
-        this.topics = topics;
-        this.logs = logs;
+        this.queues = queues;
         this.clock = clock;
         this.autoCreatePartitions = autoCreatePartitions;
+    }
+
+    /** Where the letters go from now on: a gateway's upstream topics. Call while wiring. */
+    void queues(DeadLetterQueues queues) {
+        this.queues = queues;
     }
 
     /** Where one share-partition's letters go: a partition of the queue, or why there is none. */
@@ -125,6 +128,11 @@ final class DeadLetters {
         final Set<String> inQueue = new HashSet<>();
         /** The queue partition the lookup read, null before it; it is redone if the queue changes. */
         TopicPartition lookedUp;
+        /**
+         * Letters of a batch whose append failed but may have landed all the same ({@link
+         * DeadLetterQueues#mayLandAfterFailure}): looked up before the records are taken again.
+         */
+        final Set<String> recheck = new HashSet<>();
         boolean lookingUp;
         DeadLetterBatch inFlight;
         /** Batches in a row whose letters failed for a passing reason; 0 after one is written. */
@@ -171,7 +179,8 @@ final class DeadLetters {
                         retryAtMs = Math.min(retryAtMs, nowMs + CREATE_RETRY_MS);
                         return;
                     }
-                    if (target.queue() != null && !target.queue().equals(l.lookedUp) && lookUp(shard, sp, l, target)) {
+                    if (target.queue() != null && (!target.queue().equals(l.lookedUp) || !l.recheck.isEmpty())
+                            && lookUp(shard, sp, l, target)) {
                         return;
                     }
                     Lettered lettered = l;
@@ -196,7 +205,16 @@ final class DeadLetters {
                                         lettered.failures = 0;
                                     } else {
                                         // The letters appended stay in inQueue: taken again, they are not
-                                        // appended a second time.
+                                        // appended a second time; those that may have landed unseen are
+                                        // looked up first.
+                                        if (queues.mayLandAfterFailure()) {
+                                            batch.letters().forEach(x -> {
+                                                String id = DeadLetterRecords.idOf(x);
+                                                if (!lettered.inQueue.contains(id)) {
+                                                    lettered.recheck.add(id);
+                                                }
+                                            });
+                                        }
                                         sp.rollback(batch.change());
                                         retryLater(shard, sp, lettered, failure);
                                     }
@@ -234,25 +252,30 @@ final class DeadLetters {
     }
 
     /**
-     * Starts looking up which letters of the records {@code sp} loaded ARCHIVING the queue already
-     * holds, if there are any such records; returns whether it did (the share-partition then waits
-     * for the answer, which comes back on the shard).
+     * Starts looking up which letters of the records {@code sp} loaded ARCHIVING (when the queue is
+     * new to it), or of a failed append's ({@link Lettered#recheck}), the queue already holds, if
+     * there are any; returns whether it did (the share-partition then waits for the answer, which
+     * comes back on the shard).
      */
     private boolean lookUp(Shard shard, SharePartition sp, Lettered l, Target target) {
-        Set<String> candidates = new HashSet<>();
-        for (DeadLetterBatch.Letter letter : sp.deadLettersLoaded()) {
-            candidates.add(DeadLetterRecords.idOf(letter));
+        Set<String> candidates = new HashSet<>(l.recheck);
+        if (!target.queue().equals(l.lookedUp)) {
+            for (DeadLetterBatch.Letter letter : sp.deadLettersLoaded()) {
+                candidates.add(DeadLetterRecords.idOf(letter));
+            }
         }
         l.lookedUp = target.queue();
+        l.recheck.clear();
         if (candidates.isEmpty()) {
             return false;
         }
         l.lookingUp = true;
-        var unused = lettersAlreadyWritten(target.queue(), sp.key().groupId(), target.source(), candidates)
+        var unused = queues.inQueue(target.queue(), sp.key().groupId(), target.source(), candidates)
                 .whenComplete((found, failure) -> shard.execute(() -> {
                     l.lookingUp = false;
                     if (failure != null) {
                         l.lookedUp = null; // tried again at the next cycle
+                        l.recheck.addAll(candidates);
                         LOG.warn("Looking up the dead letters of {} in {} failed", sp.key(), target.queue(), failure);
                         return;
                     }
@@ -278,25 +301,20 @@ final class DeadLetters {
             return Target.none(source, "Configured DLQ topic name does not comply with the DLQ topic prefix in share group: "
                     + groupId + ", topic: " + name + ", prefix: " + prefix + ".");
         }
-        TopicMetadata topic = topics.topic(name);
-        if (topic == null) {
-            if (!config.brokerConfig().deadLetterAutoCreateTopics()) {
-                return Target.none(source, "dead-letter topic " + name + " of group " + groupId + " does not exist");
+        DeadLetterQueues.Queue queue = queues.find(name);
+        return switch (queue.state()) {
+            case MISSING -> {
+                if (!config.brokerConfig().deadLetterAutoCreateTopics()) {
+                    yield Target.none(source, "dead-letter topic " + name + " of group " + groupId + " does not exist");
+                }
+                create(name);
+                yield Target.later(source);
             }
-            create(name);
-            return Target.later(source);
-        }
-        if (!topics.logConfig(topic).deadLetterGroupEnable()) {
-            return Target.none(source, "dead-letter topic " + name + " of group " + groupId + " does not have "
-                    + LogConfig.DEAD_LETTER_GROUP_ENABLE + "=true");
-        }
-        TopicPartition queue = new TopicPartition(name, source.partition() % topic.partitionCount());
-        if (logs.partition(queue) == null) {
-            // Just created: its metadata is visible before its partitions are open, and an append
-            // now would fail and archive the records without their letters.
-            return Target.later(source);
-        }
-        return Target.to(source, queue);
+            case NOT_ENABLED -> Target.none(source, "dead-letter topic " + name + " of group " + groupId
+                    + " does not have " + LogConfig.DEAD_LETTER_GROUP_ENABLE + "=true");
+            case NOT_READY -> Target.later(source);
+            case READY -> Target.to(source, new TopicPartition(name, source.partition() % queue.partitions()));
+        };
     }
 
     /** Creates a queue topic (errors.deadletterqueue.auto.create.topics.enable), once at a time. */
@@ -305,8 +323,8 @@ final class DeadLetters {
             return;
         }
         LOG.info("Creating dead-letter topic {} ({} partitions)", name, autoCreatePartitions);
-        var unused = topics.create(name, autoCreatePartitions, Map.of(LogConfig.DEAD_LETTER_GROUP_ENABLE, "true",
-                        "message.timestamp.type", "CreateTime"), false)
+        var unused = queues.create(name, autoCreatePartitions, Map.of(LogConfig.DEAD_LETTER_GROUP_ENABLE, "true",
+                        "message.timestamp.type", "CreateTime"))
                 .whenComplete((t, failure) -> {
                     creating.remove(name);
                     if (failure != null && !(Futures.unwrap(failure) instanceof TopicExistsException)) {
@@ -379,7 +397,7 @@ final class DeadLetters {
             to++;
         } while (to < letters.size() && bytes + sizeOf(letters.get(to)) <= CHUNK_BYTES);
         int end = to;
-        return logs.append(queue, DeadLetterRecords.batch(letters.subList(from, end))).thenCompose(result -> {
+        return queues.append(queue, letters.subList(from, end)).thenCompose(result -> {
             int ok = end - from;
             Errors error = result.error();
             String why = error + (result.message() == null ? "" : " " + result.message());
@@ -404,16 +422,6 @@ final class DeadLetters {
             n += h.key().length() + (h.value() == null ? 0 : h.value().length) + 8;
         }
         return n;
-    }
-
-    /** {@link DeadLetterLookup#inQueue}, on the queue partition's shard. */
-    private CompletableFuture<Set<String>> lettersAlreadyWritten(TopicPartition queue, String groupId,
-            TopicPartition source, Set<String> candidates) {
-        Partition p = logs.partition(queue);
-        if (p == null) {
-            return CompletableFuture.completedFuture(Set.of());
-        }
-        return p.shard().call(() -> DeadLetterLookup.inQueue(p.log(), groupId, source, candidates));
     }
 
     private void logOnce(String cause) {

@@ -40,7 +40,6 @@ public final class ShareGroups {
     /** Shard thread only: whether a group of another type holds an id (set while wiring). */
     private volatile Predicate<String> otherGroupIds = id -> false;
     /** Whether a group's {@code errors.deadletterqueue.topic.name} is honoured (not on a gateway node). */
-    private volatile boolean deadLetters = true;
 
     /** One shard's coordinator and what it last published. */
     private static final class Slot {
@@ -279,18 +278,10 @@ public final class ShareGroups {
         GroupConfig c = config(groupId);
         return new ShareConfig(c.effectiveRecordLockDurationMs(), c.effectiveDeliveryCountLimit(),
                 c.effectivePartitionMaxRecordLocks(), c.effectiveRenewAcknowledgeEnable(),
-                deadLetters && c.effectiveDeadLetterTopic() != null,
+                c.effectiveDeadLetterTopic() != null,
                 new ReleaseBackoff(c.effectiveReleaseBackoffInitialMs(), c.effectiveReleaseBackoffMultiplier(),
                         c.effectiveReleaseBackoffMaxMs(), c.effectiveReleaseBackoffLockExpiry()),
                 c.effectiveOrderByKey());
-    }
-
-    /**
-     * A gateway node: no group gets a dead-letter queue (its records die ARCHIVED at once), the
-     * queue topics being upstream. Call while wiring.
-     */
-    public void withoutDeadLetters() {
-        deadLetters = false;
     }
 
     /**

@@ -10,6 +10,11 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 /** The cooperative sticky split of state partitions among gateway nodes. */
@@ -89,6 +94,46 @@ class StatePartitionAssignorTest {
         StatePartitionAssignor.Ownership withMembers = new StatePartitionAssignor.Ownership(o.owners(), o.nodes(),
                 Map.of(7, "pier-gateway-7-5f1c", 8, "pier-gateway-8-0a2e"));
         assertThat(StatePartitionAssignor.Ownership.decode(withMembers.encode())).isEqualTo(withMembers);
+    }
+
+    @Test
+    void shouldListARestartedNodeOnceAndSplitAmongItsNewestMemberOnly() {
+        String topic = "__pier_share_state";
+        StatePartitionAssignor.NodeAddress one = new StatePartitionAssignor.NodeAddress(1, "127.0.0.1", 9092);
+        StatePartitionAssignor.NodeAddress two = new StatePartitionAssignor.NodeAddress(2, "127.0.0.1", 9093);
+        StatePartitionAssignor first = new StatePartitionAssignor(topic, one, 100, o -> { });
+        StatePartitionAssignor oldTwo = new StatePartitionAssignor(topic, two, 100, o -> { });
+        StatePartitionAssignor newTwo = new StatePartitionAssignor(topic, two, 200, o -> { });
+        Node broker = new Node(0, "127.0.0.1", 9000);
+        List<PartitionInfo> partitions = new ArrayList<>();
+        for (int p = 0; p < 4; p++) {
+            partitions.add(new PartitionInfo(topic, p, broker, new Node[] {broker}, new Node[] {broker}));
+        }
+        Cluster cluster = new Cluster("c", List.of(broker), partitions, Set.of(), Set.of());
+        // the old member of node 2 (killed, not dropped by the group yet) still owns 2 and 3
+        Map<String, ConsumerPartitionAssignor.Subscription> members = Map.of(
+                "m-1", subscription(first, topic, List.of(0, 1)),
+                "m-2-old", subscription(oldTwo, topic, List.of(2, 3)),
+                "m-2-new", subscription(newTwo, topic, List.of()));
+
+        Map<String, ConsumerPartitionAssignor.Assignment> out = first.assign(cluster,
+                new ConsumerPartitionAssignor.GroupSubscription(members)).groupAssignment();
+
+        assertThat(out).containsOnlyKeys("m-1", "m-2-old", "m-2-new");
+        assertThat(out.get("m-2-old").partitions()).isEmpty();
+        assertThat(out.get("m-1").partitions()).extracting(TopicPartition::partition).containsExactly(0, 1);
+        assertThat(out.get("m-2-new").partitions()).extracting(TopicPartition::partition).containsExactly(2, 3);
+        StatePartitionAssignor.Ownership map = StatePartitionAssignor.Ownership.decode(out.get("m-1").userData());
+        assertThat(map.nodes()).containsExactly(one, two);
+        assertThat(map.memberIds()).containsEntry(2, "m-2-new");
+    }
+
+    private static ConsumerPartitionAssignor.Subscription subscription(StatePartitionAssignor assignor, String topic,
+            List<Integer> owned) {
+        List<TopicPartition> tps = new ArrayList<>();
+        owned.forEach(p -> tps.add(new TopicPartition(topic, p)));
+        return new ConsumerPartitionAssignor.Subscription(List.of(topic), assignor.subscriptionUserData(Set.of(topic)),
+                tps);
     }
 
     private static List<Integer> range(int n) {

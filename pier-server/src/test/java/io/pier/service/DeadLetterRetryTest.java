@@ -14,6 +14,8 @@ import io.pier.state.TopicMetadata;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.Set;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
@@ -50,32 +52,7 @@ class DeadLetterRetryTest {
         FaultyDisk disk = new FaultyDisk();
         SharePartitionKey key;
         try (HandDrivenServices broker = new HandDrivenServices(dir, 1, null, Map.of(), disk)) {
-            TopicMetadata topic = broker.agents.await(broker.services.topics().create(TOPIC, 1, Map.of(), false));
-            broker.agents.await(broker.services.topics().create(QUEUE, 1,
-                    Map.of("errors.deadletterqueue.group.enable", "true"), false));
-            assertThat(broker.agents.await(broker.services.shareGroups().alterConfig(GROUP,
-                    Map.of("share.auto.offset.reset", "earliest", "errors.deadletterqueue.topic.name", QUEUE,
-                            "errors.deadletterqueue.copy.record.enable", "true"), false))
-                    .error()).isEqualTo(Errors.NONE);
-            assertThat(broker.agents.await(broker.services.shareGroups().heartbeat(new HeartbeatRequest(GROUP, "m",
-                    HeartbeatRequest.JOIN_EPOCH, null, List.of(TOPIC), "test", "/127.0.0.1"))).error())
-                    .isEqualTo(Errors.NONE);
-            key = new SharePartitionKey(GROUP, topic.id(), 0);
-            for (String value : List.of("a", "bad", "c")) {
-                MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE,
-                        new SimpleRecord(broker.clock.wallMs(), null, value.getBytes()));
-                assertThat(broker.agents.await(broker.services.logs().append(SOURCE, batch)).error())
-                        .isEqualTo(Errors.NONE);
-            }
-            assertThat(broker.agents.await(broker.services.shares().acquire(SOURCE, key, "m",
-                    new AcquireLimits(100, 100, AcquireMode.BATCH_OPTIMIZED), 1 << 20, null)).recordCount())
-                    .isEqualTo(3);
-
-            disk.fill(dir.resolve("logs").resolve(QUEUE + "-0"));
-            assertThat(broker.agents.await(broker.services.shares().acknowledge(SOURCE, key, "m", List.of(
-                    AckBatch.of(0, 0, AcknowledgeType.ACCEPT), AckBatch.of(1, 1, AcknowledgeType.REJECT),
-                    AckBatch.of(2, 2, AcknowledgeType.ACCEPT))))).as("the acknowledgements").isEqualTo(Errors.NONE);
-            broker.agents.runUntilIdle();
+            key = rejectOneOfThree(broker, () -> disk.fill(dir.resolve("logs").resolve(QUEUE + "-0")));
             assertThat(broker.takeFatal()).as("the queue append failed").containsExactly("append to " + QUEUE_0
                     + " failed");
 
@@ -99,6 +76,91 @@ class DeadLetterRetryTest {
             assertThat(letters(broker)).as("the one letter, after the restart").containsExactly("1:bad");
             assertThat(startOffset(broker, key)).as("archived once lettered").isEqualTo(3);
         }
+    }
+
+    /**
+     * A gateway's queue is remote: an append may land though its answer is lost. The first append
+     * here lands and is then reported as timed out; the retry must look the letter up and find it,
+     * not write it a second time. Without the lookup (a queue that says nothing lands after a
+     * failure) the record got two letters.
+     */
+    @Test
+    void shouldLookUpTheLettersOfAnAppendWhoseAnswerWasLostBeforeWritingThemAgain() throws Exception {
+        try (HandDrivenServices broker = new HandDrivenServices(dir, 1, null, Map.of(), FileIO.REAL)) {
+            DeadLetterQueues local = DeadLetterQueues.local(broker.services.topics(), broker.services.logs());
+            int[] appends = {0};
+            broker.services.deadLetterQueues(new DeadLetterQueues() {
+                @Override
+                public Queue find(String name) {
+                    return local.find(name);
+                }
+
+                @Override
+                public CompletableFuture<Void> create(String name, int partitions, Map<String, String> configs) {
+                    return local.create(name, partitions, configs);
+                }
+
+                @Override
+                public CompletableFuture<Appended> append(TopicPartition queue, List<SimpleRecord> letters) {
+                    CompletableFuture<Appended> landed = local.append(queue, letters);
+                    return appends[0]++ > 0 ? landed : landed.thenApply(a ->
+                            new Appended(Errors.REQUEST_TIMED_OUT, "the answer was lost"));
+                }
+
+                @Override
+                public CompletableFuture<Set<String>> inQueue(TopicPartition queue, String groupId,
+                        TopicPartition source, Set<String> candidates) {
+                    return local.inQueue(queue, groupId, source, candidates);
+                }
+
+                @Override
+                public boolean mayLandAfterFailure() {
+                    return true;
+                }
+            });
+            SharePartitionKey key = rejectOneOfThree(broker, () -> { });
+            for (int i = 0; i < 4; i++) {
+                broker.agents.advance(DeadLetters.RETRY_MAX_MS);
+                broker.agents.runUntilIdle();
+            }
+            assertThat(appends[0]).as("appends").isEqualTo(1);
+            assertThat(letters(broker)).as("the one letter").containsExactly("1:bad");
+            assertThat(startOffset(broker, key)).as("archived once its letter was found").isEqualTo(3);
+        }
+    }
+
+    /**
+     * A share group with a queue, three records acquired, the middle one REJECTed (after {@code
+     * beforeAcknowledge}), and the agents run until idle; returns the share-partition.
+     */
+    private static SharePartitionKey rejectOneOfThree(HandDrivenServices broker, Runnable beforeAcknowledge)
+            throws Exception {
+        TopicMetadata topic = broker.agents.await(broker.services.topics().create(TOPIC, 1, Map.of(), false));
+        broker.agents.await(broker.services.topics().create(QUEUE, 1,
+                Map.of("errors.deadletterqueue.group.enable", "true"), false));
+        assertThat(broker.agents.await(broker.services.shareGroups().alterConfig(GROUP,
+                Map.of("share.auto.offset.reset", "earliest", "errors.deadletterqueue.topic.name", QUEUE,
+                        "errors.deadletterqueue.copy.record.enable", "true"), false))
+                .error()).isEqualTo(Errors.NONE);
+        assertThat(broker.agents.await(broker.services.shareGroups().heartbeat(new HeartbeatRequest(GROUP, "m",
+                HeartbeatRequest.JOIN_EPOCH, null, List.of(TOPIC), "test", "/127.0.0.1"))).error())
+                .isEqualTo(Errors.NONE);
+        SharePartitionKey key = new SharePartitionKey(GROUP, topic.id(), 0);
+        for (String value : List.of("a", "bad", "c")) {
+            MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE,
+                    new SimpleRecord(broker.clock.wallMs(), null, value.getBytes()));
+            assertThat(broker.agents.await(broker.services.logs().append(SOURCE, batch)).error())
+                    .isEqualTo(Errors.NONE);
+        }
+        assertThat(broker.agents.await(broker.services.shares().acquire(SOURCE, key, "m",
+                new AcquireLimits(100, 100, AcquireMode.BATCH_OPTIMIZED), 1 << 20, null)).recordCount())
+                .isEqualTo(3);
+        beforeAcknowledge.run();
+        assertThat(broker.agents.await(broker.services.shares().acknowledge(SOURCE, key, "m", List.of(
+                AckBatch.of(0, 0, AcknowledgeType.ACCEPT), AckBatch.of(1, 1, AcknowledgeType.REJECT),
+                AckBatch.of(2, 2, AcknowledgeType.ACCEPT))))).as("the acknowledgements").isEqualTo(Errors.NONE);
+        broker.agents.runUntilIdle();
+        return key;
     }
 
     private static long startOffset(HandDrivenServices broker, SharePartitionKey key) throws Exception {

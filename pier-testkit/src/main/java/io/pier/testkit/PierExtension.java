@@ -204,6 +204,11 @@ public final class PierExtension implements BeforeAllCallback, AfterAllCallback 
         return dataDir;
     }
 
+    /** Every node's metrics port, node 1 first (one with a single broker). */
+    public List<Integer> metricsPorts() {
+        return nodes().stream().map(Pier::metricsPort).toList();
+    }
+
     /** Node 1, then the others. */
     private List<Pier> nodes() {
         List<Pier> all = new ArrayList<>();

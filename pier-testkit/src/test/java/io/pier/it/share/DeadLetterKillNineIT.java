@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pier.it.ChildBroker;
+import io.pier.testkit.UpstreamKafka;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -66,7 +67,8 @@ import org.junit.jupiter.api.io.TempDir;
  * only if it died at the limit because crashes used up its deliveries. Each letter names its record
  * and copies its key and value.
  *
- * <p>{@code -Dpier.dlqkill.cycles=N} (4 by default, the {@code soak} profile sets 60),
+ * <p>{@code -Dpier.dlqkill.cycles=N} (4 by default, the {@code soak} profile sets 60; on the gateway
+ * {@code -Dpier.dlqkill.gateway.cycles=N}, 2 by default, 60 in the soak),
  * {@code -Dpier.dlqkill.records=N} and {@code -Dpier.dlqkill.seed=N} control the run; the seed is
  * printed.
  */
@@ -121,24 +123,47 @@ class DeadLetterKillNineIT {
     private final AtomicLong confirmedVerdicts = new AtomicLong();
     private volatile int run;
     private volatile boolean running = true;
-    private ChildBroker broker;
+    /** The broker, or the gateway nodes: one of them is killed per cycle. */
+    private final List<ChildBroker> nodes = new ArrayList<>();
 
     @Test
     void shouldWriteExactlyOneDeadLetterPerDeadRecordAcrossKillNine() throws Exception {
-        int cycles = Integer.getInteger("pier.dlqkill.cycles", 4);
+        // small state segments and frequent snapshots, so kills also land on state-log rolls
+        nodes.add(new ChildBroker(dataDir, scratch, "pier.share.state.segment.bytes=65536",
+                "share.coordinator.cold.partition.snapshot.interval.ms=500",
+                "share.coordinator.snapshot.update.records.per.snapshot=50"));
+        killCycles(Integer.getInteger("pier.dlqkill.cycles", 4));
+    }
+
+    /**
+     * The same on two gateway nodes over one upstream Kafka, which holds the queue, the share state
+     * and the records: each cycle SIGKILLs one of the nodes, whose share-partitions the other takes
+     * over (looking up the letters of what it finds ARCHIVING in the upstream's queue) until the
+     * killed node, restarted, takes its share back.
+     */
+    @Test
+    void shouldWriteExactlyOneDeadLetterPerDeadRecordAcrossGatewayNodeKills() throws Exception {
+        try (UpstreamKafka upstream = UpstreamKafka.builder().start()) {
+            for (int id = 1; id <= 2; id++) {
+                nodes.add(new ChildBroker(Files.createDirectories(dataDir.resolve("node-" + id)), scratch,
+                        "node.id=" + id, "pier.gateway.upstream.bootstrap.servers=" + upstream.bootstrapServers(),
+                        "pier.gateway.session.timeout.ms=6000"));
+            }
+            killCycles(Integer.getInteger("pier.dlqkill.gateway.cycles", 2));
+        }
+    }
+
+    private void killCycles(int cycles) throws Exception {
         int records = Math.max(Integer.getInteger("pier.dlqkill.records", 2000), 200 * cycles);
         seed = Long.getLong("pier.dlqkill.seed", System.nanoTime());
-        System.out.printf("DeadLetterKillNineIT seed %d, %d cycles, %d records%n", seed, cycles, records);
+        System.out.printf("DeadLetterKillNineIT seed %d, %d cycles, %d records, %d nodes%n", seed, cycles, records,
+                nodes.size());
         Random random = new Random(seed);
-        // small state segments and frequent snapshots, so kills also land on state-log rolls
-        broker = new ChildBroker(dataDir, scratch, "pier.share.state.segment.bytes=65536",
-                "share.coordinator.cold.partition.snapshot.interval.ms=500",
-                "share.coordinator.snapshot.update.records.per.snapshot=50");
-        String bootstrap = broker.bootstrapServers();
+        String bootstrap = String.join(",", nodes.stream().map(ChildBroker::bootstrapServers).toList());
         List<Thread> consumers = new ArrayList<>();
         long[] ends;
         try {
-            broker.start(0);
+            startAll(0);
             setUp(bootstrap);
             ends = produce(bootstrap, records);
             // Paced so that the work spans the cycles (about 1.5 s of consuming each), and kills
@@ -159,15 +184,16 @@ class DeadLetterKillNineIT {
                     long target = confirmedVerdicts.get() + 10 + random.nextInt(2 * records / (cycles + 1));
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
                     while (confirmedVerdicts.get() < target && System.nanoTime() < deadline) {
-                        broker.assertAlive();
+                        assertAllAlive();
                         Thread.sleep(5);
                     }
                     Thread.sleep(random.nextInt(50));
                 }
-                broker.assertAlive();
-                assertThat(broker.kill()).isTrue();
+                assertAllAlive();
+                ChildBroker victim = nodes.get(random.nextInt(nodes.size()));
+                assertThat(victim.kill()).isTrue();
                 run = cycle;
-                broker.start(cycle);
+                victim.start(cycle * 10 + nodes.indexOf(victim));
                 assertThat(violations).as("violations after cycle %d (seed %d)", cycle, seed).isEmpty();
             }
             awaitStartOffsetsAtEnd(bootstrap, ends);
@@ -181,9 +207,40 @@ class DeadLetterKillNineIT {
         try {
             letters = readQueue(bootstrap);
         } finally {
-            broker.close();
+            for (ChildBroker node : nodes) {
+                node.close();
+            }
         }
         check(letters, cycles, records);
+    }
+
+    /** Starts every node at once (gateway nodes wait for each other's first split); {@code run} names the logs. */
+    private void startAll(int run) throws Exception {
+        List<Thread> starting = new ArrayList<>();
+        List<Throwable> failed = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            ChildBroker node = nodes.get(i);
+            int log = run * 10 + i;
+            Thread t = new Thread(() -> {
+                try {
+                    node.start(log);
+                } catch (IOException | RuntimeException e) {
+                    failed.add(e);
+                }
+            }, "dlq-kill-start-" + i);
+            t.start();
+            starting.add(t);
+        }
+        for (Thread t : starting) {
+            t.join(60_000);
+        }
+        assertThat(failed).as("nodes that failed to start").isEmpty();
+    }
+
+    private void assertAllAlive() throws IOException {
+        for (ChildBroker node : nodes) {
+            node.assertAlive();
+        }
     }
 
     private void setUp(String bootstrap) throws Exception {
@@ -332,7 +389,7 @@ class DeadLetterKillNineIT {
             try {
                 await("start offsets at the end of both partitions").atMost(Duration.ofSeconds(120))
                         .pollInterval(Duration.ofMillis(200)).until(() -> {
-                            broker.assertAlive();
+                            assertAllAlive();
                             Map<TopicPartition, SharePartitionOffsetInfo> info = admin
                                     .listShareGroupOffsets(Map.of(GROUP, new ListShareGroupOffsetsSpec()))
                                     .partitionsToOffsetInfo(GROUP).get(10, TimeUnit.SECONDS);

@@ -23,8 +23,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,12 +37,6 @@ class DeadLetterQueueIT {
             "pier.metrics.snapshot.interval.ms", "50",
             "group.share.min.record.lock.duration.ms", "1000",
             "group.share.record.lock.duration.ms", String.valueOf(LOCK_MS));
-
-    /** A gateway node writes no dead letters yet (docs/configuration.md): its groups' records die ARCHIVED. */
-    @BeforeAll
-    static void notOnAGateway() {
-        Assumptions.assumeFalse(PierExtension.gateway(), "a gateway node writes no dead letters");
-    }
 
     private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
 
@@ -73,7 +65,7 @@ class DeadLetterQueueIT {
         awaitStartOffset("g-reject", "reject", 3);
 
         awaitMetric("pier_share_dead_letters_total", "g-reject", "reject", 1);
-        assertThat(scrape().value("pier_share_dead_letter_failures_total", "group", "g-reject")).isZero();
+        assertThat(metric("pier_share_dead_letter_failures_total", "group", "g-reject")).isZero();
 
         // Still exactly one, a while later.
         Thread.sleep(500);
@@ -154,7 +146,7 @@ class DeadLetterQueueIT {
         awaitStartOffset("g-closed", "closed", 2); // archived, as Kafka does
         assertThat(readAll("dlq.closed", 1, Duration.ofSeconds(2))).isEmpty();
         awaitMetric("pier_share_dead_letter_failures_total", "g-closed", "closed", 1);
-        assertThat(scrape().value("pier_share_dead_letters_total", "group", "g-closed")).isZero();
+        assertThat(metric("pier_share_dead_letters_total", "group", "g-closed")).isZero();
     }
 
     private void createDeadLetterTopic(String name, boolean enabled) throws Exception {
@@ -202,13 +194,13 @@ class DeadLetterQueueIT {
         return out;
     }
 
-    private static ScrapedMetrics scrape() throws Exception {
-        return ScrapedMetrics.scrape(PIER.pier().metricsPort());
+    private static double metric(String name, String... labelPairs) throws Exception {
+        return ScrapedMetrics.of(PIER, name, labelPairs);
     }
 
     private static void awaitMetric(String name, String group, String topic, double expected) {
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
-                scrape().value(name, "group", group, "topic", topic, "partition", "0")).isEqualTo(expected));
+                metric(name, "group", group, "topic", topic, "partition", "0")).isEqualTo(expected));
     }
 
     private void awaitStartOffset(String group, String topic, long expected) {

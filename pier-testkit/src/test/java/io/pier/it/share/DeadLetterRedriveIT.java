@@ -35,8 +35,6 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -52,12 +50,6 @@ class DeadLetterRedriveIT {
     static final PierExtension PIER = PierExtension.withConfig(
             "group.share.min.record.lock.duration.ms", "1000",
             "group.share.record.lock.duration.ms", "2000");
-
-    /** A gateway node writes no dead letters yet (docs/configuration.md): its groups' records die ARCHIVED. */
-    @BeforeAll
-    static void notOnAGateway() {
-        Assumptions.assumeFalse(PierExtension.gateway(), "a gateway node writes no dead letters");
-    }
 
     private final ShareClients clients = new ShareClients(PIER.bootstrapServers());
 

@@ -52,6 +52,31 @@ public final class ScrapedMetrics {
         return new ScrapedMetrics(response.body());
     }
 
+    /**
+     * Every node's samples together (a gateway's nodes each export what they serve): read them with
+     * {@link #sum}, as one node's series may be on another after a takeover.
+     */
+    public static ScrapedMetrics scrape(List<Integer> ports) throws IOException, InterruptedException {
+        StringBuilder all = new StringBuilder();
+        for (int port : ports) {
+            all.append(scrape(port).text).append('\n');
+        }
+        return new ScrapedMetrics(all.toString());
+    }
+
+    /**
+     * A metric of {@code pier}'s share-partitions: the one sample's value on a broker ({@link
+     * #value}: NaN if absent); on several gateway nodes, the sum over every node's samples (0 if
+     * none has it), since only the node serving a share-partition counts for it.
+     */
+    public static double of(io.pier.testkit.PierExtension pier, String name, String... labelPairs)
+            throws IOException, InterruptedException {
+        if (!io.pier.testkit.PierExtension.multiNodeGateway()) {
+            return scrape(pier.pier().metricsPort()).value(name, labelPairs);
+        }
+        return scrape(pier.metricsPorts()).sum(name, labelPairs);
+    }
+
     /** The value of the one sample named {@code name} with these labels (key, value, ...); NaN if absent. */
     public double value(String name, String... labelPairs) {
         Map<String, String> want = new HashMap<>();
