@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.pier.metrics.GroupSnapshot;
 import io.pier.metrics.PierMetrics;
+import io.pier.metrics.SharePartitionSnapshot;
 import io.pier.security.acl.Authorizer;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,13 +13,19 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
+import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,7 +104,8 @@ final class ConsoleHandler implements HttpHandler {
                     Published.of(metrics), viewer, sources.broker(), sampler.requestRates(),
                     wallMs.getAsLong() - startedMs));
             case ShareGroupsPage.PATH -> page("Share groups", Layout.Section.SHARE_GROUPS,
-                    ShareGroupsPage.render(Published.of(metrics), viewer));
+                    ShareGroupsPage.render(Published.of(metrics), viewer, sources.broker().gateway(),
+                    sources::coordinatorElsewhere));
             case ConsumerGroupsPage.PATH -> page("Consumer groups", Layout.Section.CONSUMER_GROUPS,
                     ConsumerGroupsPage.render(Published.of(metrics), viewer));
             case ShareGroupPage.PATH -> shareGroup(id(exchange), viewer);
@@ -111,16 +119,48 @@ final class ConsoleHandler implements HttpHandler {
 
     private Response shareGroup(String group, Viewer viewer) {
         Published p = Published.of(metrics);
-        GroupSnapshot.Listed listed = group == null ? null : p.listed(group, true);
-        if (listed == null || !viewer.group(group)) {
+        boolean visible = group != null && viewer.group(group);
+        GroupSnapshot.Listed listed = visible ? p.listed(group, true) : null;
+        List<SharePartitionSnapshot> here = visible ? ShareGroupPage.partitionsOf(group, p, viewer) : List.of();
+        // On a gateway of several nodes the group may be coordinated by another node, some of its
+        // share-partitions served by others: this node shows what it serves and names the rest.
+        Optional<ConsoleSources.NodeRef> coordinator = visible ? sources.coordinatorElsewhere(group) : Optional.empty();
+        if (listed == null && here.isEmpty()) {
+            if (coordinator.isPresent()) {
+                return notFound("This node does not coordinate share group '" + group + "' nor serve any of its"
+                        + " share-partitions: " + coordinator.get() + " coordinates it, if it exists.");
+            }
             // The same answer for a group that is not there and one the principal may not see.
             return notFound("No share group " + (group == null ? "named" : "'" + group + "'") + " to show.");
         }
-        ShareGroupPage.Model model = new ShareGroupPage.Model(group, listed.state(), sources.shareGroupSettings(group),
-                await(sources.shareGroupMembers(group)), ShareGroupPage.partitionsOf(group, p, viewer),
+        Optional<List<ConsoleSources.Member>> members = coordinator.isPresent() ? Optional.empty()
+                : await(sources.shareGroupMembers(group));
+        ShareGroupPage.Model model = new ShareGroupPage.Model(group, listed == null ? "not known here" : listed.state(),
+                sources.shareGroupSettings(group), members, here, sources.broker().gateway(), coordinator,
+                servedElsewhere(members, here, viewer),
                 history.samples(new History.Key(History.Metric.SHARE_LAG, group)),
                 history.samples(new History.Key(History.Metric.SHARE_OLDEST_AGE_MS, group)));
         return page("Share group " + group, Layout.Section.SHARE_GROUPS, ShareGroupPage.render(model, viewer));
+    }
+
+    /** The assigned partitions, of those the viewer may see, whose share state another gateway node serves. */
+    private Map<TopicPartition, ConsoleSources.NodeRef> servedElsewhere(Optional<List<ConsoleSources.Member>> members,
+            List<SharePartitionSnapshot> here, Viewer viewer) {
+        Map<TopicPartition, ConsoleSources.NodeRef> out = new TreeMap<>(
+                Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+        if (!sources.broker().gateway() || members.isEmpty()) {
+            return out;
+        }
+        Set<TopicPartition> served = new HashSet<>();
+        here.forEach(s -> served.add(new TopicPartition(s.topic(), s.partition())));
+        for (ConsoleSources.Member m : members.get()) {
+            for (TopicPartition tp : m.assigned()) {
+                if (!served.contains(tp) && viewer.topics().test(tp.topic())) {
+                    sources.servedElsewhere(tp.topic(), tp.partition()).ifPresent(n -> out.put(tp, n));
+                }
+            }
+        }
+        return out;
     }
 
     private Response consumerGroup(String group, Viewer viewer) {

@@ -30,7 +30,25 @@ public interface ConsoleSources {
         }
     }
 
+    /** Another gateway node, named as clients reach it. */
+    record NodeRef(int nodeId, String address) {
+        @Override
+        public String toString() {
+            return "node " + nodeId + " (" + address + ")";
+        }
+    }
+
     BrokerFacts broker();
+
+    /** On a gateway of several nodes, the node coordinating the share group when it is another; empty on a broker. */
+    default Optional<NodeRef> coordinatorElsewhere(String groupId) {
+        return Optional.empty();
+    }
+
+    /** On a gateway of several nodes, the node serving the share state of a topic-partition when it is another. */
+    default Optional<NodeRef> servedElsewhere(String topic, int partition) {
+        return Optional.empty();
+    }
 
     ShareGroupSettings shareGroupSettings(String groupId);
 

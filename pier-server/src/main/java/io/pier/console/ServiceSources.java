@@ -9,6 +9,7 @@ import io.pier.group.consumer.ConsumerGroupDescription;
 import io.pier.service.BrokerServices;
 import io.pier.service.ConsumerGroups;
 import io.pier.service.NodeInfo;
+import io.pier.state.TopicMetadata;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -19,20 +20,34 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 
 /** The console's sources in a running broker: its services and its node. */
 public final class ServiceSources implements ConsoleSources {
     private static final String CONSUMER_PROTOCOL_TYPE = "consumer";
 
+    /** Which gateway node serves what, as the last split of the state says. */
+    public interface Placement {
+        /** The other node coordinating the group; empty if this node does, or none does yet. */
+        Optional<NodeInfo> coordinatingElsewhere(String groupId);
+
+        /** The other node serving the topic-partition's share state; empty if this node does, or none yet. */
+        Optional<NodeInfo> servingElsewhere(Uuid topicId, int partition);
+    }
+
     private final BrokerServices services;
     private final Supplier<NodeInfo> node;
-    private final boolean gateway;
+    /** Null on a broker, where everything is here. */
+    private final Placement placement;
 
-    /** @param node the node, known once the listeners are bound (before the console serves a page) */
-    public ServiceSources(BrokerServices services, Supplier<NodeInfo> node, boolean gateway) {
+    /**
+     * @param node the node, known once the listeners are bound (before the console serves a page)
+     * @param placement on a gateway, where its nodes serve share state; null on a broker
+     */
+    public ServiceSources(BrokerServices services, Supplier<NodeInfo> node, Placement placement) {
         this.services = services;
         this.node = node;
-        this.gateway = gateway;
+        this.placement = placement;
     }
 
     @Override
@@ -40,7 +55,23 @@ public final class ServiceSources implements ConsoleSources {
         NodeInfo n = node.get();
         Map<String, String> listeners = new LinkedHashMap<>();
         n.listeners().forEach((name, a) -> listeners.put(name, a.host() + ":" + a.port()));
-        return new BrokerFacts(n.nodeId(), n.clusterId(), gateway, services.shardCount(), listeners);
+        return new BrokerFacts(n.nodeId(), n.clusterId(), placement != null, services.shardCount(), listeners);
+    }
+
+    @Override
+    public Optional<NodeRef> coordinatorElsewhere(String groupId) {
+        return placement == null ? Optional.empty() : placement.coordinatingElsewhere(groupId).map(ServiceSources::ref);
+    }
+
+    @Override
+    public Optional<NodeRef> servedElsewhere(String topic, int partition) {
+        TopicMetadata t = services.topics().topic(topic);
+        return placement == null || t == null ? Optional.empty()
+                : placement.servingElsewhere(t.id(), partition).map(ServiceSources::ref);
+    }
+
+    private static NodeRef ref(NodeInfo n) {
+        return new NodeRef(n.nodeId(), n.host() + ":" + n.port());
     }
 
     @Override

@@ -3,8 +3,10 @@ package io.pier.console;
 import io.pier.metrics.ShareCounts;
 import io.pier.metrics.SharePartitionSnapshot;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,10 +27,22 @@ final class ShareGroupPage {
     private static final List<String> DELIVERY_BUCKETS = List.of("1", "2", "3", "4", "5", "6", "7", "8", "9", "10",
             ">10");
 
-    /** What the page shows; {@code members} empty when the coordinator did not answer in time. */
+    private static final List<Html.Column> ELSEWHERE = List.of(Html.Column.text("Share-partition"),
+            Html.Column.text("Served by"));
+
+    /**
+     * What the page shows; {@code members} empty when the coordinator did not answer in time, or is
+     * another gateway node ({@code coordinator}); {@code partitions} those served here, and {@code
+     * elsewhere} the assigned ones other gateway nodes serve.
+     */
     record Model(String group, String state, ConsoleSources.ShareGroupSettings settings,
-            Optional<List<ConsoleSources.Member>> members, List<SharePartitionSnapshot> partitions,
-            RingBuffer.Samples lag, RingBuffer.Samples oldestAge) {}
+            Optional<List<ConsoleSources.Member>> members, List<SharePartitionSnapshot> partitions, boolean gateway,
+            Optional<ConsoleSources.NodeRef> coordinator, Map<TopicPartition, ConsoleSources.NodeRef> elsewhere,
+            RingBuffer.Samples lag, RingBuffer.Samples oldestAge) {
+        Model {
+            elsewhere = Collections.unmodifiableMap(new LinkedHashMap<>(elsewhere));
+        }
+    }
 
     private ShareGroupPage() {}
 
@@ -47,19 +61,26 @@ final class ShareGroupPage {
         for (SharePartitionSnapshot s : m.partitions()) {
             total = total.plus(s);
         }
-        out.facts("group-facts", List.of("State", m.state(),
+        List<String> facts = new ArrayList<>(List.of("State", m.state(),
                 "Ordering", m.settings().orderedByKey() ? "by key" : "none",
                 "Dead-letter topic", m.settings().deadLetterTopic() == null ? "none" : m.settings().deadLetterTopic(),
                 "Delivery count limit", String.valueOf(m.settings().deliveryCountLimit()),
                 "Share-partitions", String.valueOf(total.sharePartitions()), "Lag", String.valueOf(total.lag()),
                 "Oldest unacknowledged", Html.age(total.oldestUnacknowledgedAgeMs()),
                 "Members", m.members().map(l -> String.valueOf(l.size())).orElse("?")));
+        if (m.gateway()) {
+            facts.addAll(List.of("Coordinator", m.coordinator().map(Object::toString).orElse("this node")));
+        }
+        out.facts("group-facts", facts);
         out.raw("<div class=\"plots\">");
         Plot.draw(out, "plot-lag", "Lag (records)", m.lag(), Plot.Unit.COUNT);
         Plot.draw(out, "plot-oldest-age", "Oldest unacknowledged record", m.oldestAge(), Plot.Unit.MILLIS);
         out.raw("</div>\n");
         members(out, m, viewer);
         SharePartitionsTable.render(out, m.partitions(), m.settings().orderedByKey());
+        if (m.gateway()) {
+            elsewhere(out, m);
+        }
         archives(out, m.partitions());
         deliveryCounts(out, m.partitions());
         return out;
@@ -67,6 +88,11 @@ final class ShareGroupPage {
 
     private static void members(Html out, Model m, Viewer viewer) {
         out.heading(2, "Members");
+        if (m.coordinator().isPresent()) {
+            out.note("muted", "The group's coordinator is " + m.coordinator().get()
+                    + ": its console lists the members.");
+            return;
+        }
         if (m.members().isEmpty()) {
             out.note("muted", "The group's coordinator did not answer in time; reload to try again.");
             return;
@@ -89,6 +115,24 @@ final class ShareGroupPage {
                     .number("acquired", acquired.getOrDefault(member.memberId(), 0)).endRow();
         }
         out.endTable(m.members().get().size(), MEMBERS.size(), "No members.");
+    }
+
+    /**
+     * A gateway node shows the share-partitions it serves; those of the members' assignments that
+     * other nodes serve are named here, each with its node, whose console shows it.
+     */
+    private static void elsewhere(Html out, Model m) {
+        out.heading(2, "Share-partitions served by other nodes");
+        if (m.coordinator().isPresent()) {
+            out.note("muted", "Known to the group's coordinator, " + m.coordinator().get() + ".");
+            return;
+        }
+        out.startTable("served-elsewhere", ELSEWHERE);
+        m.elsewhere().forEach((tp, node) -> {
+            String name = tp.topic() + "-" + tp.partition();
+            out.startRow(name).cell("share-partition", name).cell("node", node.toString()).endRow();
+        });
+        out.endTable(m.elsewhere().size(), ELSEWHERE.size(), "None: this node serves all the assigned ones.");
     }
 
     static String join(List<TopicPartition> partitions) {

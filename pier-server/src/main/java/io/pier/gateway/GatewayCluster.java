@@ -146,6 +146,25 @@ public final class GatewayCluster implements GatewayNodes {
         return n == null || n.nodeId() == self() ? null : new Node(n.nodeId(), n.host(), n.port());
     }
 
+    /**
+     * The other node that serves the share state of the topic-partition, as clients reach it;
+     * empty when this node does, or none does yet. For the console.
+     */
+    public java.util.Optional<NodeInfo> servingElsewhere(Uuid topicId, int partition) {
+        return elsewhere(ownership.owners().get(PartitionedShareState.partitionOf(topicId, partition, statePartitions)));
+    }
+
+    /** The other node that coordinates the group, as clients reach it; empty when this node does, or none does yet. */
+    public java.util.Optional<NodeInfo> coordinatingElsewhere(String groupId) {
+        return elsewhere(ownership.owners().get(PartitionedShareState.partitionOf(groupId, statePartitions)));
+    }
+
+    private java.util.Optional<NodeInfo> elsewhere(NodeAddress n) {
+        NodeInfo me = self.get();
+        return n == null || n.nodeId() == me.nodeId() ? java.util.Optional.empty()
+                : java.util.Optional.of(new NodeInfo(n.nodeId(), n.host(), n.port(), me.clusterId()));
+    }
+
     /** The last split (for {@link PeerWatch}). */
     Ownership ownership() {
         return ownership;

@@ -202,7 +202,7 @@ final class Broker implements AutoCloseable {
                 metricsEndpoint = null;
             } else {
                 console = Console.start(metrics, config.console(), new ServiceSources(services, this::node,
-                        config.gateway()), acls);
+                        placement(gatewayCluster)), acls);
                 started.push(console);
                 metricsEndpoint = metrics.serve(config.metricsHost(), config.metricsPort(), console.handler());
                 started.push(metricsEndpoint);
@@ -218,6 +218,24 @@ final class Broker implements AutoCloseable {
             LOG.info("Metrics on http://{}:{}/metrics, web console on http://{}:{}/", config.metricsHost(),
                     metricsEndpoint.port(), config.metricsHost(), metricsEndpoint.port());
         }
+    }
+
+    /** Where the console reads a gateway's nodes serve share state; null on a broker. */
+    private static ServiceSources.Placement placement(GatewayCluster cluster) {
+        if (cluster == null) {
+            return null;
+        }
+        return new ServiceSources.Placement() {
+            @Override
+            public java.util.Optional<NodeInfo> coordinatingElsewhere(String groupId) {
+                return cluster.coordinatingElsewhere(groupId);
+            }
+
+            @Override
+            public java.util.Optional<NodeInfo> servingElsewhere(org.apache.kafka.common.Uuid topicId, int partition) {
+                return cluster.servingElsewhere(topicId, partition);
+            }
+        };
     }
 
     /** The share state of a broker: an internal log under {@code <data>/share-state}, its agent started. */

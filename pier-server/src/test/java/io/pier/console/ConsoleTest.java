@@ -55,7 +55,8 @@ class ConsoleTest {
                 new ConsoleSources.ShareGroupSettings(true, EVIL, 5),
                 Optional.of(List.of(new ConsoleSources.Member("m-1", EVIL, "/127.0.0.1", 3,
                         List.of(new TopicPartition(EVIL + "-topic", 0))))),
-                List.of(s), RingBuffer.Samples.NONE, RingBuffer.Samples.NONE);
+                List.of(s), true, Optional.empty(), Map.of(new TopicPartition(EVIL + "-topic", 1),
+                        new ConsoleSources.NodeRef(2, EVIL)), RingBuffer.Samples.NONE, RingBuffer.Samples.NONE);
         String page = Layout.page("Share group " + EVIL, Layout.Section.SHARE_GROUPS, "User:ANONYMOUS", 1000,
                 ShareGroupPage.render(model, Viewer.EVERYTHING));
 
@@ -70,6 +71,9 @@ class ConsoleTest {
                 + "<td class=\"num\" data-field=\"records\" data-value=\"3\">");
         assertThat(page).contains("<tr data-key=\"accept\"><td data-field=\"type\">accept</td>"
                 + "<td class=\"num\" data-field=\"d1\" data-value=\"4\">");
+        // a gateway node names the node serving a share-partition it does not, as text
+        assertThat(page).contains("<tr data-key=\"" + EVIL_ESCAPED + "-topic-1\"><td data-field=\"share-partition\">"
+                + EVIL_ESCAPED + "-topic-1</td><td data-field=\"node\">node 2 (" + EVIL_ESCAPED + ")</td>");
         assertThat(page).contains("<td data-field=\"assigned\">" + EVIL_ESCAPED + "-topic-0</td>")
                 .contains("data-field=\"acquired\" data-value=\"2\"");
     }
@@ -80,7 +84,7 @@ class ConsoleTest {
                 share("a&b", "t", 1, 0, 5, 900, counts(2, 0))), List.of(),
                 List.of(new GroupSnapshot(Map.of(), 0, 0, List.of(),
                         List.of(new GroupSnapshot.Listed("a&b", GroupSnapshot.SHARE, "Stable")))));
-        String html = ShareGroupsPage.render(p, Viewer.EVERYTHING).toString();
+        String html = ShareGroupsPage.render(p, Viewer.EVERYTHING, false, g -> Optional.empty()).toString();
 
         assertThat(html).contains("<a href=\"/share-group?id=a%26b\">a&amp;b</a>")
                 .contains("data-field=\"share-partitions\" data-value=\"2\"")
@@ -107,7 +111,7 @@ class ConsoleTest {
                 Map.of("PRODUCE", new Sampler.RequestRate(3.5, 7)), 1000).toString();
         assertThat(overview).contains("data-key=\"seen\"").doesNotContain("unseen").doesNotContain("PRODUCE")
                 .doesNotContain("127.0.0.1:9092").contains("Request rates need DESCRIBE on the cluster");
-        assertThat(ShareGroupsPage.render(p, Viewer.of(acls, viewer, "127.0.0.1")).toString())
+        assertThat(ShareGroupsPage.render(p, Viewer.of(acls, viewer, "127.0.0.1"), false, g -> Optional.empty()).toString())
                 .contains("data-key=\"g1\"").doesNotContain("g2");
         String everything = OverviewPage.render(p, Viewer.of(null, viewer, "127.0.0.1"), broker,
                 Map.of("PRODUCE", new Sampler.RequestRate(3.5, 7)), 1000).toString();

@@ -10,7 +10,9 @@ import java.util.List;
 import java.util.logging.Level;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Assumptions;
+import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -98,6 +100,17 @@ final class Browser implements AutoCloseable {
                 .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
                 .map(LogEntry::toString)
                 .collect(Collectors.toList());
+    }
+
+    /** A cell of a console table, by the table's id, the row's key and the cell's field. */
+    WebElement cell(String table, String rowKey, String field) {
+        return driver.findElement(By.cssSelector("#" + table + " tr[data-key=\"" + cssString(rowKey)
+                + "\"] td[data-field=\"" + field + "\"]"));
+    }
+
+    /** {@code s} inside a double-quoted CSS string. */
+    static String cssString(String s) {
+        return s.replace("\\", "\\\\").replace("\"", "\\\"");
     }
 
     @Override

@@ -307,8 +307,7 @@ class ConsoleIT {
     }
 
     private static WebElement cell(String table, String rowKey, String field) {
-        return browser.driver.findElement(By.cssSelector("#" + table + " tr[data-key=\"" + cssString(rowKey)
-                + "\"] td[data-field=\"" + field + "\"]"));
+        return browser.cell(table, rowKey, field);
     }
 
     private static String cellValue(String table, String rowKey, String field) {
@@ -344,10 +343,5 @@ class ConsoleIT {
                 }
             }
         }
-    }
-
-    /** {@code s} inside a double-quoted CSS string. */
-    private static String cssString(String s) {
-        return s.replace("\\", "\\\\").replace("\"", "\\\"");
     }
 }
