@@ -227,7 +227,7 @@ public final class GatewayMembership implements AutoCloseable {
             return;
         }
         LOG.warn("No answer from the upstream for {} ms: giving up share state partitions {} until this node is back"
-                + " in the gateway group", sessionTimeoutMs - heartbeatIntervalMs(sessionTimeoutMs), served);
+                + " in the gateway group", lease.lengthMs(), served);
         served.forEach(state::stopServing);
         cluster.withdraw();
         lost.addAll(served);

@@ -52,6 +52,11 @@ final class ServingLease {
     }
 
     /** Starts the lease afresh from {@code nowNanos}: the node has given everything up and joins again. */
+    /** The lease's length, for the log. */
+    long lengthMs() {
+        return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(leaseNanos);
+    }
+
     void restart(long nowNanos) {
         lastGroupAnswerNanos = nowNanos;
     }

@@ -174,7 +174,7 @@ public final class BrokerServices implements AutoCloseable {
 
     /** Opens (recovering) every partition log; completes when all serve, or with the first failure. */
     public CompletableFuture<Void> open() {
-        return topics.openAll().thenRun(this::resumeDeadLetters);
+        return topics.openAll().thenRun(() -> resumeDeadLetters(store.keys()));
     }
 
     /**
@@ -182,10 +182,10 @@ public final class BrokerServices implements AutoCloseable {
      * (ARCHIVING), so their letters are written after a restart without waiting for a consumer to
      * fetch there.
      */
-    private void resumeDeadLetters() {
+    private void resumeDeadLetters(java.util.Collection<SharePartitionKey> keys) {
         // A gateway node serves no state partition yet when its logs open: it resumes the letters
-        // of those it takes over as their share-partitions load.
-        for (SharePartitionKey key : store.keys()) {
+        // of those it takes over (shareStateTaken).
+        for (SharePartitionKey key : keys) {
             ShareState state = store.serves(key) ? store.read(key) : null;
             if (state == null || state.batches().stream().noneMatch(b -> b.state() == PersistedBatch.ARCHIVING)) {
                 continue;
@@ -228,11 +228,13 @@ public final class BrokerServices implements AutoCloseable {
     /**
      * Gateway: this node now serves the state of {@code keys} and the existence of {@code groups}
      * (a state partition it took over): the admin APIs list them from now on, the groups are
-     * known (Empty until their members come), each share-partition loads when first used.
+     * known (Empty until their members come), each share-partition loads when first used, or at
+     * once if it holds records waiting for their dead letters (their node died between the letters
+     * and ARCHIVED), whose letters are then looked up and written without waiting for a consumer.
      */
     public CompletableFuture<Void> shareStateTaken(java.util.Set<SharePartitionKey> keys, java.util.Set<String> groups) {
         keys.forEach(live::addStateKey);
-        return shareGroups.restoreGroups(groups);
+        return shareGroups.restoreGroups(groups).thenRun(() -> resumeDeadLetters(keys));
     }
 
     /**
