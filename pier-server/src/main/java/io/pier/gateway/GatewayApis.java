@@ -350,12 +350,12 @@ public final class GatewayApis {
         // and the brokers a gateway's clients see are its nodes, which keep only mirrors of the
         // upstream's partitions. Left unadvertised, Admin.describeLogDirs fails with
         // UnsupportedVersionException instead of describing a cache; kafka-log-dirs is for the upstream.
-        // Cluster-wide administration, to any broker (the upstream routes to its controller).
+        // Cluster-wide administration, to any broker (the upstream routes to its controller). Not
+        // the SCRAM users: those are the gateway's own listeners' (UpstreamScramCredentials).
         for (ApiKeys api : new ApiKeys[] {ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS,
                 ApiKeys.DESCRIBE_CONFIGS, ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS,
                 ApiKeys.DESCRIBE_ACLS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS, ApiKeys.DESCRIBE_CLIENT_QUOTAS,
-                ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS,
-                ApiKeys.ALTER_USER_SCRAM_CREDENTIALS}) {
+                ApiKeys.ALTER_CLIENT_QUOTAS}) {
             forward(api, forwarding::toAny);
         }
     }

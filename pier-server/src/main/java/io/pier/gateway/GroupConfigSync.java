@@ -2,29 +2,15 @@ package io.pier.gateway;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,64 +30,27 @@ public final class GroupConfigSync implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GroupConfigSync.class);
     static final String TOPIC = "pier.gateway.config.topic";
     static final String DEFAULT_TOPIC = "__pier_group_configs";
-    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration TIMEOUT = CompactedTopic.TIMEOUT;
     private static final String NODE_HEADER = "pier.node";
     private static final String CHANGE_HEADER = "pier.change";
 
-    private record Waiter(long offset, CompletableFuture<Void> done) {}
-
-    private final TopicPartition partition;
     private final ShareGroups groups;
     private final String self;
     /** Per group: the number of this node's last change, to tell its own stale records from new ones. */
     private final Map<String, Long> changes = new java.util.concurrent.ConcurrentHashMap<>();
-    private final KafkaProducer<String, String> producer;
-    private final KafkaConsumer<String, String> consumer;
-    private final Admin admin;
-    private final Thread thread;
-    private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
-    /** The offset after the last record applied; written by the sync thread only. */
-    private volatile long applied;
-    private volatile boolean running = true;
+    private final CompactedTopic table;
 
-    private GroupConfigSync(String topic, Map<String, Object> upstream, ShareGroups groups, int nodeId) {
-        this.partition = new TopicPartition(topic, 0);
+    private GroupConfigSync(String topic, Map<String, Object> upstream, ShareGroups groups, int nodeId)
+            throws Exception {
         this.groups = groups;
         this.self = String.valueOf(nodeId);
-        Map<String, Object> p = new HashMap<>(upstream);
-        p.put("acks", "all");
-        p.put("enable.idempotence", true);
-        this.producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
-        Map<String, Object> c = new HashMap<>(upstream);
-        c.put("enable.auto.commit", false);
-        c.put("isolation.level", "read_committed");
-        this.consumer = new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer());
-        this.admin = Admin.create(upstream);
-        this.thread = new Thread(this::run, "pier-gateway-configs");
-        thread.setDaemon(true);
+        this.table = CompactedTopic.start(topic, upstream, "pier-gateway-configs", this::apply);
     }
 
     /** Creates the topic if needed and starts applying it from its beginning. */
     public static GroupConfigSync start(Map<String, String> config, Map<String, Object> upstream, ShareGroups groups,
             int nodeId) throws Exception {
-        String topic = config.getOrDefault(TOPIC, DEFAULT_TOPIC);
-        try (Admin admin = Admin.create(upstream)) {
-            int brokers = admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).size();
-            short replicas = (short) Math.max(1, Math.min(3, brokers));
-            admin.createTopics(List.of(new NewTopic(topic, 1, replicas).configs(Map.of(
-                    TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
-                    TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, String.valueOf(Math.min(2, replicas))))))
-                    .all().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw e;
-            }
-        }
-        GroupConfigSync sync = new GroupConfigSync(topic, upstream, groups, nodeId);
-        sync.consumer.assign(List.of(sync.partition));
-        sync.consumer.seekToBeginning(List.of(sync.partition));
-        sync.thread.start();
-        return sync;
+        return new GroupConfigSync(config.getOrDefault(TOPIC, DEFAULT_TOPIC), upstream, groups, nodeId);
     }
 
     /**
@@ -119,61 +68,15 @@ public final class GroupConfigSync implements AutoCloseable {
      * undo a later change for a moment (three changes in a row, then a describe, on one node).
      */
     CompletableFuture<Void> publish(String groupId, Map<String, String> overrides, long change) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        String value = overrides.isEmpty() ? null : encode(overrides);
-        ProducerRecord<String, String> record = new ProducerRecord<>(partition.topic(), partition.partition(), groupId,
-                value);
+        ProducerRecord<String, String> record = table.record(groupId, overrides.isEmpty() ? null : encode(overrides));
         record.headers().add(NODE_HEADER, self.getBytes(StandardCharsets.UTF_8))
                 .add(CHANGE_HEADER, String.valueOf(change).getBytes(StandardCharsets.UTF_8));
-        var unused = producer.send(record, (md, e) -> {
-            if (e != null) {
-                done.completeExceptionally(e);
-            } else {
-                done.complete(null);
-            }
-        });
-        return done;
+        return table.send(record).thenApply(offset -> null);
     }
 
     /** Completes once every setting written to the upstream before this call is applied here. */
     CompletableFuture<Void> caughtUp() {
-        return admin.listOffsets(Map.of(partition, org.apache.kafka.clients.admin.OffsetSpec.latest()))
-                .partitionResult(partition).toCompletionStage().toCompletableFuture().thenCompose(info -> {
-            long end = info.offset();
-            if (applied >= end) {
-                return CompletableFuture.completedFuture(null);
-            }
-            Waiter w = new Waiter(end, new CompletableFuture<>());
-            waiters.add(w);
-            if (applied >= end) {
-                w.done().complete(null);
-            }
-            return w.done().orTimeout(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        });
-    }
-
-    private void run() {
-        try {
-            while (running) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                    apply(r);
-                }
-                applied = consumer.position(partition);
-                waiters.removeIf(w -> {
-                    if (applied >= w.offset()) {
-                        w.done().complete(null);
-                        return true;
-                    }
-                    return false;
-                });
-            }
-        } catch (WakeupException e) {
-            // closing
-        } catch (RuntimeException e) {
-            LOG.error("Reading share-group settings from {} failed; this node stops following them", partition, e);
-        } finally {
-            consumer.close(Duration.ofSeconds(5));
-        }
+        return table.caughtUp();
     }
 
     private void apply(ConsumerRecord<String, String> r) {
@@ -211,16 +114,6 @@ public final class GroupConfigSync implements AutoCloseable {
 
     @Override
     public void close() {
-        running = false;
-        consumer.wakeup();
-        try {
-            thread.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        producer.close(Duration.ofSeconds(5));
-        admin.close(Duration.ofSeconds(5));
-        List<Waiter> left = new ArrayList<>(waiters);
-        left.forEach(w -> w.done().completeExceptionally(new IllegalStateException("the gateway is stopping")));
+        table.close();
     }
 }

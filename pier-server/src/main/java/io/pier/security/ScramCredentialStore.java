@@ -23,19 +23,54 @@ import org.apache.kafka.common.security.scram.internals.ScramMechanism;
  * so a crash leaves the old or the new set. Logins read an immutable snapshot on the event loops,
  * without a lock; changes are made by one writer at a time (the metadata agent, see
  * {@code MetadataWriter}, or start-up before it), each written to the file before it is seen.
+ *
+ * <p>On a gateway the credentials are every node's, kept on the upstream ({@link #remote}): a
+ * change is written there first and seen here once read back ({@link #apply}), as on every node.
  */
 public final class ScramCredentialStore {
     public static final int DEFAULT_ITERATIONS = 4096;
     private static final String HEADER = "# Pier SCRAM credentials v1: user(base64) mechanism salt stored-key server-key iterations";
+    /** Where a gateway's changes go before they are seen: they come back through {@link #apply}. */
+    public interface Remote {
+        /** Writes the credential (null: removes it) and returns once this node has applied it. */
+        void write(String user, ScramMechanism mechanism, ScramCredential credential) throws IOException;
+    }
+
     private final Path file;
     private final FileIO io;
+    /** A gateway's upstream, once attached; null for a broker's file. */
+    private volatile Remote remote;
+    private final boolean remoteMode;
     /** Immutable; replaced whole by the writer once the file holds it. */
     private volatile Map<String, Map<ScramMechanism, ScramCredential>> users;
 
-    private ScramCredentialStore(Path file, FileIO io, Map<String, Map<ScramMechanism, ScramCredential>> users) {
+    private ScramCredentialStore(Path file, FileIO io, Map<String, Map<ScramMechanism, ScramCredential>> users,
+            boolean remoteMode) {
         this.file = file;
         this.io = io;
         this.users = users;
+        this.remoteMode = remoteMode;
+    }
+
+    /**
+     * A gateway's store, empty until the upstream's credentials are read into it ({@link #apply});
+     * changes fail until {@link #attach} names where they go.
+     */
+    public static ScramCredentialStore remote() {
+        return new ScramCredentialStore(null, FileIO.REAL, Map.of(), true);
+    }
+
+    /** Where a {@link #remote} store's changes go from now on. */
+    public void attach(Remote to) {
+        if (!remoteMode) {
+            throw new IllegalStateException("a broker's credentials are kept in its data folder");
+        }
+        this.remote = to;
+    }
+
+    /** A gateway: a change read back from the upstream (null credential: removed), seen from now on. */
+    public synchronized void apply(String user, ScramMechanism mechanism, ScramCredential credential) {
+        users = frozen(changed(user, mechanism, credential));
     }
 
     /** The store in {@code file} (none yet: empty); {@code file} null keeps credentials in memory only. */
@@ -47,13 +82,13 @@ public final class ScramCredentialStore {
     public static ScramCredentialStore open(Path file, FileIO io) throws IOException {
         Map<String, Map<ScramMechanism, ScramCredential>> users = new TreeMap<>();
         if (file == null) {
-            return new ScramCredentialStore(null, io, Map.of());
+            return new ScramCredentialStore(null, io, Map.of(), false);
         }
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
-            return new ScramCredentialStore(file, io, Map.of());
+            return new ScramCredentialStore(file, io, Map.of(), false);
         }
         int lineNo = 0;
         for (String line : text.split("\n")) {
@@ -79,7 +114,7 @@ public final class ScramCredentialStore {
                 throw new IOException(file + " line " + lineNo + " is damaged: " + e.getMessage(), e);
             }
         }
-        return new ScramCredentialStore(file, io, frozen(users));
+        return new ScramCredentialStore(file, io, frozen(users), false);
     }
 
     public ScramCredential get(String user, ScramMechanism mechanism) {
@@ -100,12 +135,38 @@ public final class ScramCredentialStore {
 
     /** Sets one credential, written durably before it returns and is seen. Writer only. */
     public void put(String user, ScramMechanism mechanism, ScramCredential credential) throws IOException {
+        if (remoteMode) {
+            toRemote(user, mechanism, credential);
+            return;
+        }
+        publish(changed(user, mechanism, credential));
+    }
+
+    /** The credentials with one changed (null: removed). */
+    private Map<String, Map<ScramMechanism, ScramCredential>> changed(String user, ScramMechanism mechanism,
+            ScramCredential credential) {
         Map<String, Map<ScramMechanism, ScramCredential>> next = new TreeMap<>(users);
         Map<ScramMechanism, ScramCredential> mine = new EnumMap<>(ScramMechanism.class);
         mine.putAll(next.getOrDefault(user, Map.of()));
-        mine.put(mechanism, credential);
-        next.put(user, mine);
-        publish(next);
+        if (credential == null) {
+            mine.remove(mechanism);
+        } else {
+            mine.put(mechanism, credential);
+        }
+        if (mine.isEmpty()) {
+            next.remove(user);
+        } else {
+            next.put(user, mine);
+        }
+        return next;
+    }
+
+    private void toRemote(String user, ScramMechanism mechanism, ScramCredential credential) throws IOException {
+        Remote to = remote;
+        if (to == null) {
+            throw new IOException("the gateway's credentials on the upstream are not reachable yet");
+        }
+        to.write(user, mechanism, credential);
     }
 
     /** Removes one credential; false if there was none. Writer only. */
@@ -114,15 +175,11 @@ public final class ScramCredentialStore {
         if (old == null || !old.containsKey(mechanism)) {
             return false;
         }
-        Map<String, Map<ScramMechanism, ScramCredential>> next = new TreeMap<>(users);
-        Map<ScramMechanism, ScramCredential> mine = new EnumMap<>(old);
-        mine.remove(mechanism);
-        if (mine.isEmpty()) {
-            next.remove(user);
+        if (remoteMode) {
+            toRemote(user, mechanism, null);
         } else {
-            next.put(user, mine);
+            publish(changed(user, mechanism, null));
         }
-        publish(next);
         return true;
     }
 

@@ -15,6 +15,7 @@ import io.pier.gateway.GatewayState;
 import io.pier.gateway.Upstream;
 import io.pier.gateway.UpstreamClient;
 import io.pier.gateway.UpstreamDeadLetterQueues;
+import io.pier.gateway.UpstreamScramCredentials;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
@@ -160,6 +161,12 @@ final class Broker implements AutoCloseable {
                 started.push(peers);
                 gatewayCluster = GatewayApis.register(router, upstream, peers, this::node, clock.wallMs(), services,
                         gatewayState, gatewayConfigs);
+                // SASL on the gateway's own listeners, with credentials every node shares on the upstream.
+                UpstreamScramCredentials credentials = UpstreamScramCredentials.start(config.raw(),
+                        config.upstreamClientSettings(), listener.join().scram());
+                started.push(credentials);
+                ScramBootstrap.apply(config.raw(), listener.join().scram());
+                Apis.registerSasl(router, listener.join().scram(), null, services.topics()::metadataWrite);
                 UpstreamDeadLetterQueues deadLetterQueues = UpstreamDeadLetterQueues.open(
                         config.upstreamClientSettings(), Duration.ofMillis(GatewayMembership.sessionTimeoutMs(config.raw())));
                 started.push(deadLetterQueues);

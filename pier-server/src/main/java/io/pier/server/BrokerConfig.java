@@ -117,18 +117,11 @@ public final class BrokerConfig {
 
     /**
      * A gateway answers its clients with the upstream's authority (its own principal there), and
-     * authenticates and authorizes no one itself yet: a SASL listener or an authorizer would look
-     * like protection that is not there, so the start fails naming the setting instead.
+     * authorizes no one itself yet: an authorizer would look like protection that is not there, so
+     * the start fails naming the setting instead. (It authenticates: SASL listeners work, their
+     * SCRAM credentials on the upstream.)
      */
     private void refuseWhatAGatewayCannotDo() {
-        for (ListenerSpec spec : listeners) {
-            if (spec.protocol() == org.apache.kafka.common.security.auth.SecurityProtocol.SASL_PLAINTEXT
-                    || spec.protocol() == org.apache.kafka.common.security.auth.SecurityProtocol.SASL_SSL) {
-                throw new ConfigException(LISTENERS, raw.get(LISTENERS), "a gateway ("
-                        + GATEWAY_UPSTREAM_BOOTSTRAP + ") does not authenticate clients with SASL yet; listener "
-                        + spec.name() + " is " + spec.protocol().name + ": use PLAINTEXT or SSL listeners");
-            }
-        }
         String authorizer = raw.getOrDefault(io.pier.security.acl.AuthorizerConfig.AUTHORIZER_CLASS_NAME, "").trim();
         if (!authorizer.isEmpty()) {
             throw new ConfigException(io.pier.security.acl.AuthorizerConfig.AUTHORIZER_CLASS_NAME, authorizer,

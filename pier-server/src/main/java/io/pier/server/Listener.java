@@ -26,7 +26,8 @@ record Listener(ApiRouter router, NetworkServer server, ScramCredentialStore scr
             // Creating the router initialises kafka-clients' ApiKeys, and with it every message schema.
             ApiRouter router = new ApiRouter();
             // A few hundred bytes, read (never written) here; the broker adds bootstrap users once it holds the folder.
-            ScramCredentialStore scram = ScramCredentialStore.open(
+            // A gateway's are on the upstream, every node's (UpstreamScramCredentials).
+            ScramCredentialStore scram = config.gateway() ? ScramCredentialStore.remote() : ScramCredentialStore.open(
                     config.dataDir().toAbsolutePath().resolve(SCRAM_CREDENTIALS_FILE), io);
             // Checked here so a bad value stops the start before the logs open; applied by the broker.
             var unused = ScramBootstrap.parse(config.raw().get(ScramBootstrap.SETTING));

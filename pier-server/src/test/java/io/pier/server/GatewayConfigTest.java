@@ -7,7 +7,7 @@ import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 
-/** What a gateway's settings may not ask for yet: client authentication (SASL) and ACLs of its own. */
+/** What a gateway's settings may ask for: SASL listeners (GatewaySaslIT), not yet ACLs of its own. */
 class GatewayConfigTest {
     private static final String UPSTREAM = "pier.gateway.upstream.bootstrap.servers";
 
@@ -21,11 +21,11 @@ class GatewayConfigTest {
     }
 
     @Test
-    void shouldRefuseASaslListenerNamingTheSetting() {
-        assertThatThrownBy(() -> new BrokerConfig(Map.of(UPSTREAM, "127.0.0.1:9092",
-                "listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("listeners")
-                .hasMessageContaining("SASL_PLAINTEXT").hasMessageContaining("does not authenticate clients");
+    void shouldTakeSaslListeners() {
+        BrokerConfig config = new BrokerConfig(Map.of(UPSTREAM, "127.0.0.1:9092",
+                "listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"));
+
+        assertThat(config.listeners()).hasSize(3);
     }
 
     @Test
