@@ -47,7 +47,10 @@ import org.slf4j.LoggerFactory;
  * partition whose letters all belong to such records are looked up (reading backwards from the
  * end, up to the first batch holding any other letter), and those letters are not written again;
  * nor are letters appended before an ARCHIVED write that failed (the records stay ARCHIVING and
- * are taken again). After several crashes in a row the trailing batches span them all.
+ * are taken again). After several crashes in a row the trailing batches span them all. A queue
+ * whose failed appends may have landed all the same (a gateway's, on the upstream: {@link
+ * DeadLetterQueues#mayLandAfterFailure}) has the failed batch's letters looked up the same way
+ * before its records are taken again.
  *
  * <p><b>Never archived without the letter for a passing reason.</b> When the queue cannot be
  * written for good (no such topic, not enabled for groups, a letter the queue refuses as too large
