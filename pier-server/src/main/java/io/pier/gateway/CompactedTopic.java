@@ -79,16 +79,18 @@ final class CompactedTopic implements AutoCloseable {
         try (Admin admin = Admin.create(upstream)) {
             int brokers = admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).size();
             short replicas = (short) Math.max(1, Math.min(3, brokers));
-            admin.createTopics(List.of(new NewTopic(topic, 1, replicas).configs(Map.of(
-                    TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
-                    TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, String.valueOf(Math.min(2, replicas))))))
-                    .all().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw e;
+            try {
+                admin.createTopics(List.of(new NewTopic(topic, 1, replicas).configs(Map.of(
+                        TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
+                        TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, String.valueOf(Math.min(2, replicas))))))
+                        .all().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    throw e;
+                }
             }
+            awaitListed(admin, topic);
         }
-        awaitListed(topic, upstream);
         CompactedTopic table = new CompactedTopic(topic, upstream, threadName, apply);
         table.consumer.assign(List.of(table.partition));
         table.consumer.seekToBeginning(List.of(table.partition));
@@ -100,21 +102,19 @@ final class CompactedTopic implements AutoCloseable {
      * Waits until the upstream lists the topic's partition: a topic just created is known to the
      * controller before its brokers, and a list of its offsets fails meanwhile.
      */
-    private static void awaitListed(String topic, Map<String, Object> upstream) throws Exception {
+    private static void awaitListed(Admin admin, String topic) throws Exception {
         TopicPartition tp = new TopicPartition(topic, 0);
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        try (Admin admin = Admin.create(upstream)) {
-            while (true) {
-                try {
-                    admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp)
-                            .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-                    return;
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.nanoTime() > deadline) {
-                        throw e;
-                    }
-                    Thread.sleep(50);
+        while (true) {
+            try {
+                admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp)
+                        .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                return;
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.nanoTime() > deadline) {
+                    throw e;
                 }
+                Thread.sleep(50);
             }
         }
     }

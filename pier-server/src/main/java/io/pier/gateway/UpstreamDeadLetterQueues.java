@@ -5,7 +5,6 @@ import io.pier.service.DeadLetterLookup;
 import io.pier.service.DeadLetterQueues;
 import io.pier.service.DeadLetterRecords;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,6 +35,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -148,7 +148,7 @@ public final class UpstreamDeadLetterQueues implements DeadLetterQueues, AutoClo
                     asking.remove(name);
                     if (failure == null) {
                         known.put(name, new Known(queue, System.nanoTime()));
-                    } else if (unwrap(failure) instanceof UnknownTopicOrPartitionException) {
+                    } else if (Forwarding.unwrap(failure) instanceof UnknownTopicOrPartitionException) {
                         known.put(name, new Known(Queue.MISSING, System.nanoTime()));
                     } else {
                         // What was known stands; asked again at the next find.
@@ -182,7 +182,7 @@ public final class UpstreamDeadLetterQueues implements DeadLetterQueues, AutoClo
         try {
             for (SimpleRecord letter : letters) {
                 var unused = producer.send(new ProducerRecord<>(queue.topic(), queue.partition(), letter.timestamp(),
-                        bytes(letter.key()), bytes(letter.value()), List.of(letter.headers())), (metadata, failure) -> {
+                        Utils.toNullableArray(letter.key()), Utils.toNullableArray(letter.value()), List.of(letter.headers())), (metadata, failure) -> {
                             synchronized (left) {
                                 if (failure != null && first[0] == null) {
                                     first[0] = failure;
@@ -205,7 +205,7 @@ public final class UpstreamDeadLetterQueues implements DeadLetterQueues, AutoClo
      * closing) is taken as passing, so the records wait for their letters.
      */
     private static Appended failed(Throwable failure) {
-        Throwable cause = unwrap(failure);
+        Throwable cause = Forwarding.unwrap(failure);
         if (cause instanceof ApiException api) {
             return new Appended(Errors.forException(api), api.getMessage());
         }
@@ -275,23 +275,6 @@ public final class UpstreamDeadLetterQueues implements DeadLetterQueues, AutoClo
             Thread.currentThread().interrupt();
             throw new IOException("interrupted reading the offsets of " + tp, e);
         }
-    }
-
-    private static byte[] bytes(ByteBuffer b) {
-        if (b == null) {
-            return null;
-        }
-        byte[] out = new byte[b.remaining()];
-        b.duplicate().get(out);
-        return out;
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof java.util.concurrent.CompletionException
-                || t instanceof java.util.concurrent.ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     @Override

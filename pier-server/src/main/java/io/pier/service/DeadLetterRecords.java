@@ -3,7 +3,6 @@ package io.pier.service;
 import io.pier.log.PartitionLog;
 import io.pier.share.DeadLetterBatch;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -17,6 +16,7 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * The dead letters of share groups (KIP-1191), as Kafka 4.4 writes them: one record per dead
@@ -63,7 +63,7 @@ public final class DeadLetterRecords {
         if (original == null) {
             return new SimpleRecord(nowMs, (byte[]) null, null, all);
         }
-        return new SimpleRecord(nowMs, copy(original.key()), copy(original.value()), all);
+        return new SimpleRecord(nowMs, Utils.toNullableArray(original.key()), Utils.toNullableArray(original.value()), all);
     }
 
     /** One letter per record of the batch, with the originals read from the source log when copied. */
@@ -163,12 +163,4 @@ public final class DeadLetterRecords {
         return h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
 
-    private static byte[] copy(ByteBuffer b) {
-        if (b == null) {
-            return null;
-        }
-        byte[] out = new byte[b.remaining()];
-        b.duplicate().get(out);
-        return out;
-    }
 }
