@@ -81,13 +81,15 @@ public final class GatewayApis {
     private final Forwarding forwarding;
     private final PartitionForwarding partitions;
     private final KeyedForwarding keyed;
+    private final GatewayAccess access;
 
-    private GatewayApis(ApiRouter router, Upstream upstream, GatewayNodes nodes) {
+    private GatewayApis(ApiRouter router, Upstream upstream, GatewayNodes nodes, GatewayAccess access) {
         this.router = router;
         this.upstream = upstream;
         this.forwarding = new Forwarding(upstream, nodes);
         this.partitions = new PartitionForwarding(upstream);
         this.keyed = new KeyedForwarding(upstream);
+        this.access = access;
     }
 
     /** What a gateway answers itself, of what a broker registers: the rest is forwarded. */
@@ -95,6 +97,12 @@ public final class GatewayApis {
             ApiKeys.DESCRIBE_CLUSTER, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
             ApiKeys.SHARE_GROUP_HEARTBEAT, ApiKeys.SHARE_FETCH, ApiKeys.SHARE_ACKNOWLEDGE, ApiKeys.SHARE_GROUP_DESCRIBE,
             ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKeys.ALTER_SHARE_GROUP_OFFSETS, ApiKeys.DELETE_SHARE_GROUP_OFFSETS);
+    /**
+     * With ACLs on (the gateway's own, every node's: {@link UpstreamAcls}), the ACL APIs are
+     * answered here too; without, they go to the upstream, whose ACLs they then manage.
+     */
+    private static final Set<ApiKeys> ACL_APIS = EnumSet.of(ApiKeys.CREATE_ACLS, ApiKeys.DESCRIBE_ACLS,
+            ApiKeys.DELETE_ACLS);
 
     /**
      * Turns a broker's APIs ({@code router}, as {@code Apis.register} filled it) into a single
@@ -108,11 +116,12 @@ public final class GatewayApis {
      * With several gateway nodes, {@link ShareRouting} sends each share request to the node that
      * serves its state, and the nodes ask each other with {@code peers} for the share-group
      * offsets Admin asks a coordinator about; returns the view of the nodes that
-     * {@link GatewayMembership} keeps.
+     * {@link GatewayMembership} keeps. With {@code access} enabled (the broker's handlers
+     * registered with the same ACLs), every forwarded request is checked first ({@link GatewayAccess}).
      */
     public static GatewayCluster register(ApiRouter router, Upstream upstream, UpstreamClient peers,
             Supplier<NodeInfo> node, long startWallMs, BrokerServices services, GatewayState state,
-            GroupConfigSync settings) {
+            GroupConfigSync settings, Access access) {
         ApiHandler localListGroups = router.handler(ApiKeys.LIST_GROUPS);
         ApiHandler localDeleteGroups = router.handler(ApiKeys.DELETE_GROUPS);
         ApiHandler localDescribeConfigs = router.handler(ApiKeys.DESCRIBE_CONFIGS);
@@ -121,11 +130,15 @@ public final class GatewayApis {
         for (ApiKeys api : ANSWERED_HERE) {
             share.put(api, router.handler(api));
         }
-        router.retainOnly(ANSWERED_HERE);
+        Set<ApiKeys> answeredHere = EnumSet.copyOf(ANSWERED_HERE);
+        if (access.enabled()) {
+            answeredHere.addAll(ACL_APIS);
+        }
+        router.retainOnly(answeredHere);
 
         GatewayTopics topics = new GatewayTopics(upstream, services.topics());
         GatewayCluster cluster = new GatewayCluster(node, state.partitions(), topics);
-        ShareRouting routing = new ShareRouting(cluster, state);
+        ShareRouting routing = new ShareRouting(cluster, state, access);
         short transactionVersion = upstream.versions().finalizedFeatures()
                 .getOrDefault(TransactionConfig.TRANSACTION_VERSION, (short) 0);
         router.register(ApiKeys.API_VERSIONS, 0, 5,
@@ -133,7 +146,7 @@ public final class GatewayApis {
                 .register(ApiKeys.FIND_COORDINATOR, 0, 6, routing::findCoordinator)
                 .register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, r -> cluster.afterFirstSplit(FIRST_SPLIT_WAIT_MS)
                         .thenCompose(v -> routing.describeCluster(r, upstream.clusterId())));
-        GatewayApis apis = new GatewayApis(router, upstream, cluster);
+        GatewayApis apis = new GatewayApis(router, upstream, cluster, new GatewayAccess(access, upstream));
         apis.registerAll();
         // A node that has just started answers Metadata once it knows the other nodes (see afterFirstSplit).
         ApiHandler metadata = router.handler(ApiKeys.METADATA);
@@ -176,15 +189,15 @@ public final class GatewayApis {
         // that serve the others' state, as they ask it.
         services.shareOffsets().elsewhere(new PeerShareState(peers, cluster));
         PeerShareStateApis.register(router, services.shareOffsets(), services.topics(), topics,
-                () -> cluster.settled(state::owns));
+                () -> cluster.settled(state::owns), access);
 
-        LocalOrUpstream both = new LocalOrUpstream(apis.forwarding);
-        apis.replace(ApiKeys.LIST_GROUPS, routing.whenSettled(both.listGroups(localListGroups, routing::coordinates)));
-        apis.replace(ApiKeys.DELETE_GROUPS, both.deleteGroups(localDeleteGroups, router.handler(ApiKeys.DELETE_GROUPS),
+        apis.replace(ApiKeys.LIST_GROUPS, routing.whenSettled(LocalOrUpstream.listGroups(localListGroups,
+                router.handler(ApiKeys.LIST_GROUPS), routing::coordinates)));
+        apis.replace(ApiKeys.DELETE_GROUPS, LocalOrUpstream.deleteGroups(localDeleteGroups, router.handler(ApiKeys.DELETE_GROUPS),
                 group -> services.shareGroups().isShareGroup(group)));
-        apis.replace(ApiKeys.DESCRIBE_CONFIGS, both.describeConfigs(caughtUpFirst(localDescribeConfigs, settings),
+        apis.replace(ApiKeys.DESCRIBE_CONFIGS, LocalOrUpstream.describeConfigs(caughtUpFirst(localDescribeConfigs, settings),
                 router.handler(ApiKeys.DESCRIBE_CONFIGS)));
-        apis.replace(ApiKeys.INCREMENTAL_ALTER_CONFIGS, both.incrementalAlterConfigs(
+        apis.replace(ApiKeys.INCREMENTAL_ALTER_CONFIGS, LocalOrUpstream.incrementalAlterConfigs(
                 published(localAlterConfigs, services, settings), router.handler(ApiKeys.INCREMENTAL_ALTER_CONFIGS)));
         services.shareLogSource(new Mirrors(upstream, services.logs(), settings));
         return cluster;
@@ -289,10 +302,13 @@ public final class GatewayApis {
         return request.bodyAs(ShareGroupHeartbeatRequest.class).data().groupId();
     }
 
-    /** Replaces the handler of a forwarded API (kept at its forwarded versions). */
+    /**
+     * Replaces the handler of a forwarded API (kept at its forwarded versions); {@code handler}
+     * goes upstream through the checked one it replaces, or through a local handler's own checks.
+     */
     private void replace(ApiKeys api, ApiHandler handler) {
         if (router.handler(api) != null) {
-            forward(api, handler);
+            register(api, api.latestVersion(), handler);
         }
     }
 
@@ -356,7 +372,9 @@ public final class GatewayApis {
                 ApiKeys.DESCRIBE_CONFIGS, ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS,
                 ApiKeys.DESCRIBE_ACLS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS, ApiKeys.DESCRIBE_CLIENT_QUOTAS,
                 ApiKeys.ALTER_CLIENT_QUOTAS}) {
-            forward(api, forwarding::toAny);
+            if (!(access.enabled() && ACL_APIS.contains(api))) {
+                forward(api, forwarding::toAny);
+            }
         }
     }
 
@@ -372,8 +390,13 @@ public final class GatewayApis {
         forward(api, api.latestVersion(), handler);
     }
 
-    /** Registers {@code api} at the versions the upstream and kafka-clients share, up to {@code max}. */
+    /** Forwards {@code api} behind its access checks, at the versions the upstream and kafka-clients share. */
     private void forward(ApiKeys api, short max, ApiHandler handler) {
+        register(api, max, access.guard(api, handler));
+    }
+
+    /** Registers {@code api} at the versions the upstream and kafka-clients share, up to {@code max}. */
+    private void register(ApiKeys api, short max, ApiHandler handler) {
         ApiVersion theirs = upstream.versions().apiVersion(api);
         if (theirs == null) {
             return;

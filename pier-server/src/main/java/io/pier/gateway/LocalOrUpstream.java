@@ -28,18 +28,14 @@ import io.pier.protocol.ApiRequest;
  * part answered where it belongs, and the answers joined (ListGroups: both lists).
  */
 final class LocalOrUpstream {
-    private final Forwarding forwarding;
-
-    LocalOrUpstream(Forwarding forwarding) {
-        this.forwarding = forwarding;
-    }
+    private LocalOrUpstream() {}
 
     /**
      * The share groups this gateway node coordinates ({@code coordinated}: a group another node
      * took over may linger in this node's memory), with its part of the upstream's groups.
      */
-    ApiHandler listGroups(ApiHandler local, Predicate<String> coordinated) {
-        return request -> local.handle(request).thenCombine(forwarding.listGroups(request), (mine, theirs) -> {
+    static ApiHandler listGroups(ApiHandler local, ApiHandler upstream, Predicate<String> coordinated) {
+        return request -> local.handle(request).thenCombine(upstream.handle(request), (mine, theirs) -> {
             ListGroupsResponseData joined = ((ListGroupsResponseData) theirs.data()).duplicate();
             ListGroupsResponseData own = (ListGroupsResponseData) mine.data();
             own.groups().stream().filter(g -> coordinated.test(g.groupId()))
@@ -52,7 +48,7 @@ final class LocalOrUpstream {
     }
 
     /** DeleteGroups: the gateway's share groups here, the rest upstream. */
-    ApiHandler deleteGroups(ApiHandler local, ApiHandler upstream, Predicate<String> isLocal) {
+    static ApiHandler deleteGroups(ApiHandler local, ApiHandler upstream, Predicate<String> isLocal) {
         return split(local, upstream,
                 (DeleteGroupsRequestData copy, Boolean mine) -> copy.groupsNames().removeIf(g -> isLocal.test(g) != mine),
                 copy -> copy.groupsNames().isEmpty(),
@@ -61,7 +57,7 @@ final class LocalOrUpstream {
     }
 
     /** DescribeConfigs: GROUP resources (share-group settings) here, the rest upstream. */
-    ApiHandler describeConfigs(ApiHandler local, ApiHandler upstream) {
+    static ApiHandler describeConfigs(ApiHandler local, ApiHandler upstream) {
         return split(local, upstream,
                 (DescribeConfigsRequestData copy, Boolean mine) -> copy.resources().removeIf(r -> isGroup(r.resourceType()) != mine),
                 copy -> copy.resources().isEmpty(),
@@ -69,7 +65,7 @@ final class LocalOrUpstream {
     }
 
     /** IncrementalAlterConfigs: as DescribeConfigs. */
-    ApiHandler incrementalAlterConfigs(ApiHandler local, ApiHandler upstream) {
+    static ApiHandler incrementalAlterConfigs(ApiHandler local, ApiHandler upstream) {
         return split(local, upstream,
                 (IncrementalAlterConfigsRequestData copy, Boolean mine) -> {
                     IncrementalAlterConfigsRequestData.AlterConfigsResourceCollection kept =

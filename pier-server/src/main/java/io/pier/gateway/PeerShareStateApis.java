@@ -17,6 +17,7 @@ import org.apache.kafka.common.message.InitializeShareGroupStateRequestData;
 import org.apache.kafka.common.message.InitializeShareGroupStateResponseData;
 import org.apache.kafka.common.message.ReadShareGroupStateSummaryRequestData;
 import org.apache.kafka.common.message.ReadShareGroupStateSummaryResponseData;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -28,6 +29,7 @@ import org.apache.kafka.common.requests.ReadShareGroupStateSummaryRequest;
 import org.apache.kafka.common.requests.ReadShareGroupStateSummaryResponse;
 
 import io.pier.protocol.ApiRequest;
+import io.pier.protocol.Access;
 import io.pier.protocol.ApiRouter;
 import io.pier.service.Futures;
 import io.pier.service.ShareOffsets;
@@ -63,11 +65,15 @@ final class PeerShareStateApis {
      *     COORDINATOR_LOAD_IN_PROGRESS, not with the part taken over so far
      */
     static void register(ApiRouter router, ShareOffsets offsets, TopicService topics, GatewayTopics upstreamTopics,
-            BooleanSupplier settled) {
+            BooleanSupplier settled, Access access) {
         PeerShareStateApis apis = new PeerShareStateApis(offsets, topics, upstreamTopics, settled);
-        router.register(ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY, 0, 1, apis::readSummary)
-                .register(ApiKeys.INITIALIZE_SHARE_GROUP_STATE, 0, 0, apis::initialize)
-                .register(ApiKeys.DELETE_SHARE_GROUP_STATE, 0, 0, apis::delete);
+        // Inter-broker APIs, as on Kafka: CLUSTER_ACTION, which the nodes' peer principal must have.
+        router.register(ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY, 0, 1,
+                        access.requireCluster(AclOperation.CLUSTER_ACTION, apis::readSummary))
+                .register(ApiKeys.INITIALIZE_SHARE_GROUP_STATE, 0, 0,
+                        access.requireCluster(AclOperation.CLUSTER_ACTION, apis::initialize))
+                .register(ApiKeys.DELETE_SHARE_GROUP_STATE, 0, 0,
+                        access.requireCluster(AclOperation.CLUSTER_ACTION, apis::delete));
     }
 
     private CompletableFuture<AbstractResponse> readSummary(ApiRequest request) {

@@ -3,6 +3,7 @@ package io.pier.gateway;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
@@ -14,6 +15,7 @@ import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.DescribeClusterRequest;
 import org.apache.kafka.common.requests.FindCoordinatorRequest;
 
+import io.pier.protocol.Access;
 import io.pier.protocol.ApiHandler;
 import io.pier.protocol.ApiRequest;
 import io.pier.service.NodeInfo;
@@ -31,10 +33,12 @@ final class ShareRouting {
 
     private final GatewayCluster cluster;
     private final GatewayState state;
+    private final Access access;
 
-    ShareRouting(GatewayCluster cluster, GatewayState state) {
+    ShareRouting(GatewayCluster cluster, GatewayState state, Access access) {
         this.cluster = cluster;
         this.state = state;
+        this.access = access;
     }
 
     /** True if this node serves the state partition of {@code groupId}, so coordinates it. */
@@ -69,6 +73,13 @@ final class ShareRouting {
             return new Answer(Errors.INVALID_REQUEST, "coordinator key type " + keyType + " is not served to clients",
                     NONE);
         }
+        // Kafka's check per key: DESCRIBE on the group, or on the transactional id.
+        if (keyType == KEY_TYPE_GROUP && !access.group(request, AclOperation.DESCRIBE, key)) {
+            return new Answer(Errors.GROUP_AUTHORIZATION_FAILED, null, NONE);
+        }
+        if (keyType == KEY_TYPE_TRANSACTION && !access.transactionalId(request, AclOperation.DESCRIBE, key)) {
+            return new Answer(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, null, NONE);
+        }
         NodeInfo node = cluster.coordinator(key, request.connection());
         return node == null
                 ? new Answer(Errors.COORDINATOR_NOT_AVAILABLE, "no gateway node serves its state partition yet", NONE)
@@ -78,7 +89,9 @@ final class ShareRouting {
     CompletableFuture<AbstractResponse> describeCluster(ApiRequest request, String clusterId) {
         DescribeClusterRequestData in = request.bodyAs(DescribeClusterRequest.class).data();
         DescribeClusterResponseData out = new DescribeClusterResponseData().setClusterId(clusterId)
-                .setControllerId(cluster.controller()).setEndpointType(in.endpointType());
+                .setControllerId(cluster.controller()).setEndpointType(in.endpointType())
+                .setClusterAuthorizedOperations(in.includeClusterAuthorizedOperations() && access.enabled()
+                        ? access.clusterOperations(request) : Access.OPERATIONS_OMITTED);
         for (NodeInfo n : cluster.all(request.connection())) {
             out.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(n.nodeId())
                     .setHost(n.host()).setPort(n.port()));

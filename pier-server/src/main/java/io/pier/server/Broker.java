@@ -16,6 +16,7 @@ import io.pier.gateway.Upstream;
 import io.pier.gateway.UpstreamClient;
 import io.pier.gateway.UpstreamDeadLetterQueues;
 import io.pier.gateway.UpstreamScramCredentials;
+import io.pier.gateway.UpstreamAcls;
 import io.pier.metrics.MetricsEndpoint;
 import io.pier.metrics.PierMetrics;
 import io.pier.network.NetworkServer;
@@ -30,6 +31,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import io.pier.protocol.Access;
 import io.pier.security.acl.AclAuthorizer;
 import io.pier.security.acl.AclStore;
 import io.pier.security.acl.AuthorizerConfig;
@@ -80,6 +82,8 @@ final class Broker implements AutoCloseable {
     private final GroupConfigSync gatewayConfigs;
     /** A gateway's client of the other gateway nodes; else null. */
     private final UpstreamClient peers;
+    /** A gateway's other clients of the upstream (ACLs, SCRAM credentials, dead-letter queues), closed with it. */
+    private final Deque<AutoCloseable> gatewayClients = new ArrayDeque<>();
     private static final Duration UPSTREAM_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
     /**
@@ -153,23 +157,33 @@ final class Broker implements AutoCloseable {
             GatewayCluster gatewayCluster = null;
             AclAuthorizer acls = null;
             if (config.gateway()) {
-                Apis.register(router, services, config, this::node, clock, null);
+                // ACLs every node shares on the upstream, read before the first request is checked.
+                AuthorizerConfig aclConfig = AuthorizerConfig.fromProperties(config.raw());
+                if (aclConfig.enabled()) {
+                    acls = AclAuthorizer.remote(aclConfig);
+                    UpstreamAcls shared = UpstreamAcls.start(config.raw(), config.upstreamClientSettings(), acls);
+                    started.push(shared);
+                    gatewayClients.push(shared);
+                }
+                Apis.register(router, services, config, this::node, clock, acls);
                 gatewayConfigs = GroupConfigSync.start(config.raw(), config.upstreamClientSettings(),
                         services.shareGroups(), config.nodeId());
                 started.push(gatewayConfigs);
                 peers = new UpstreamClient(config.peerClientSettings(), "pier-peers");
                 started.push(peers);
                 gatewayCluster = GatewayApis.register(router, upstream, peers, this::node, clock.wallMs(), services,
-                        gatewayState, gatewayConfigs);
+                        gatewayState, gatewayConfigs, acls == null ? Access.ALLOW_ALL : new Access(acls));
                 // SASL on the gateway's own listeners, with credentials every node shares on the upstream.
                 UpstreamScramCredentials credentials = UpstreamScramCredentials.start(config.raw(),
                         config.upstreamClientSettings(), listener.join().scram());
                 started.push(credentials);
+                gatewayClients.push(credentials);
                 ScramBootstrap.apply(config.raw(), listener.join().scram());
-                Apis.registerSasl(router, listener.join().scram(), null, services.topics()::metadataWrite);
+                Apis.registerSasl(router, listener.join().scram(), acls, services.topics()::metadataWrite);
                 UpstreamDeadLetterQueues deadLetterQueues = UpstreamDeadLetterQueues.open(
                         config.upstreamClientSettings(), Duration.ofMillis(GatewayMembership.sessionTimeoutMs(config.raw())));
                 started.push(deadLetterQueues);
+                gatewayClients.push(deadLetterQueues);
                 services.deadLetterQueues(deadLetterQueues);
                 clusterId = upstream.clusterId();
             } else {
@@ -359,6 +373,13 @@ final class Broker implements AutoCloseable {
             peers.close();
         }
         services.close();
+        while (!gatewayClients.isEmpty()) {
+            try {
+                gatewayClients.pop().close();
+            } catch (Exception e) {
+                LOG.warn("Stopping a client of the upstream failed", e);
+            }
+        }
         if (upstream != null) {
             upstream.close();
         }

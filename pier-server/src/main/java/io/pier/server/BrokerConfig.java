@@ -119,7 +119,9 @@ public final class BrokerConfig {
      * A gateway answers its clients with the upstream's authority (its own principal there), and
      * authorizes no one itself yet: an authorizer would look like protection that is not there, so
      * the start fails naming the setting instead. (It authenticates: SASL listeners work, their
-     * SCRAM credentials on the upstream.)
+     * SCRAM credentials on the upstream.) The checks in front of forwarding (GatewayAccess) and the
+     * shared ACL table (UpstreamAcls) are written; this refusal goes once the broker's ACL tests
+     * pass through gateway nodes.
      */
     private void refuseWhatAGatewayCannotDo() {
         String authorizer = raw.getOrDefault(io.pier.security.acl.AuthorizerConfig.AUTHORIZER_CLASS_NAME, "").trim();

@@ -3,6 +3,7 @@ package io.pier.security.acl;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -21,13 +22,25 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
  * {@code allow.everyone.if.no.acl.found}. Reads take the current snapshot from a volatile field,
  * without locks; changes (rare, admin requests) are serialised, written to the store, then
  * published as a new snapshot.
+ *
+ * <p>On a gateway the ACLs are every node's, kept on the upstream ({@link #remote}): a change is
+ * written there first and seen here once read back ({@link #apply}), as on every other node.
  */
 public final class AclAuthorizer implements Authorizer {
     /** Kafka's only cluster resource name. */
     public static final String CLUSTER_NAME = "kafka-cluster";
 
+    /** Where a gateway's changes go before they are seen: they come back through {@link #apply}. */
+    public interface Remote {
+        /** Adds and removes the bindings and returns once this node has applied every change. */
+        void write(List<AclBinding> added, List<AclBinding> removed) throws IOException;
+    }
+
     private final AuthorizerConfig config;
+    /** A broker's file; null on a gateway. */
     private final AclStore store;
+    /** A gateway's upstream, once attached. */
+    private volatile Remote remote;
     private volatile AclSnapshot snapshot;
 
     private AclAuthorizer(AuthorizerConfig config, AclStore store, AclSnapshot snapshot) {
@@ -39,6 +52,30 @@ public final class AclAuthorizer implements Authorizer {
     /** Loads the stored ACLs. */
     public static AclAuthorizer open(AuthorizerConfig config, AclStore store) throws IOException {
         return new AclAuthorizer(config, store, new AclSnapshot(store.load()));
+    }
+
+    /**
+     * A gateway's authorizer, without ACLs until the upstream's are read into it ({@link #apply});
+     * changes fail until {@link #attach} names where they go.
+     */
+    public static AclAuthorizer remote(AuthorizerConfig config) {
+        return new AclAuthorizer(config, null, AclSnapshot.EMPTY);
+    }
+
+    /** Where a {@link #remote} authorizer's changes go from now on. */
+    public void attach(Remote to) {
+        if (store != null) {
+            throw new IllegalStateException("a broker's ACLs are kept in its data folder");
+        }
+        this.remote = to;
+    }
+
+    /** A gateway: a binding read back from the upstream, added ({@code present}) or removed, seen from now on. */
+    public synchronized void apply(AclBinding binding, boolean present) {
+        Set<AclBinding> next = new LinkedHashSet<>(snapshot.bindings());
+        if (present ? next.add(binding) : next.remove(binding)) {
+            snapshot = new AclSnapshot(next);
+        }
     }
 
     @Override
@@ -114,10 +151,22 @@ public final class AclAuthorizer implements Authorizer {
     }
 
     private void publish(List<AclBinding> next) {
-        if (next.size() == snapshot.bindings().size() && snapshot.bindings().containsAll(next)) {
+        List<AclBinding> before = snapshot.bindings();
+        if (next.size() == before.size() && before.containsAll(next)) {
             return;
         }
         try {
+            if (store == null) {
+                Remote to = remote;
+                if (to == null) {
+                    throw new IOException("the upstream's ACLs are not read yet");
+                }
+                Set<AclBinding> was = new HashSet<>(before);
+                Set<AclBinding> now = new HashSet<>(next);
+                to.write(next.stream().filter(b -> !was.contains(b)).toList(),
+                        before.stream().filter(b -> !now.contains(b)).toList());
+                return; // seen here once read back, through apply
+            }
             store.save(next);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the ACLs", e);
