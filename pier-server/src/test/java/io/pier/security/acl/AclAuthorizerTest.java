@@ -220,4 +220,33 @@ class AclAuthorizerTest {
                 .hasMessageContaining(AuthorizerConfig.SUPER_USERS);
         assertThat(AuthorizerConfig.fromProperties(Map.of()).enabled()).isFalse();
     }
+
+    /** A gateway's authorizer: changes go to the shared table and count only once read back. */
+    @Test
+    void shouldSeeARemoteChangeOnlyOnceReadBack() {
+        AclAuthorizer a = AclAuthorizer.remote(AuthorizerConfig.fromProperties(
+                Map.of(AuthorizerConfig.AUTHORIZER_CLASS_NAME, AuthorizerConfig.KAFKA_STANDARD_AUTHORIZER)));
+        AclBinding read = allow(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ);
+        // Not attached yet: a change has nowhere to go and fails, nothing is seen.
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> a.create(List.of(read)))
+                .hasMessageContaining("cannot write the ACLs");
+        assertThat(a.describe(AclBindingFilter.ANY)).isEmpty();
+
+        List<List<AclBinding>> written = new java.util.ArrayList<>();
+        a.attach((added, removed) -> {
+            written.add(added);
+            written.add(removed);
+        });
+        a.create(List.of(read));
+        assertThat(written).containsExactly(List.of(read), List.of());
+        assertThat(may(a, ALICE, AclOperation.READ, ResourceType.TOPIC, "orders")).isFalse(); // not read back yet
+
+        a.apply(read, true);
+        assertThat(may(a, ALICE, AclOperation.READ, ResourceType.TOPIC, "orders")).isTrue();
+        written.clear();
+        assertThat(a.delete(List.of(read.toFilter()))).containsExactly(List.of(read));
+        assertThat(written).containsExactly(List.of(), List.of(read));
+        a.apply(read, false);
+        assertThat(may(a, ALICE, AclOperation.READ, ResourceType.TOPIC, "orders")).isFalse();
+    }
 }
