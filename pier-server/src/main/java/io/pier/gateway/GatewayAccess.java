@@ -206,7 +206,13 @@ final class GatewayAccess {
     /** A partition API: {@code op} on each partition's topic, TOPIC_AUTHORIZATION_FAILED where refused. */
     private <Q extends ApiMessage, R extends ApiMessage> ApiHandler partitions(PartitionForwarding.Shape<Q, R> shape,
             AclOperation op, ApiHandler next) {
-        return topics(new Items<Q, R, PartitionRef>() {
+        return topics(items(shape), op, next, null);
+    }
+
+    /** A partition API's forwarding shape, as the items one check is about. */
+    private static <Q extends ApiMessage, R extends ApiMessage> Items<Q, R, PartitionRef> items(
+            PartitionForwarding.Shape<Q, R> shape) {
+        return new Items<>() {
             @Override
             public List<PartitionRef> keys(Q request) {
                 return shape.partitions(request);
@@ -221,7 +227,7 @@ final class GatewayAccess {
             public void join(R into, R part) {
                 shape.join(into, part);
             }
-        }, op, next, null);
+        };
     }
 
     /**
@@ -415,6 +421,7 @@ final class GatewayAccess {
         List<MetadataResponseData.MetadataResponseTopic> refused = new ArrayList<>();
         List<String> mayNotCreate = new ArrayList<>();
         ApiRequest forwarded = request;
+        boolean autoCreate = request.version() < 4 || in.allowAutoTopicCreation();
         if (!body.isAllTopics()) {
             MetadataRequestData copy = in.duplicate();
             copy.topics().removeIf(t -> {
@@ -434,7 +441,6 @@ final class GatewayAccess {
                 }
                 return false;
             });
-            boolean autoCreate = request.version() < 4 || in.allowAutoTopicCreation();
             if (autoCreate && !mayNotCreate.isEmpty()) {
                 if (request.version() < 4) {
                     // No way to ask without creating: those topics are refused at once.
@@ -450,7 +456,6 @@ final class GatewayAccess {
                         request.connection());
             }
         }
-        boolean autoCreate = request.version() < 4 || in.allowAutoTopicCreation();
         return next.handle(forwarded).thenApply(answer -> {
             MetadataResponseData data = (MetadataResponseData) answer.data();
             if (body.isAllTopics()) {
@@ -479,23 +484,7 @@ final class GatewayAccess {
      * fetch is refused whole: the gateway's clients are no followers (CVE-2018-1288).
      */
     private ApiHandler fetch(ApiHandler next) {
-        Items<FetchRequestData, FetchResponseData, PartitionRef> items = new Items<>() {
-            @Override
-            public List<PartitionRef> keys(FetchRequestData request) {
-                return PartitionShapes.FETCH.partitions(request);
-            }
-
-            @Override
-            public void retain(FetchRequestData copy, Predicate<PartitionRef> keep) {
-                PartitionShapes.FETCH.retain(copy, keep);
-            }
-
-            @Override
-            public void join(FetchResponseData into, FetchResponseData part) {
-                PartitionShapes.FETCH.join(into, part);
-            }
-        };
-        ApiHandler checked = topics(items, AclOperation.READ, next, GatewayAccess::fetchRefused);
+        ApiHandler checked = topics(items(PartitionShapes.FETCH), AclOperation.READ, next, GatewayAccess::fetchRefused);
         return request -> {
             FetchRequestData in = request.bodyAs(FetchRequest.class).data();
             if (in.replicaId() >= 0 || (in.replicaState() != null && in.replicaState().replicaId() >= 0)) {
