@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
 import java.util.function.ToIntFunction;
@@ -178,6 +179,17 @@ public final class PierMetrics {
                 .help("Open client connections by listener (the count max.connections and its listener limits apply to)")
                 .labelNames("listener")
                 .callback(cb -> names.forEach(l -> cb.call(countOn.applyAsInt(l), l)))
+                .register(registry);
+    }
+
+    /**
+     * The ACL bindings this node enforces (Kafka's acls-total-count); on a gateway, those it has
+     * read from the upstream so far, so the nodes agree once each has caught up.
+     */
+    public void aclBindings(IntSupplier count) {
+        GaugeWithCallback.builder().name("pier_acl_bindings")
+                .help("ACL bindings this node enforces (on a gateway: read from the upstream so far)")
+                .callback(cb -> cb.call(count.getAsInt()))
                 .register(registry);
     }
 

@@ -206,6 +206,9 @@ final class Broker implements AutoCloseable {
             if (metrics != null) {
                 metrics.connections(List.copyOf(advertised.keySet()), network.connectionLimits()::connections);
                 metrics.requestBytes(network.requestBytes()::heldBytes, network.requestBytes()::waits);
+                if (acls != null) {
+                    metrics.aclBindings(acls::count);
+                }
             }
             NodeInfo.Address first = advertised.values().iterator().next();
             node = new NodeInfo(config.nodeId(), first.host(), first.port(), clusterId, advertised);

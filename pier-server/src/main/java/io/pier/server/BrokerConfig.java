@@ -110,26 +110,6 @@ public final class BrokerConfig {
                 props.getOrDefault(QUOTA_WINDOW_SIZE_SECONDS, "1"), 1, 3600);
         this.connectionLimits = ConnectionLimitSettings.parse(props, listeners);
         this.console = ConsoleSettings.fromProperties(props);
-        if (gateway()) {
-            refuseWhatAGatewayCannotDo();
-        }
-    }
-
-    /**
-     * A gateway answers its clients with the upstream's authority (its own principal there), and
-     * authorizes no one itself yet: an authorizer would look like protection that is not there, so
-     * the start fails naming the setting instead. (It authenticates: SASL listeners work, their
-     * SCRAM credentials on the upstream.) The checks in front of forwarding (GatewayAccess) and the
-     * shared ACL table (UpstreamAcls) are written; this refusal goes once the broker's ACL tests
-     * pass through gateway nodes.
-     */
-    private void refuseWhatAGatewayCannotDo() {
-        String authorizer = raw.getOrDefault(io.pier.security.acl.AuthorizerConfig.AUTHORIZER_CLASS_NAME, "").trim();
-        if (!authorizer.isEmpty()) {
-            throw new ConfigException(io.pier.security.acl.AuthorizerConfig.AUTHORIZER_CLASS_NAME, authorizer,
-                    "a gateway (" + GATEWAY_UPSTREAM_BOOTSTRAP + ") does not enforce ACLs yet; ACLs set through it"
-                            + " go to the upstream, which applies them to the gateway's own principal");
-        }
     }
 
     static int intIn(String name, String value, int min, int max) {

@@ -1,13 +1,11 @@
 package io.pier.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
-import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 
-/** What a gateway's settings may ask for: SASL listeners (GatewaySaslIT), not yet ACLs of its own. */
+/** What a gateway's settings may ask for: SASL listeners (GatewaySaslIT) and an authorizer (GatewayAclIT), as a broker's. */
 class GatewayConfigTest {
     private static final String UPSTREAM = "pier.gateway.upstream.bootstrap.servers";
 
@@ -29,11 +27,12 @@ class GatewayConfigTest {
     }
 
     @Test
-    void shouldRefuseAnAuthorizerNamingTheSetting() {
-        assertThatThrownBy(() -> new BrokerConfig(Map.of(UPSTREAM, "127.0.0.1:9092",
-                "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("authorizer.class.name")
-                .hasMessageContaining("does not enforce ACLs");
+    void shouldTakeAnAuthorizerOnAGatewayAsOnABroker() {
+        BrokerConfig config = new BrokerConfig(Map.of(UPSTREAM, "127.0.0.1:9092",
+                "listeners", "SASL_PLAINTEXT://127.0.0.1:0",
+                "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"));
+
+        assertThat(config.gateway()).isTrue();
     }
 
     @Test

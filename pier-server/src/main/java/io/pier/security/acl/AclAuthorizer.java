@@ -104,6 +104,11 @@ public final class AclAuthorizer implements Authorizer {
                 || (config.allowEveryoneIfNoAclFound() && !snapshot.hasAny(type));
     }
 
+    /** How many bindings this node enforces now, for the {@code pier_acl_bindings} gauge. */
+    public int count() {
+        return snapshot.bindings().size();
+    }
+
     public List<AclBinding> describe(AclBindingFilter filter) {
         List<AclBinding> out = new ArrayList<>();
         for (AclBinding b : snapshot.bindings()) {
