@@ -87,7 +87,7 @@ import io.pier.protocol.ApiRequest;
  *     gateway's.
  * </ul>
  * A topic named by an id the gateway cannot resolve, even after reading the metadata again, is
- * refused rather than let through unchecked.
+ * answered UNKNOWN_TOPIC_ID, as Kafka does (the client retries), rather than let through unchecked.
  */
 final class GatewayAccess {
     /** Where a request names the resources one check is about, and how a copy keeps only some. */
@@ -232,7 +232,7 @@ final class GatewayAccess {
 
     /**
      * {@code op} on the topic of each partition: the names as given, ids as the upstream's metadata
-     * resolves them (read again once if one is unknown; still unknown, refused).
+     * resolves them (read again once if one is unknown; still unknown, UNKNOWN_TOPIC_ID).
      */
     private <Q extends ApiMessage, R extends ApiMessage> ApiHandler topics(Items<Q, R, PartitionRef> items,
             AclOperation op, ApiHandler next, Function<Q, R> refusal) {
@@ -251,7 +251,10 @@ final class GatewayAccess {
             Map<String, Boolean> allowed = new HashMap<>();
             return cut(request, items, ref -> {
                 String name = topicName(ref);
-                return name != null && allowed.computeIfAbsent(name, n -> access.topic(request, op, n))
+                if (name == null) {
+                    return Errors.UNKNOWN_TOPIC_ID; // as Kafka: retriable, and names nothing it could leak
+                }
+                return allowed.computeIfAbsent(name, n -> access.topic(request, op, n))
                         ? Errors.NONE : Errors.TOPIC_AUTHORIZATION_FAILED;
             }, refusal, next);
         });
@@ -517,10 +520,27 @@ final class GatewayAccess {
      */
     private ApiHandler offsetFetch(ApiHandler next) {
         ApiHandler batched = keyed(KeyShapes.OFFSET_FETCH, ResourceType.GROUP, AclOperation.DESCRIBE,
-                Errors.GROUP_AUTHORIZATION_FAILED, this::fetchedOffsets, next);
+                Errors.GROUP_AUTHORIZATION_FAILED, this::fetchedOffsets, namedOffsets(next));
         ApiHandler single = access.requireGroup(AclOperation.DESCRIBE,
                 r -> r.bodyAs(OffsetFetchRequest.class).data().groupId(), trimmed(next, this::fetchedOffsets));
         return request -> request.version() < 8 ? single.handle(request) : batched.handle(request);
+    }
+
+    /**
+     * Before {@link #fetchedOffsets} trims an answer that names topics by id (v10, the KIP-848
+     * consumer), every id must have a name: one the metadata does not know yet, a topic created a
+     * moment ago, is read again once.
+     */
+    private ApiHandler namedOffsets(ApiHandler next) {
+        return request -> next.handle(request).thenCompose(answer -> {
+            boolean unknown = answer != null && ((OffsetFetchResponseData) answer.data()).groups().stream()
+                    .flatMap(g -> g.topics().stream()).anyMatch(t -> offsetTopicName(t) == null);
+            return unknown ? upstream.refresh().handle((v, f) -> answer) : CompletableFuture.completedFuture(answer);
+        });
+    }
+
+    private String offsetTopicName(OffsetFetchResponseData.OffsetFetchResponseTopics t) {
+        return t.name() != null && !t.name().isEmpty() ? t.name() : upstream.view().name(t.topicId());
     }
 
     private void fetchedOffsets(ApiRequest request, OffsetFetchResponseData answer) {
@@ -541,10 +561,12 @@ final class GatewayAccess {
         for (OffsetFetchResponseData.OffsetFetchResponseGroup g : answer.groups()) {
             boolean listed = named.getOrDefault(g.groupId(), false);
             g.topics().removeIf(t -> {
-                String name = t.name() != null && !t.name().isEmpty() ? t.name() : upstream.view().name(t.topicId());
+                String name = offsetTopicName(t);
                 boolean may = name != null && access.topic(request, AclOperation.DESCRIBE, name);
                 if (!may && listed) {
-                    t.partitions().forEach(p -> p.setErrorCode(refusedCode).setCommittedOffset(-1).setMetadata(""));
+                    // an id still without a name after namedOffsets read the metadata again: retriable
+                    short code = name == null ? Errors.UNKNOWN_TOPIC_ID.code() : refusedCode;
+                    t.partitions().forEach(p -> p.setErrorCode(code).setCommittedOffset(-1).setMetadata(""));
                 }
                 return !may && !listed;
             });

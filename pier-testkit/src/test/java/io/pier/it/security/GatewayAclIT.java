@@ -21,7 +21,6 @@ import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourceType;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -99,19 +98,6 @@ class GatewayAclIT extends AclChecks {
             counts.add(ScrapedMetrics.scrape(node.metricsPort()).value("pier_acl_bindings"));
         }
         return counts;
-    }
-
-    /**
-     * Disabled on the gateway for now: in CI, a super user's consumer (group protocol consumer,
-     * OffsetFetch by topic id) was refused TOPIC_AUTHORIZATION_FAILED on a topic just created,
-     * likely GatewayAccess refusing a topic id it cannot resolve yet, where Kafka answers the
-     * retriable UNKNOWN_TOPIC_ID. Passes locally; to be fixed, then enabled again.
-     */
-    @Override
-    @Test
-    @Disabled("an unresolved topic id is refused as TOPIC_AUTHORIZATION_FAILED, not UNKNOWN_TOPIC_ID (issue 40)")
-    void shouldAnswerAuthorizedOperationsWhenAsked() throws Exception {
-        super.shouldAnswerAuthorizedOperationsWhenAsked();
     }
 
     @Test
