@@ -112,6 +112,8 @@ abstract class DurableStoreAgent<O extends DurableStoreAgent.Submission, R> impl
     private final List<O> taken = new ArrayList<>();
     private boolean inCycle;
     private long nextPassMs = NOT_STARTED;
+    /** When the log wants a flush with nothing new ({@link ShareStateLog#syncWithinMs}); MAX_VALUE: never. */
+    private long syncDueMs = Long.MAX_VALUE;
 
     /**
      * @param policy where each key's latest full record is; the store feeds it, the passes read it
@@ -223,17 +225,39 @@ abstract class DurableStoreAgent<O extends DurableStoreAgent.Submission, R> impl
             nextPassMs = deadlineAfter(nowMs);
         }
         boolean due = nowMs >= nextPassMs;
+        long flushesBefore = flushes.get();
         int work = cycle(due);
         if (due) {
             nextPassMs = deadlineAfter(nowMs);
         }
+        if (flushes.get() != flushesBefore) {
+            long within = log.syncWithinMs();
+            syncDueMs = within == Long.MAX_VALUE || nowMs > Long.MAX_VALUE - within ? Long.MAX_VALUE : nowMs + within;
+        } else if (nowMs >= syncDueMs) {
+            sync();
+            work++;
+        }
         return work;
     }
 
-    /** The next compaction pass; none once the log failed or the store closed. */
+    /** A flush with nothing appended, which finishes what the last one left open; once a failure, nothing. */
+    private void sync() {
+        syncDueMs = Long.MAX_VALUE;
+        if (failure != null) {
+            return;
+        }
+        try {
+            log.flush();
+        } catch (IOException | RuntimeException e) {
+            onFailure(e);
+        }
+    }
+
+    /** The next compaction pass or sync of the log; none once the log failed or the store closed. */
     @Override
     public final long nextDeadlineMs() {
-        return failure != null || submitted.isClosed() || nextPassMs == NOT_STARTED ? Long.MAX_VALUE : nextPassMs;
+        return failure != null || submitted.isClosed() || nextPassMs == NOT_STARTED ? Long.MAX_VALUE
+                : Math.min(nextPassMs, syncDueMs);
     }
 
     private long deadlineAfter(long nowMs) {

@@ -59,6 +59,15 @@ public interface ShareStateLog extends AutoCloseable {
      */
     void flush() throws IOException;
 
+    /**
+     * How soon after a flush {@link #flush} must be called again, with nothing appended, to finish
+     * what the flush left open; {@link Long#MAX_VALUE} (the default) when nothing is left. An
+     * upstream Kafka topic keeps its transaction open across flushes, and such a flush commits it.
+     */
+    default long syncWithinMs() {
+        return Long.MAX_VALUE;
+    }
+
     /** Calls {@code visitor} for every durable record from {@link #startOffset()}, in offset order. */
     void replay(Visitor visitor) throws IOException;
 

@@ -333,4 +333,102 @@ class DurableSharePersisterTest {
         open(DurableSharePersister.Options.DEFAULTS, FileIO.REAL);
         assertThat(persister.read(KEY)).isEqualTo(new ShareState(0, 0, List.of()));
     }
+
+    /** A local log that, like the upstream's, leaves work open after a flush of records until a flush with none. */
+    private static final class SyncingLog implements ShareStateLog {
+        private final ShareStateLog log;
+        private boolean appended;
+        private boolean open;
+        int syncs;
+
+        SyncingLog(ShareStateLog log) {
+            this.log = log;
+        }
+
+        @Override
+        public long append(List<Entry> entries) throws IOException {
+            appended = true;
+            return log.append(entries);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            log.flush();
+            if (!appended) {
+                syncs++;
+            }
+            open = appended;
+            appended = false;
+        }
+
+        @Override
+        public long syncWithinMs() {
+            return open ? 50 : Long.MAX_VALUE;
+        }
+
+        @Override
+        public void replay(Visitor visitor) throws IOException {
+            log.replay(visitor);
+        }
+
+        @Override
+        public long startOffset() {
+            return log.startOffset();
+        }
+
+        @Override
+        public long endOffset() {
+            return log.endOffset();
+        }
+
+        @Override
+        public boolean reclaimable() {
+            return log.reclaimable();
+        }
+
+        @Override
+        public void moveStart(long offset) throws IOException {
+            log.moveStart(offset);
+        }
+
+        @Override
+        public String name() {
+            return log.name();
+        }
+
+        @Override
+        public void close() {
+            log.close();
+        }
+    }
+
+    @Test
+    void shouldFlushTheLogAgainWithNothingNewOnceTheSyncItAskedForIsDue() throws Exception {
+        // Given a persister over a log that asks for a sync within 50 ms of a flush of records
+        SyncingLog log = new SyncingLog(LocalShareStateLog.open(dir, 1 << 20, clock, FileIO.REAL));
+        persister = DurableSharePersister.open(log, DurableSharePersister.Options.DEFAULTS, Wakeup.NONE,
+                (what, cause) -> fatal.add(what));
+        runner = new ManualAgentRunner(persister, clock);
+
+        // When a write is flushed
+        await(persister.initialize(KEY, 0));
+        runner.runUntilIdle();
+
+        // Then the persister's next deadline is the sync, which does not run before its time
+        long flushedAtMs = clock.monoMs();
+        assertThat(persister.nextDeadlineMs()).isEqualTo(flushedAtMs + 50);
+        clock.advance(49);
+        runner.runUntilIdle();
+        assertThat(log.syncs).isZero();
+
+        // and runs once when it is due, after which nothing waits on the log any more
+        clock.advance(1);
+        runner.runUntilIdle();
+        assertThat(log.syncs).isEqualTo(1);
+        assertThat(persister.nextDeadlineMs()).isGreaterThan(flushedAtMs + 50);
+        clock.advance(1_000);
+        runner.runUntilIdle();
+        assertThat(log.syncs).isEqualTo(1);
+        assertThat(fatal).isEmpty();
+    }
 }

@@ -43,6 +43,14 @@ abstract class ShareStateLogContract {
     /** With the backend closed: flips one byte inside the flushed records. */
     protected abstract void flipFlushedByte() throws IOException;
 
+    /**
+     * Offsets a close takes after a flush of records, which a reopen's end counts: an upstream
+     * Kafka topic's commit marker for the transaction the flush left open.
+     */
+    protected int offsetsTakenByClose() {
+        return 0;
+    }
+
     /** Enough records of about 100 bytes that the backend stores them in more than one unit. */
     protected int recordsSpanningStorage() {
         return 400;
@@ -140,8 +148,8 @@ abstract class ShareStateLogContract {
         all.addAll(second);
         assertReplayed(replayAll(), 0, all);
         assertThat(log.startOffset()).isZero();
-        assertThat(log.endOffset()).isEqualTo(end);
-        assertThat(log.append(List.of(update(4, 0)))).isEqualTo(end);
+        assertThat(log.endOffset()).isEqualTo(end + offsetsTakenByClose());
+        assertThat(log.append(List.of(update(4, 0)))).isEqualTo(end + offsetsTakenByClose());
     }
 
     @Test
@@ -175,7 +183,7 @@ abstract class ShareStateLogContract {
             at += entries.size();
         }
         assertThat(stored).hasSize(at);
-        assertThat(log.endOffset()).isEqualTo(end);
+        assertThat(log.endOffset()).isEqualTo(end + offsetsTakenByClose());
     }
 
     @Test
@@ -198,7 +206,7 @@ abstract class ShareStateLogContract {
 
         // Then every record is there at its own offset
         assertReplayed(replayAll(), 0, big);
-        assertThat(log.endOffset()).isEqualTo(end);
+        assertThat(log.endOffset()).isEqualTo(end + offsetsTakenByClose());
     }
 
     @Test
@@ -223,7 +231,7 @@ abstract class ShareStateLogContract {
         reopen();
         assertThat(log.startOffset()).isEqualTo(start);
         assertReplayed(replayAll(), start, entries.subList((int) start, n));
-        assertThat(log.endOffset()).isEqualTo(end);
+        assertThat(log.endOffset()).isEqualTo(end + offsetsTakenByClose());
     }
 
     @Test
@@ -263,8 +271,8 @@ abstract class ShareStateLogContract {
         // Then nothing is left to replay, and appends carry on at the end
         assertThat(log.startOffset()).isEqualTo(end);
         assertThat(replayAll()).isEmpty();
-        assertThat(log.endOffset()).isEqualTo(end);
-        assertThat(log.append(updates(4, 1))).isEqualTo(end);
+        assertThat(log.endOffset()).isEqualTo(end + offsetsTakenByClose());
+        assertThat(log.append(updates(4, 1))).isEqualTo(end + offsetsTakenByClose());
     }
 
     @Test

@@ -44,27 +44,41 @@ import org.slf4j.LoggerFactory;
  * The share-state records on one partition of a topic of the upstream Kafka cluster, for a Pier
  * node in gateway mode: it serves share groups itself but keeps their state where the upstream
  * keeps everything else, so another node can take the state over. Only the stock kafka-clients
- * talk to the upstream: a transactional producer writes, a {@code read_committed} consumer
+ * talk to the upstream: a transactional producer writes, a {@code read_uncommitted} consumer
  * replays, the Admin client reads offsets and moves the start.
  *
  * <pre>
  *   open        initTransactions (fences the earlier writer with the same transactional id,
  *                 aborts its open transaction), then start = log start, end = log end
  *   append      begin a transaction if none is open; send each entry; return end (predicted)
- *   flush       commitTransaction; every record's offset must be the predicted one;
- *                 end = last + 2 (the commit marker takes an offset)
+ *   flush       wait until the upstream acknowledged every record sent (acks=all): durable;
+ *                 every record's offset must be the predicted one; end = last + 1. Then commit
+ *                 the transaction if it is older than the commit interval (end + 1: the marker)
+ *   sync        (a flush with nothing sent) commit the open transaction
  *   moveStart   Admin.deleteRecords: the upstream moves its log start durably
- *   replay      read_committed from the log start to the log end, once no transaction is open
+ *   replay      read_uncommitted from the log start to the log end, once no transaction is open
  * </pre>
  *
+ * <p><b>Durable before committed.</b> A record the upstream acknowledged with {@code acks=all} is
+ * replicated, whether its transaction commits or not: so a flush waits for the acknowledgements
+ * only, and one transaction spans the flushes of up to a {@link #commitIntervalMs commit interval}
+ * (a second, or a quarter of {@code transaction.timeout.ms}). What a transaction per flush cost,
+ * an EndTxn, the coordinator's two writes and a marker on the partition for every ShareFetch's
+ * state, was most of the upstream's work for a gateway. The transaction is kept only for its
+ * fencing; replay reads {@code read_uncommitted}, so the records of a transaction aborted by the
+ * next writer's fence, or by its timeout, are replayed too: they were acknowledged, so a client may
+ * have been told. Records sent and not acknowledged when a writer died may be replayed as well, as
+ * the {@link ShareStateLog} contract allows (what was not flushed may or may not survive; within
+ * the partition they land in order, so a prefix of them).
+ *
  * <p><b>One writer.</b> The transactional id names the state partition's writer. When a gateway
- * node takes over a state partition, opening this log fences the node that wrote it before:
- * whatever that node (now a zombie) still sends or commits fails with a fenced producer, and its
- * unfinished transaction is aborted, so replay never shows it. With one writer the offsets are
- * predictable: the records of a transaction are consecutive from the log end, and its commit adds
- * one control marker after them. They are not dense across flushes, which the {@link ShareStateLog}
- * contract allows. A record at any other offset than predicted means someone else writes to the
- * partition: the flush fails.
+ * node takes over a state partition, opening this log fences the node that wrote it before: its
+ * open transaction is aborted and whatever that node (now a zombie) still sends or commits is
+ * refused as of a fenced producer or a stale epoch, so nothing it writes after the fence lands.
+ * With one writer the offsets are predictable: records are consecutive from the log end, and a
+ * commit adds one control marker after them. They are not dense across commits, which the
+ * {@link ShareStateLog} contract allows. A record at any other offset than predicted means someone
+ * else writes to the partition: the flush fails.
  *
  * <p><b>Failure.</b> Any error (fenced, timed out, refused) is an {@link IOException}, and the log
  * refuses every later write: per {@link ShareStateLog}, a failure is fatal to the caller, which
@@ -79,6 +93,10 @@ public final class KafkaShareStateLog implements ShareStateLog {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaShareStateLog.class);
     private static final Duration POLL = Duration.ofMillis(100);
     private static final long RECHECK_MS = 10;
+    /** The longest a transaction stays open across flushes. */
+    private static final long MAX_COMMIT_INTERVAL_MS = 1_000;
+    /** The producer's linger: every flush sends at once; this only keeps a flush's records in one request. */
+    private static final int LINGER_MS = 100;
 
     private final TopicPartition partition;
     private final Map<String, Object> clientConfig;
@@ -89,15 +107,19 @@ public final class KafkaShareStateLog implements ShareStateLog {
     private long end;
     /** The end of what the last commit made durable: moveStart may go no further. */
     private long durableEnd;
-    /** The sends of the open transaction, in order; the i-th record is predicted at {@link #transactionFirst} + i. */
+    /** The sends not flushed yet, in order; the i-th record is predicted at {@link #sendsFirst} + i. */
     private final List<Future<RecordMetadata>> sends = new ArrayList<>();
-    private long transactionFirst = -1;
+    private long sendsFirst = -1;
+    /** {@link System#nanoTime} when the open transaction began, or -1 with none open. */
+    private long transactionBeganNanos = -1;
+    private final long commitIntervalMs;
     private Throwable failure;
     private boolean closed;
 
     private KafkaShareStateLog(TopicPartition partition, Map<String, Object> clientConfig, Duration timeout,
-            Admin admin, KafkaProducer<byte[], byte[]> producer) {
+            Admin admin, KafkaProducer<byte[], byte[]> producer, long commitIntervalMs) {
         this.partition = partition;
+        this.commitIntervalMs = commitIntervalMs;
         this.clientConfig = clientConfig;
         this.timeout = timeout;
         this.admin = admin;
@@ -124,15 +146,22 @@ public final class KafkaShareStateLog implements ShareStateLog {
         producerConfig.put("acks", "all");
         producerConfig.put("key.serializer", ByteArraySerializer.class.getName());
         producerConfig.put("value.serializer", ByteArraySerializer.class.getName());
-        // initTransactions, commitTransaction and a send waiting for metadata block at most this long
+        // initTransactions, commitTransaction and a send waiting for metadata block at most this
+        // long; a flush waits for the acknowledgements at most this long (delivery.timeout.ms)
         producerConfig.put("max.block.ms", timeout.toMillis());
+        long linger = Math.min(LINGER_MS, Math.max(0, timeout.toMillis() / 4));
+        producerConfig.put("linger.ms", (int) linger);
+        producerConfig.put("request.timeout.ms", (int) Math.max(1, timeout.toMillis() - linger));
+        producerConfig.put("delivery.timeout.ms", (int) timeout.toMillis());
+        long transactionTimeoutMs = Long.parseLong(String.valueOf(
+                producerConfig.getOrDefault("transaction.timeout.ms", "60000")));
         Admin admin = null;
         KafkaProducer<byte[], byte[]> producer = null;
         try {
             admin = Admin.create(base);
             producer = new KafkaProducer<>(producerConfig);
             KafkaShareStateLog log = new KafkaShareStateLog(new TopicPartition(topic, partition), base, timeout,
-                    admin, producer);
+                    admin, producer, commitIntervalMs(transactionTimeoutMs));
             producer.initTransactions();
             long logEnd = log.awaitNoOpenTransaction();
             log.start = log.offset(OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
@@ -210,9 +239,12 @@ public final class KafkaShareStateLog implements ShareStateLog {
         checkWritable();
         long first = end;
         try {
-            if (transactionFirst < 0) {
+            if (transactionBeganNanos < 0) {
                 producer.beginTransaction();
-                transactionFirst = first;
+                transactionBeganNanos = System.nanoTime();
+            }
+            if (sends.isEmpty()) {
+                sendsFirst = first;
             }
             for (Entry e : entries) {
                 sends.add(producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), e.key(),
@@ -226,63 +258,101 @@ public final class KafkaShareStateLog implements ShareStateLog {
     }
 
     /**
-     * Commits the open transaction, if any: it returns once the upstream acknowledged every record
-     * ({@code acks=all}) and made the transaction's outcome durable.
+     * Returns once the upstream acknowledged every record sent ({@code acks=all}: replicated, so
+     * durable), then commits the open transaction if it began a commit interval ago or more, or if
+     * nothing was sent (a sync: see {@link #syncWithinMs}).
      */
     @Override
     public void flush() throws IOException {
         checkWritable();
-        if (transactionFirst < 0) {
-            return;
+        if (!sends.isEmpty()) {
+            awaitAcknowledged();
+            if (System.nanoTime() - transactionBeganNanos < TimeUnit.MILLISECONDS.toNanos(commitIntervalMs)) {
+                return;
+            }
         }
+        if (transactionBeganNanos >= 0) {
+            commit();
+        }
+    }
+
+    /**
+     * After a flush that left the transaction open: a flush with nothing new commits it within a
+     * commit interval, before {@code transaction.timeout.ms} would have the upstream abort it.
+     */
+    @Override
+    public long syncWithinMs() {
+        return transactionBeganNanos >= 0 ? commitIntervalMs : Long.MAX_VALUE;
+    }
+
+    /** A commit interval for {@code transactionTimeoutMs}: well inside it, at most a second. */
+    static long commitIntervalMs(long transactionTimeoutMs) {
+        return Math.max(1, Math.min(MAX_COMMIT_INTERVAL_MS, transactionTimeoutMs / 4));
+    }
+
+    private void awaitAcknowledged() throws IOException {
         try {
-            producer.commitTransaction();
+            // Sends at once, and returns when each send is acknowledged or has failed, within
+            // delivery.timeout.ms (the log's timeout).
+            producer.flush();
         } catch (RuntimeException e) {
-            throw fail("committing to", e);
+            throw fail("flushing to", e);
         }
         for (int i = 0; i < sends.size(); i++) {
             long actual;
             try {
-                // done: the commit waited for every send
                 actual = sends.get(i).get(0, TimeUnit.MILLISECONDS).offset();
             } catch (ExecutionException | TimeoutException e) {
-                throw fail("reading the offsets of a commit to", e);
+                throw fail("writing to", e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw fail("reading the offsets of a commit to", e);
+                throw fail("writing to", e);
             }
-            long expected = transactionFirst + i;
+            long expected = sendsFirst + i;
             if (actual != expected) {
                 throw fail("checking the offsets of", new IOException("a record expected at offset " + expected
                         + " was written at offset " + actual + ": something else writes to " + name()));
             }
         }
-        // The commit marker follows the last record.
-        end = transactionFirst + sends.size() + 1;
         durableEnd = end;
         sends.clear();
-        transactionFirst = -1;
+        sendsFirst = -1;
+    }
+
+    private void commit() throws IOException {
+        try {
+            producer.commitTransaction();
+        } catch (RuntimeException e) {
+            throw fail("committing to", e);
+        }
+        transactionBeganNanos = -1;
+        // The commit marker follows the last record.
+        end++;
+        durableEnd = end;
     }
 
     /**
-     * Visits the committed records from the upstream log start to its end; an aborted
-     * transaction's records are skipped. Waits first until no transaction is open on the
-     * partition: the abort of a fenced writer's transaction (started by {@link #open}) and the
-     * marker of a commit reach the partition after the transaction coordinator answered.
+     * Visits the records from the upstream log start to its end, committed or not (see the class
+     * comment: acknowledged is durable). Commits this log's own open transaction first, then waits
+     * until no transaction is open on the partition: the abort of a fenced writer's transaction
+     * (started by {@link #open}) and the marker of a commit reach the partition after the
+     * transaction coordinator answered.
      *
-     * @throws IllegalStateException with records appended and not flushed (this log's own open
-     *     transaction would keep the partition from becoming stable)
+     * @throws IllegalStateException with records appended and not flushed
      */
     @Override
     public void replay(Visitor visitor) throws IOException {
         checkWritable();
-        if (transactionFirst >= 0) {
+        if (!sends.isEmpty()) {
             throw new IllegalStateException("replay of " + name() + " with records appended and not flushed");
+        }
+        if (transactionBeganNanos >= 0) {
+            commit();
         }
         long logEnd = awaitNoOpenTransaction();
         long from = offset(OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
         Map<String, Object> consumerConfig = new HashMap<>(clientConfig);
-        consumerConfig.put("isolation.level", "read_committed");
+        consumerConfig.put("isolation.level", "read_uncommitted");
         consumerConfig.put("enable.auto.commit", false);
         consumerConfig.put("auto.offset.reset", "none");
         consumerConfig.put("key.deserializer", ByteArrayDeserializer.class.getName());
@@ -303,7 +373,7 @@ public final class KafkaShareStateLog implements ShareStateLog {
                                 r.value() == null ? null : ByteBuffer.wrap(r.value()));
                     }
                 }
-                // Past aborted records and control markers too, which poll does not return.
+                // Past control markers too, which poll does not return.
                 long now = consumer.position(partition, timeout);
                 if (now > position) {
                     position = now;
@@ -373,8 +443,11 @@ public final class KafkaShareStateLog implements ShareStateLog {
             return;
         }
         try {
-            if (failure == null && transactionFirst >= 0) {
+            if (failure == null && transactionBeganNanos >= 0) {
                 flush();
+                if (transactionBeganNanos >= 0) {
+                    commit();
+                }
             }
         } catch (IOException e) {
             LOG.warn("Committing the last share-state records to {} on close failed", name(), e);
@@ -416,10 +489,10 @@ public final class KafkaShareStateLog implements ShareStateLog {
      * {@code transaction.timeout.ms} (its commit is then refused as INVALID_TXN_STATE, or as
      * fenced: the abort bumped the epoch), or the upstream did not answer within the log's timeout
      * (a network partition: the gateway group drops this node meanwhile and another takes the
-     * partition over, fencing this writer). Only what this log flushed before is durable; what it
-     * did not flush is gone, except that a commit which timed out may still complete, so the
-     * partition's next writer, replaying it, is the one to know. Either way the state partition is
-     * served again from what the upstream holds, never from this log's memory.
+     * partition over, fencing this writer). What this log flushed before is durable; what it did
+     * not flush may or may not be, and the partition's next writer, replaying it, is the one to
+     * know. Either way the state partition is served again from what the upstream holds, never
+     * from this log's memory.
      */
     private static boolean lost(Throwable cause) {
         for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -434,8 +507,8 @@ public final class KafkaShareStateLog implements ShareStateLog {
 
     /**
      * The log failed because the upstream ended its writes, or did not answer in time ({@link
-     * #lost}): what was flushed stands, the rest is gone or (a commit that timed out) the next
-     * writer finds it committed. On a gateway the node gives the state partition up and takes its
+     * #lost}): what was flushed stands, the rest may or may not, as the next writer's replay
+     * finds. On a gateway the node gives the state partition up and takes its
      * durable state again (or another node does) instead of stopping: a node cut off from its
      * upstream comes back when the link does.
      */

@@ -68,6 +68,11 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
     }
 
     @Override
+    protected int offsetsTakenByClose() {
+        return 1; // the commit marker of the transaction the last flush left open
+    }
+
+    @Override
     protected boolean supportsDamage() {
         return false;
     }
@@ -139,7 +144,8 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
 
             // When B opens the same partition with the same transactional id
             try (KafkaShareStateLog b = open()) {
-                assertThat(b.endOffset()).as("three records and A's commit marker").isEqualTo(4);
+                assertThat(b.endOffset()).as("three records and the marker of A's transaction, which B's open aborted")
+                        .isEqualTo(4);
 
                 // Then A's next append and flush fail (the upstream refuses A's records: B's open
                 // bumped the producer epoch), and so does everything after
@@ -162,25 +168,26 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
     }
 
     @Test
-    void shouldFenceTheEarlierWriterAndAbortItsOpenTransaction() throws Exception {
+    void shouldFenceTheEarlierWriterAndReplayWhatItsAbortedTransactionHeld() throws Exception {
         try (KafkaShareStateLog a = open(); Admin admin = Admin.create(UPSTREAM.clientConfig())) {
-            // Given A flushed three records, then appended two more that reached the upstream
-            // inside A's still open transaction
+            // Given A flushed three records (acknowledged, its transaction still open), then
+            // appended two more that reached the upstream without a flush
             assertThat(a.append(entries("flushed", 3))).isZero();
             a.flush();
-            assertThat(a.endOffset()).as("three records and the commit marker").isEqualTo(4);
-            assertThat(a.append(entries("open", 2))).isEqualTo(4);
+            assertThat(a.endOffset()).as("three records, no marker yet: the transaction spans flushes").isEqualTo(3);
+            assertThat(upstreamStableEnd(admin)).as("A's transaction is open").isZero();
+            assertThat(a.append(entries("sent", 2))).isEqualTo(3);
             long deadline = System.currentTimeMillis() + 10_000;
-            while (upstreamLogEnd(admin) < 6 && System.currentTimeMillis() < deadline) {
+            while (upstreamLogEnd(admin) < 5 && System.currentTimeMillis() < deadline) {
                 Thread.sleep(10);
             }
-            assertThat(upstreamLogEnd(admin)).isEqualTo(6);
+            assertThat(upstreamLogEnd(admin)).isEqualTo(5);
 
             // When B opens the same partition with the same transactional id
             try (KafkaShareStateLog b = open()) {
-                // Then A's open transaction was aborted (its marker at 6), and B appends after it
+                // Then A's open transaction was aborted (its marker at 5), and B appends after it
                 assertThat(b.startOffset()).isZero();
-                assertThat(b.endOffset()).isEqualTo(7);
+                assertThat(b.endOffset()).isEqualTo(6);
 
                 // and A can no longer write: its next record is refused, its flush fails, and all after it
                 a.append(entries("after-fence", 1));
@@ -190,42 +197,81 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
                 assertThatThrownBy(() -> a.append(entries("later", 1))).isInstanceOf(IOException.class)
                         .hasMessageContaining("failed earlier");
 
-                // and B replays only what A flushed before it was fenced
+                // and B replays what A flushed (acknowledged, so durable though its transaction
+                // was aborted), and what A sent unflushed, which the contract lets survive
                 assertThat(replay(b)).containsExactly(
                         "0 flushed-key-0=flushed-value-0", "1 flushed-key-1=flushed-value-1",
-                        "2 flushed-key-2=flushed-value-2");
-                assertThat(b.append(entries("b", 1))).isEqualTo(7);
+                        "2 flushed-key-2=flushed-value-2", "3 sent-key-0=sent-value-0", "4 sent-key-1=sent-value-1");
+                assertThat(b.append(entries("b", 1))).isEqualTo(6);
                 b.flush();
             }
         }
         try (KafkaShareStateLog c = open()) {
-            assertThat(replay(c)).containsExactly(
-                    "0 flushed-key-0=flushed-value-0", "1 flushed-key-1=flushed-value-1",
-                    "2 flushed-key-2=flushed-value-2", "7 b-key-0=b-value-0");
-            assertThat(c.endOffset()).isEqualTo(9);
+            assertThat(replay(c)).hasSize(6).last().isEqualTo("6 b-key-0=b-value-0");
+            assertThat(c.endOffset()).as("B's record and its commit on close").isEqualTo(8);
+        }
+    }
+
+    @Test
+    void shouldKeepWhatAFencedWriterFlushedBeforeTheFence() throws Exception {
+        try (KafkaShareStateLog a = open()) {
+            // Given A flushed two records into its still open transaction
+            assertThat(a.append(entries("acked", 2))).isZero();
+            a.flush();
+
+            // When B opens the same partition (aborting A's transaction)
+            try (KafkaShareStateLog b = open()) {
+                // Then B replays both: acknowledged with acks=all, they were durable before the fence
+                assertThat(replay(b)).containsExactly("0 acked-key-0=acked-value-0", "1 acked-key-1=acked-value-1");
+
+                // and A's next write is refused as lost (another writer took the partition over)
+                a.append(entries("after-fence", 1));
+                assertThatThrownBy(a::flush).isInstanceOf(KafkaShareStateLog.LostException.class)
+                        .hasMessageContaining("upstream topic " + topic + " partition 1");
+            }
+        }
+    }
+
+    @Test
+    void shouldCommitAnOpenTransactionOnASyncWithNothingNew() throws Exception {
+        try (KafkaShareStateLog a = open(); Admin admin = Admin.create(UPSTREAM.clientConfig())) {
+            // Given A flushed two records, leaving its transaction open, and asks for a sync
+            assertThat(a.append(entries("synced", 2))).isZero();
+            a.flush();
+            assertThat(a.syncWithinMs()).isEqualTo(1_000);
+            assertThat(upstreamStableEnd(admin)).isZero();
+
+            // When A flushes with nothing appended
+            a.flush();
+
+            // Then the transaction is committed: its marker at 2, nothing more to sync
+            assertThat(a.endOffset()).isEqualTo(3);
+            assertThat(a.syncWithinMs()).isEqualTo(Long.MAX_VALUE);
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (upstreamStableEnd(admin) < 3 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(upstreamStableEnd(admin)).isEqualTo(3);
         }
     }
 
     @Test
     void shouldReportAFenceOnTheCommitOfATransactionTheNextWriterAborted() throws Exception {
-        try (KafkaShareStateLog a = open(); Admin admin = Admin.create(UPSTREAM.clientConfig())) {
-            // Given A appended two records that reached the upstream inside its open transaction
+        try (KafkaShareStateLog a = open()) {
+            // Given A flushed two records into its open transaction
             assertThat(a.append(entries("open", 2))).isZero();
-            long deadline = System.currentTimeMillis() + 10_000;
-            while (upstreamLogEnd(admin) < 2 && System.currentTimeMillis() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(upstreamLogEnd(admin)).isEqualTo(2);
+            a.flush();
 
             // When B opens the same partition (aborting A's transaction) and A then commits, sending nothing new
             try (KafkaShareStateLog b = open()) {
-                // Then A's flush fails as fenced: with transaction version 2 the coordinator takes
+                // Then A's sync fails as fenced: with transaction version 2 the coordinator takes
                 // A's commit for a retry of the abort that fenced it and answers INVALID_TXN_STATE
                 // (not PRODUCER_FENCED), which means the same here: another writer took over
                 assertThatThrownBy(a::flush).isInstanceOf(KafkaShareStateLog.LostException.class)
                         .hasMessageContaining("upstream topic " + topic + " partition 1")
                         .hasRootCauseInstanceOf(ProducerFencedException.class);
-                assertThat(replay(b)).isEmpty();
+                // and B replays A's two records: acknowledged before the fence, they were durable
+                assertThat(replay(b)).hasSize(2);
             }
         }
     }
@@ -297,7 +343,7 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
             // Then A's records do not land where A predicted, and its flush says so
             assertThat(a.append(entries("a", 1))).isZero();
             assertThatThrownBy(a::flush).isInstanceOf(IOException.class)
-                    .hasMessageContaining("a record expected at offset 0 was written at offset 3")
+                    .hasMessageContaining("a record expected at offset 0 was written at offset 2")
                     .hasMessageContaining("upstream topic " + topic + " partition 1");
         }
     }

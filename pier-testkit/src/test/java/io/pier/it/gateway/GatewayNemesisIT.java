@@ -1130,8 +1130,8 @@ class GatewayNemesisIT {
     }
 
     /**
-     * What the upstream's share-state topic holds of each of {@code keys}: the committed records
-     * of the group's share-partition of the record's partition that cover its offset, and the first
+     * What the upstream's share-state topic holds of each of {@code keys}: the records (read as
+     * the gateway replays them, committed or not) of the group's share-partition of the record's partition that cover its offset, and the first
      * whose start offset passed it, each with when it was written (on the test's clock). Tells an
      * ACCEPT that a dead node made durable before it could answer from a record the state lost.
      */
@@ -1139,7 +1139,7 @@ class GatewayNemesisIT {
         Map<String, List<String>> out = new TreeMap<>();
         Properties p = new Properties();
         p.put("bootstrap.servers", UPSTREAM.bootstrapServers());
-        p.put("isolation.level", "read_committed");
+        p.put("isolation.level", "read_uncommitted");
         p.put("enable.auto.commit", "false");
         try (Admin admin = admin(UPSTREAM.bootstrapServers());
                 KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
