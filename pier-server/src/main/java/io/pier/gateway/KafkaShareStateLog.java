@@ -50,10 +50,10 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   open        initTransactions (fences the earlier writer with the same transactional id,
  *                 aborts its open transaction), then start = log start, end = log end
- *   append      begin a transaction if none is open; send each entry; return end (predicted)
+ *   append      commit the open transaction if it is older than the commit interval (end + 1:
+ *                 the marker); begin one if none is open; send each entry; return end (predicted)
  *   flush       wait until the upstream acknowledged every record sent (acks=all): durable;
- *                 every record's offset must be the predicted one; end = last + 1. Then commit
- *                 the transaction if it is older than the commit interval (end + 1: the marker)
+ *                 every record's offset must be the predicted one; end = last + 1
  *   sync        (a flush with nothing sent) commit the open transaction
  *   moveStart   Admin.deleteRecords: the upstream moves its log start durably
  *   replay      read_uncommitted from the log start to the log end, once no transaction is open
@@ -62,7 +62,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Durable before committed.</b> A record the upstream acknowledged with {@code acks=all} is
  * replicated, whether its transaction commits or not: so a flush waits for the acknowledgements
  * only, and one transaction spans the flushes of up to a {@link #commitIntervalMs commit interval}
- * (a second, or a quarter of {@code transaction.timeout.ms}). What a transaction per flush cost,
+ * (a second, or a quarter of {@code transaction.timeout.ms}). It is committed before the next
+ * append, so a failed commit fails records not sent yet, never a flush whose records are durable;
+ * or, with nothing more to write, by a sync ({@link #syncWithinMs}). What a transaction per flush cost,
  * an EndTxn, the coordinator's two writes and a marker on the partition for every ShareFetch's
  * state, was most of the upstream's work for a gateway. The transaction is kept only for its
  * fencing; replay reads {@code read_uncommitted}, so the records of a transaction aborted by the
@@ -105,7 +107,7 @@ public final class KafkaShareStateLog implements ShareStateLog {
     private final KafkaProducer<byte[], byte[]> producer;
     private long start;
     private long end;
-    /** The end of what the last commit made durable: moveStart may go no further. */
+    /** The end of what the last flush made durable: moveStart may go no further. */
     private long durableEnd;
     /** The sends not flushed yet, in order; the i-th record is predicted at {@link #sendsFirst} + i. */
     private final List<Future<RecordMetadata>> sends = new ArrayList<>();
@@ -237,6 +239,10 @@ public final class KafkaShareStateLog implements ShareStateLog {
             throw new IllegalArgumentException("nothing to append");
         }
         checkWritable();
+        if (transactionBeganNanos >= 0
+                && System.nanoTime() - transactionBeganNanos >= TimeUnit.MILLISECONDS.toNanos(commitIntervalMs)) {
+            commit();
+        }
         long first = end;
         try {
             if (transactionBeganNanos < 0) {
@@ -259,19 +265,15 @@ public final class KafkaShareStateLog implements ShareStateLog {
 
     /**
      * Returns once the upstream acknowledged every record sent ({@code acks=all}: replicated, so
-     * durable), then commits the open transaction if it began a commit interval ago or more, or if
-     * nothing was sent (a sync: see {@link #syncWithinMs}).
+     * durable). With nothing sent since the last flush, commits the open transaction instead (a
+     * sync: see {@link #syncWithinMs}).
      */
     @Override
     public void flush() throws IOException {
         checkWritable();
         if (!sends.isEmpty()) {
             awaitAcknowledged();
-            if (System.nanoTime() - transactionBeganNanos < TimeUnit.MILLISECONDS.toNanos(commitIntervalMs)) {
-                return;
-            }
-        }
-        if (transactionBeganNanos >= 0) {
+        } else if (transactionBeganNanos >= 0) {
             commit();
         }
     }
@@ -444,9 +446,9 @@ public final class KafkaShareStateLog implements ShareStateLog {
         }
         try {
             if (failure == null && transactionBeganNanos >= 0) {
-                flush();
+                flush(); // what was sent
                 if (transactionBeganNanos >= 0) {
-                    commit();
+                    flush(); // the commit
                 }
             }
         } catch (IOException e) {

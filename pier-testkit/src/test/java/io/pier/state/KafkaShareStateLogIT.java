@@ -282,7 +282,7 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
         config.put("transaction.timeout.ms", 1000);
         try (KafkaShareStateLog a = KafkaShareStateLog.open(config, topic, PARTITION, "pier-state-" + topic, TIMEOUT);
                 Admin admin = Admin.create(UPSTREAM.clientConfig())) {
-            // Given A appended two records, then did not commit within its transaction timeout
+            // Given A appended two records, then wrote nothing within its transaction timeout
             assertThat(a.append(entries("open", 2))).isZero();
             long deadline = System.currentTimeMillis() + 30_000;
             while (upstreamStableEnd(admin) < 3 && System.currentTimeMillis() < deadline) {
@@ -291,10 +291,17 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
             assertThat(upstreamStableEnd(admin)).as("the upstream aborted A's transaction (its marker at 2)")
                     .isEqualTo(3);
 
-            // When A commits; then its flush fails as lost: its writes are gone, no one else's
-            assertThatThrownBy(a::flush).isInstanceOf(KafkaShareStateLog.LostException.class)
+            // When A flushes: its two records were acknowledged, so the flush stands (a replay
+            // reads them, aborted or not), but its next append, which commits the old
+            // transaction first, fails as lost: the upstream ended it
+            a.flush();
+            assertThatThrownBy(() -> a.append(entries("after-timeout", 1)))
+                    .isInstanceOf(KafkaShareStateLog.LostException.class)
                     .hasMessageContaining("upstream topic " + topic + " partition 1")
                     .hasRootCauseInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        }
+        try (KafkaShareStateLog b = open()) {
+            assertThat(replay(b)).containsExactly("0 open-key-0=open-value-0", "1 open-key-1=open-value-1");
         }
     }
 
