@@ -120,6 +120,35 @@ abstract class BrokerProcess implements AutoCloseable {
         return cpuNanos(process.pid());
     }
 
+    /** CPU time so far of this JVM's JIT compiler threads (C1 and C2); -1 if unreadable. */
+    long jitCpuNanos() {
+        return threadCpuNanos(process.pid(), name -> name.startsWith("C1 CompilerThre")
+                || name.startsWith("C2 CompilerThre"));
+    }
+
+    /** CPU time so far (user + system) of the threads of {@code pid} whose name {@code named} takes; -1 if unreadable. */
+    static long threadCpuNanos(long pid, java.util.function.Predicate<String> named) {
+        long ticks = 0;
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException gone) {
+                    continue; // the thread ended meanwhile
+                }
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                if (named.test(name)) {
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
+                    ticks += Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return ticks * 1_000_000_000L / clockTicksPerSecond();
+    }
+
     static long cpuNanos(long pid) {
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));

@@ -69,6 +69,11 @@ public final class GatewayBench {
     private final Results results = new Results();
     /** Per round and gateway row, how the measured topics' partitions were led, for the page. */
     private final Map<String, String> splits = new LinkedHashMap<>();
+    /** Warm-up reads each gateway deployment took ({@link #warmUp}). */
+    private final Map<String, Integer> warmReads = new LinkedHashMap<>();
+    /** A deployment is warm once its JIT compilers take at most this share of its CPU in a warm-up read. */
+    static final double WARM_JIT_SHARE = 0.10;
+    static final int MAX_WARM_READS = 6;
     private final List<FailoverRun> failovers = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     /** Per measured run, where its work went: the gateways' request times, the share state written upstream. */
@@ -236,7 +241,7 @@ public final class GatewayBench {
                                 Workloads.ConsumeRun run;
                                 try (Workloads w = new Workloads(kafka.bootstrap(), p.cap, edges)) {
                                     run = measure(row, c, () -> w.share(topics.get(c), c, true,
-                                            filled.get(c).intValue(), 0));
+                                            filled.get(c).intValue(), 0), edges);
                                 }
                                 diagnose(row + "-r" + (r + 1) + " " + c + " consumers", run, KAFKA_STATE_TOPIC,
                                         edges.snapshots());
@@ -276,20 +281,15 @@ public final class GatewayBench {
             }
             splits.put(name, String.join("; ", new java.util.LinkedHashSet<>(split)));
             log("  " + name + " leads the measured topics' partitions as: " + splits.get(name));
-            // Unmeasured: the gateway JVMs' JIT warm-up, on a topic of its own in a group of its own.
-            int maxConsumers = Collections.max(p.consumers);
-            try {
-                var unused = gw.share(WARM_TOPIC, maxConsumers, true, (int) warm, 0);
-            } catch (Exception e) {
-                problem(name + ": the unmeasured warm-up read failed: " + SideBySide.rootCause(e));
-            }
+            warmUp(name, d, gw, warm);
             String stateTopic = "__pier_share_state_" + name;
             for (int c : p.consumers) {
                 Edges edges = new Edges(d::cpuNanos, d, stateTopic);
                 Workloads.ConsumeRun run;
                 MirrorLead lead = new MirrorLead(d, topics.get(c), filled.get(c));
                 try (lead; Workloads w = new Workloads(d.bootstrap(), p.cap, edges, kafka::cpuNanos, Map.of(), "")) {
-                    run = measure(row, c, () -> w.share(topics.get(c), c, true, filled.get(c).intValue(), 0));
+                    run = measure(row, c, () -> w.share(topics.get(c), c, true, filled.get(c).intValue(), 0),
+                            edges);
                 }
                 diagnose(name + " " + c + " consumers", run, stateTopic, edges.snapshots());
                 if (run != null) {
@@ -299,6 +299,34 @@ public final class GatewayBench {
                 }
             }
         }
+    }
+
+    /**
+     * Unmeasured: the gateway JVMs' JIT warm-up, on a topic of its own, each read in a group of its
+     * own; read again while the JIT compilers took more than {@link #WARM_JIT_SHARE} of the nodes'
+     * CPU (at most {@link #MAX_WARM_READS} reads): Kafka, running through the whole bench, is
+     * measured warm, and a fresh deployment per row and round should be too.
+     */
+    private void warmUp(String name, GatewayDeployment d, Workloads gw, long warm) {
+        int maxConsumers = Collections.max(p.consumers);
+        int reads = 0;
+        double jitShare;
+        do {
+            long cpu = d.cpuNanos();
+            long jit = d.jitCpuNanos();
+            try {
+                var unused = gw.share(WARM_TOPIC, maxConsumers, true, (int) warm, 0);
+            } catch (Exception e) {
+                problem(name + ": the unmeasured warm-up read failed: " + SideBySide.rootCause(e));
+                return;
+            }
+            reads++;
+            long spent = d.cpuNanos() - cpu;
+            jitShare = cpu < 0 || jit < 0 || spent <= 0 ? 0 : (d.jitCpuNanos() - jit) / (double) spent;
+            log(String.format(Locale.ROOT, "  %s warm-up read %d: the JIT compilers took %.0f%% of the nodes' CPU",
+                    name, reads, 100 * jitShare));
+        } while (jitShare > WARM_JIT_SHARE && reads < MAX_WARM_READS);
+        warmReads.put(name, reads);
     }
 
     /**
@@ -368,6 +396,8 @@ public final class GatewayBench {
      */
     private final class Edges implements java.util.function.LongSupplier {
         private final java.util.function.LongSupplier cpu;
+        /** The JIT compiler CPU of the process(es) measured: the gateway nodes, or Kafka in its own row. */
+        private final java.util.function.LongSupplier jitCpu;
         private final GatewayDeployment d;
         private final String stateTopic;
         private final java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors
@@ -381,17 +411,32 @@ public final class GatewayBench {
 
         Edges(java.util.function.LongSupplier cpu, GatewayDeployment d, String stateTopic) {
             this.cpu = cpu;
+            this.jitCpu = d != null ? d::jitCpuNanos : kafka::jitCpuNanos;
             this.d = d;
             this.stateTopic = stateTopic;
         }
 
+        /** The JIT compiler CPU at each edge, read with the CPU reading. */
+        private final List<Long> jit = Collections.synchronizedList(new ArrayList<>());
+
         @Override
         public long getAsLong() {
             long c = cpu.getAsLong();
+            jit.add(jitCpu.getAsLong());
             taken.add(executor.submit(() -> new Snapshot(
                     d == null ? Map.of() : GatewayMetrics.requestDurations(d),
                     d == null ? Map.of() : GatewayMetrics.shareFetchAnswers(d), stateUsage(stateTopic))));
             return c;
+        }
+
+        /** The JIT compiler CPU over the window, or -1 if unreadable. */
+        long jitNanos() {
+            synchronized (jit) {
+                if (jit.size() < 2 || jit.get(0) < 0 || jit.get(jit.size() - 1) < 0) {
+                    return -1;
+                }
+                return jit.get(jit.size() - 1) - jit.get(0);
+            }
         }
 
         /** The snapshots in the order their edges came (the window's opening first). */
@@ -500,6 +545,13 @@ public final class GatewayBench {
         Workloads.ConsumeRun run() throws Exception;
     }
 
+    /**
+     * The part of the CPU the JIT compilers took in the window (Kafka's in its row, the gateway
+     * nodes' in theirs): each gateway deployment is a fresh JVM per row and round, where Kafka
+     * runs through the whole bench.
+     */
+    private static final String JIT_LABEL = "↳ of which JIT compiler threads (Kafka's in its row, the nodes' in theirs)";
+
     static String rateKey(int c) {
         return "rate-" + c + "c";
     }
@@ -510,7 +562,7 @@ public final class GatewayBench {
     }
 
     /** One measured run into the results; returns it, or null when it failed. */
-    private Workloads.ConsumeRun measure(String row, int c, Run run) {
+    private Workloads.ConsumeRun measure(String row, int c, Run run, Edges edges) {
         Workloads.ConsumeRun r;
         try {
             r = run.run();
@@ -530,6 +582,8 @@ public final class GatewayBench {
         results.add(rateKey(c), rateLabel(c), "rec/s", true, row, r.recordsPerSec());
         results.add("cpu-kafka-" + c + "c", "↳ Kafka broker CPU per record", "µs", false, row, kafkaCpu);
         results.add("cpu-gw-" + c + "c", "↳ gateway nodes' CPU per record (all nodes)", "µs", false, row, gwCpu);
+        long jit = edges.jitNanos();
+        results.add("cpu-jit-" + c + "c", JIT_LABEL, "µs", false, row, jit < 0 ? Double.NaN : perRecord(jit, r.records()));
         results.add("cpu-total-" + c + "c", "↳ CPU per record, Kafka broker + gateway nodes", "µs", false, row, total);
         results.add("first-" + c + "c", "↳ subscribe to first record", "ms", false, row, r.firstRecordMs());
         log(String.format(Locale.ROOT, "  %-5s %2d consumers: %,10.0f rec/s; CPU per record: Kafka %.2f µs, gateways "
@@ -542,6 +596,7 @@ public final class GatewayBench {
         results.addUnavailable(rateKey(c), rateLabel(c), "rec/s", true, row);
         results.addUnavailable("cpu-kafka-" + c + "c", "↳ Kafka broker CPU per record", "µs", false, row);
         results.addUnavailable("cpu-gw-" + c + "c", "↳ gateway nodes' CPU per record (all nodes)", "µs", false, row);
+        results.addUnavailable("cpu-jit-" + c + "c", JIT_LABEL, "µs", false, row);
         results.addUnavailable("cpu-total-" + c + "c", "↳ CPU per record, Kafka broker + gateway nodes", "µs", false, row);
         results.addUnavailable("first-" + c + "c", "↳ subscribe to first record", "ms", false, row);
     }
@@ -694,10 +749,14 @@ public final class GatewayBench {
                 + "Rounds: %d, the row order rotating each round; figures are medians over the rounds.\n",
                 p.records, p.partitions, p.rounds));
         sb.append(String.format(Locale.ROOT, "- Warm-up, unmeasured: %,d records of a topic of its own read once "
-                + "through Kafka's share group before any row (client JVM and Kafka), and once through each gateway "
-                + "deployment before its measured runs (its JIT; its share-partitions of that topic stay, so its "
-                + "mirrors keep polling that topic's end during the rows, a small cost in both CPU figures).\n",
-                p.warmRecords));
+                + "through Kafka's share group before any row (client JVM and Kafka), and through each gateway "
+                + "deployment before its measured runs, again (in a new group) while its JIT compilers took more "
+                + "than %.0f%% of its CPU in the read before, at most %d reads (reads taken: %s). Its share-partitions "
+                + "of that topic stay, so its mirrors keep polling that topic's end during the rows, a small cost in "
+                + "both CPU figures.\n",
+                p.warmRecords, 100 * WARM_JIT_SHARE, MAX_WARM_READS, warmReads.isEmpty() ? "none"
+                        : warmReads.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+                                .collect(java.util.stream.Collectors.joining(", "))));
         sb.append("- **CPU per record**: a process's CPU time (user + system, all threads, `/proc/<pid>/stat`) over "
                 + "the row's window, divided by the records accepted, in µs; for gateway rows the gateway nodes "
                 + "(summed) and the Kafka broker separately, and their sum: the gateway's cost is on top of its "
@@ -718,7 +777,7 @@ public final class GatewayBench {
                 sb.append("| ").append(m.label()).append(" | ").append(m.unit()).append(m.higherIsBetter() ? " ↑" : " ↓")
                         .append(" |");
                 ran.forEach(r -> sb.append(' ').append(cell(m.key(), r)).append(" |"));
-                boolean ratio = !m.key().startsWith("cpu-gw-");
+                boolean ratio = !m.key().startsWith("cpu-gw-") && !m.key().startsWith("cpu-jit-");
                 for (String g : gws) {
                     double v = results.median(m.key(), g) / results.median(m.key(), KAFKA);
                     sb.append(' ').append(ratio ? fmt(v) : "").append(" |");

@@ -117,6 +117,19 @@ final class GatewayDeployment implements AutoCloseable {
                 .collect(Collectors.joining(","));
     }
 
+    /** The gateway nodes' JIT compiler threads' CPU time so far, summed; -1 if any is unreadable. */
+    long jitCpuNanos() {
+        long sum = 0;
+        for (PierGateway n : nodes.values()) {
+            long c = n.jitCpuNanos();
+            if (c < 0) {
+                return -1;
+            }
+            sum += c;
+        }
+        return sum;
+    }
+
     /** The gateway nodes' CPU time so far, summed; -1 if any is unreadable. */
     long cpuNanos() {
         long sum = 0;
