@@ -119,22 +119,18 @@ final class GatewayDeployment implements AutoCloseable {
 
     /** The gateway nodes' JIT compiler threads' CPU time so far, summed; -1 if any is unreadable. */
     long jitCpuNanos() {
-        long sum = 0;
-        for (PierGateway n : nodes.values()) {
-            long c = n.jitCpuNanos();
-            if (c < 0) {
-                return -1;
-            }
-            sum += c;
-        }
-        return sum;
+        return summed(PierGateway::jitCpuNanos);
     }
 
     /** The gateway nodes' CPU time so far, summed; -1 if any is unreadable. */
     long cpuNanos() {
+        return summed(PierGateway::cpuNanos);
+    }
+
+    private long summed(java.util.function.ToLongFunction<PierGateway> reading) {
         long sum = 0;
         for (PierGateway n : nodes.values()) {
-            long c = n.cpuNanos();
+            long c = reading.applyAsLong(n);
             if (c < 0) {
                 return -1;
             }
