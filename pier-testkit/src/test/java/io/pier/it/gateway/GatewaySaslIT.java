@@ -28,6 +28,15 @@ import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -43,7 +52,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * upstream). A SCRAM user added through one node (kafka-configs' AlterUserScramCredentials) logs in
  * at the other, which never had it in its own settings, and produces and share-consumes through
  * both; a wrong password is refused; a user deleted through the second node can no longer log in
- * at the first; the upstream's topic holds no password.
+ * at the first; the upstream's topic holds no password. With ACLs on as well, a SCRAM user's
+ * principal is what the nodes authorize, by ACLs set through one node and enforced by both.
  */
 @Timeout(180)
 class GatewaySaslIT {
@@ -62,6 +72,11 @@ class GatewaySaslIT {
     }
 
     private Pier startNode(int id, boolean bootstrapUsers) throws Exception {
+        return startNode(id, bootstrapUsers, false);
+    }
+
+    /** With {@code acls}, Kafka's StandardAuthorizer, admin (the nodes' own principal too) a super user. */
+    private Pier startNode(int id, boolean bootstrapUsers, boolean acls) throws Exception {
         Map<String, String> s = new HashMap<>();
         s.put("node.id", String.valueOf(id));
         s.put("pier.gateway.upstream.bootstrap.servers", UPSTREAM.bootstrapServers());
@@ -76,6 +91,10 @@ class GatewaySaslIT {
                 + " required username=\"admin\" password=\"admin-secret\";");
         if (bootstrapUsers) {
             s.put("pier.sasl.scram.bootstrap", "SCRAM-SHA-512=[name=admin,password=admin-secret]");
+        }
+        if (acls) {
+            s.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+            s.put("super.users", "User:admin");
         }
         Pier node = Pier.builder().configs(s).start();
         nodes.add(node);
@@ -183,6 +202,95 @@ class GatewaySaslIT {
             }
             assertThat(records).isNotEmpty().noneMatch(r -> r.value() != null
                     && (r.value().contains("carol-secret") || r.value().contains("admin-secret")));
+        }
+    }
+
+    @Test
+    void shouldAuthorizeASaslUserByTheAclsEveryNodeReadsFromTheUpstream() throws Exception {
+        // Given two nodes with SASL listeners and ACLs on, a SCRAM user dave added through node 1,
+        // and a topic dave has no ACL on
+        Pier one = startNode(1, true, true);
+        Pier two = startNode(2, false, true);
+        String both = one.bootstrapServers() + "," + two.bootstrapServers();
+        String topic = "sasl-acl";
+        String group = "sasl-acl-share";
+        Map<String, Object> admin = client(one.bootstrapServers(), "SCRAM-SHA-512", "admin", "admin-secret");
+        try (Admin a = Admin.create(admin)) {
+            a.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion("dave",
+                    new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), "dave-secret")))
+                    .all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            a.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+            a.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group),
+                    List.of(new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
+                            AlterConfigOp.OpType.SET)))).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        Map<String, Object> dave = client(both, "SCRAM-SHA-512", "dave", "dave-secret");
+
+        // When dave produces through node 2: refused, his principal (from SCRAM) has no WRITE
+        assertThatThrownBy(() -> produce(two.bootstrapServers(), topic, "refused"))
+                .hasCauseInstanceOf(TopicAuthorizationException.class);
+
+        // Then, once admin grants him WRITE and READ on the topic and READ on the group through
+        // node 2, he produces through node 1 (which was not asked) and share-consumes through both
+        List<AclBinding> grants = List.of(allow(ResourceType.TOPIC, topic, AclOperation.WRITE),
+                allow(ResourceType.TOPIC, topic, AclOperation.READ), allow(ResourceType.GROUP, group, AclOperation.READ));
+        try (Admin a = Admin.create(client(two.bootstrapServers(), "PLAIN", "admin", "admin-secret"))) {
+            a.createAcls(grants).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        List<String> sent = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+                .untilAsserted(() -> produce(one.bootstrapServers(), topic, "first"));
+        sent.add("first");
+        for (int i = 0; i < 10; i++) {
+            produce(both, topic, "v" + i);
+            sent.add("v" + i);
+        }
+        Map<String, Object> shareProps = new HashMap<>(dave);
+        shareProps.put("group.id", group);
+        shareProps.put("key.deserializer", StringDeserializer.class.getName());
+        shareProps.put("value.deserializer", StringDeserializer.class.getName());
+        List<String> received = new ArrayList<>();
+        try (KafkaShareConsumer<String, String> share = new KafkaShareConsumer<>(shareProps)) {
+            share.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+            while (received.size() < sent.size() && System.nanoTime() < deadline) {
+                share.poll(Duration.ofMillis(200)).forEach(r -> received.add(r.value()));
+                share.commitSync(Duration.ofMillis(WAIT_MS));
+            }
+        }
+        assertThat(received).containsExactlyInAnyOrderElementsOf(sent);
+
+        // and once the group ACL is revoked through node 1, node 2 refuses dave's share consumer too
+        try (Admin a = Admin.create(admin)) {
+            a.deleteAcls(List.of(grants.get(2).toFilter())).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+        shareProps.put("bootstrap.servers", two.bootstrapServers());
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            try (KafkaShareConsumer<String, String> share = new KafkaShareConsumer<>(shareProps)) {
+                share.subscribe(List.of(topic));
+                assertThatThrownBy(() -> {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    while (System.nanoTime() < deadline) {
+                        share.poll(Duration.ofMillis(200));
+                    }
+                }).isInstanceOf(GroupAuthorizationException.class);
+            }
+        });
+    }
+
+    private static AclBinding allow(ResourceType type, String name, AclOperation op) {
+        return new AclBinding(new ResourcePattern(type, name, PatternType.LITERAL),
+                new AccessControlEntry("User:dave", "*", op, AclPermissionType.ALLOW));
+    }
+
+    /** One record as dave, waiting for its acknowledgement; throws the send's failure. */
+    private static void produce(String bootstrap, String topic, String value) throws Exception {
+        Map<String, Object> props = new HashMap<>(client(bootstrap, "SCRAM-SHA-512", "dave", "dave-secret"));
+        props.put("key.serializer", StringSerializer.class.getName());
+        props.put("value.serializer", StringSerializer.class.getName());
+        props.put("max.block.ms", 10_000);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            producer.send(new ProducerRecord<>(topic, null, value)).get(WAIT_MS, TimeUnit.MILLISECONDS);
         }
     }
 }
