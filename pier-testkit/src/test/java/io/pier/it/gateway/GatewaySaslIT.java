@@ -149,20 +149,9 @@ class GatewaySaslIT {
                 producer.send(new ProducerRecord<>(topic, i % 2, null, "v" + i)).get(WAIT_MS, TimeUnit.MILLISECONDS);
             }
         }
-        Map<String, Object> shareProps = new HashMap<>(client(both, "PLAIN", "admin", "admin-secret"));
-        shareProps.put("group.id", "sasl-gw-share");
-        shareProps.put("key.deserializer", StringDeserializer.class.getName());
-        shareProps.put("value.deserializer", StringDeserializer.class.getName());
-        List<String> received = new ArrayList<>();
-        try (KafkaShareConsumer<String, String> share = new KafkaShareConsumer<>(shareProps)) {
-            share.subscribe(List.of(topic));
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-            while (received.size() < sent.size() && System.nanoTime() < deadline) {
-                share.poll(Duration.ofMillis(200)).forEach(r -> received.add(r.value()));
-                share.commitSync(Duration.ofMillis(WAIT_MS));
-            }
-        }
-        assertThat(received).containsExactlyInAnyOrderElementsOf(sent);
+        Map<String, Object> shareProps = shareConsumer(client(both, "PLAIN", "admin", "admin-secret"),
+                "sasl-gw-share");
+        assertThat(consume(shareProps, topic, sent.size())).containsExactlyInAnyOrderElementsOf(sent);
 
         // a wrong password is refused at either node
         for (Pier node : nodes) {
@@ -233,7 +222,8 @@ class GatewaySaslIT {
         // Then, once admin grants him WRITE and READ on the topic and READ on the group through
         // node 2, he produces through node 1 (which was not asked) and share-consumes through both
         List<AclBinding> grants = List.of(allow(ResourceType.TOPIC, topic, AclOperation.WRITE),
-                allow(ResourceType.TOPIC, topic, AclOperation.READ), allow(ResourceType.GROUP, group, AclOperation.READ));
+                allow(ResourceType.TOPIC, topic, AclOperation.READ),
+                allow(ResourceType.GROUP, group, AclOperation.READ));
         try (Admin a = Admin.create(client(two.bootstrapServers(), "PLAIN", "admin", "admin-secret"))) {
             a.createAcls(grants).all().get(WAIT_MS, TimeUnit.MILLISECONDS);
         }
@@ -245,20 +235,8 @@ class GatewaySaslIT {
             produce(both, topic, "v" + i);
             sent.add("v" + i);
         }
-        Map<String, Object> shareProps = new HashMap<>(dave);
-        shareProps.put("group.id", group);
-        shareProps.put("key.deserializer", StringDeserializer.class.getName());
-        shareProps.put("value.deserializer", StringDeserializer.class.getName());
-        List<String> received = new ArrayList<>();
-        try (KafkaShareConsumer<String, String> share = new KafkaShareConsumer<>(shareProps)) {
-            share.subscribe(List.of(topic));
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-            while (received.size() < sent.size() && System.nanoTime() < deadline) {
-                share.poll(Duration.ofMillis(200)).forEach(r -> received.add(r.value()));
-                share.commitSync(Duration.ofMillis(WAIT_MS));
-            }
-        }
-        assertThat(received).containsExactlyInAnyOrderElementsOf(sent);
+        Map<String, Object> shareProps = shareConsumer(dave, group);
+        assertThat(consume(shareProps, topic, sent.size())).containsExactlyInAnyOrderElementsOf(sent);
 
         // and once the group ACL is revoked through node 1, node 2 refuses dave's share consumer too
         try (Admin a = Admin.create(admin)) {
@@ -276,6 +254,28 @@ class GatewaySaslIT {
                 }).isInstanceOf(GroupAuthorizationException.class);
             }
         });
+    }
+
+    private static Map<String, Object> shareConsumer(Map<String, Object> client, String group) {
+        Map<String, Object> props = new HashMap<>(client);
+        props.put("group.id", group);
+        props.put("key.deserializer", StringDeserializer.class.getName());
+        props.put("value.deserializer", StringDeserializer.class.getName());
+        return props;
+    }
+
+    /** What a share consumer with {@code props} gets from {@code topic}, each accepted: {@code count}, or less by WAIT_MS. */
+    private static List<String> consume(Map<String, Object> props, String topic, int count) {
+        List<String> received = new ArrayList<>();
+        try (KafkaShareConsumer<String, String> share = new KafkaShareConsumer<>(props)) {
+            share.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+            while (received.size() < count && System.nanoTime() < deadline) {
+                share.poll(Duration.ofMillis(200)).forEach(r -> received.add(r.value()));
+                share.commitSync(Duration.ofMillis(WAIT_MS));
+            }
+        }
+        return received;
     }
 
     private static AclBinding allow(ResourceType type, String name, AclOperation op) {
