@@ -264,7 +264,7 @@ class GatewaySaslIT {
         return props;
     }
 
-    /** What a share consumer with {@code props} gets from {@code topic}, each accepted: {@code count}, or less by WAIT_MS. */
+    /** A share consumer's values from {@code topic}, each accepted: {@code count}, or fewer after WAIT_MS. */
     private static List<String> consume(Map<String, Object> props, String topic, int count) {
         List<String> received = new ArrayList<>();
         try (KafkaShareConsumer<String, String> share = new KafkaShareConsumer<>(props)) {
