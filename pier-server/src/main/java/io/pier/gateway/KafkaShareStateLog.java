@@ -107,11 +107,13 @@ public final class KafkaShareStateLog implements ShareStateLog {
     private final KafkaProducer<byte[], byte[]> producer;
     private long start;
     private long end;
-    /** The end of what the last flush made durable: moveStart may go no further. */
+    /**
+     * The end of what the last flush or commit made durable: moveStart may go no further, and the
+     * sends not flushed yet begin there.
+     */
     private long durableEnd;
-    /** The sends not flushed yet, in order; the i-th record is predicted at {@link #sendsFirst} + i. */
+    /** The sends not flushed yet, in order; the i-th record is predicted at {@link #durableEnd} + i. */
     private final List<Future<RecordMetadata>> sends = new ArrayList<>();
-    private long sendsFirst = -1;
     /** {@link System#nanoTime} when the open transaction began, or -1 with none open. */
     private long transactionBeganNanos = -1;
     private final long commitIntervalMs;
@@ -239,7 +241,9 @@ public final class KafkaShareStateLog implements ShareStateLog {
             throw new IllegalArgumentException("nothing to append");
         }
         checkWritable();
-        if (transactionBeganNanos >= 0
+        // Committed only with every send flushed: the marker then follows them, where the offsets
+        // of the sends to come are predicted.
+        if (transactionBeganNanos >= 0 && sends.isEmpty()
                 && System.nanoTime() - transactionBeganNanos >= TimeUnit.MILLISECONDS.toNanos(commitIntervalMs)) {
             commit();
         }
@@ -248,9 +252,6 @@ public final class KafkaShareStateLog implements ShareStateLog {
             if (transactionBeganNanos < 0) {
                 producer.beginTransaction();
                 transactionBeganNanos = System.nanoTime();
-            }
-            if (sends.isEmpty()) {
-                sendsFirst = first;
             }
             for (Entry e : entries) {
                 sends.add(producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), e.key(),
@@ -310,7 +311,7 @@ public final class KafkaShareStateLog implements ShareStateLog {
                 Thread.currentThread().interrupt();
                 throw fail("writing to", e);
             }
-            long expected = sendsFirst + i;
+            long expected = durableEnd + i;
             if (actual != expected) {
                 throw fail("checking the offsets of", new IOException("a record expected at offset " + expected
                         + " was written at offset " + actual + ": something else writes to " + name()));
@@ -318,7 +319,6 @@ public final class KafkaShareStateLog implements ShareStateLog {
         }
         durableEnd = end;
         sends.clear();
-        sendsFirst = -1;
     }
 
     private void commit() throws IOException {
@@ -446,9 +446,9 @@ public final class KafkaShareStateLog implements ShareStateLog {
         }
         try {
             if (failure == null && transactionBeganNanos >= 0) {
-                flush(); // what was sent
+                flush();
                 if (transactionBeganNanos >= 0) {
-                    flush(); // the commit
+                    commit();
                 }
             }
         } catch (IOException e) {

@@ -233,6 +233,27 @@ class KafkaShareStateLogIT extends ShareStateLogContract {
     }
 
     @Test
+    void shouldKeepOffsetsConsecutiveForAppendsThatSpanTheCommitIntervalBeforeAFlush() throws Exception {
+        // Given a commit interval of 100 ms (a quarter of a 400 ms transaction timeout)
+        Map<String, Object> config = new java.util.HashMap<>(UPSTREAM.clientConfig());
+        config.put("transaction.timeout.ms", 400);
+        try (KafkaShareStateLog a = KafkaShareStateLog.open(config, topic, PARTITION, "pier-state-" + topic, TIMEOUT)) {
+            // When two appends, the second past the interval, come before one flush
+            assertThat(a.append(entries("first", 2))).isZero();
+            Thread.sleep(150);
+            assertThat(a.append(entries("second", 1))).isEqualTo(2);
+
+            // Then the flush finds every record where its append said (no commit came between them)
+            a.flush();
+            assertThat(a.endOffset()).isEqualTo(3);
+        }
+        try (KafkaShareStateLog b = open()) {
+            assertThat(replay(b)).containsExactly("0 first-key-0=first-value-0", "1 first-key-1=first-value-1",
+                    "2 second-key-0=second-value-0");
+        }
+    }
+
+    @Test
     void shouldCommitAnOpenTransactionOnASyncWithNothingNew() throws Exception {
         try (KafkaShareStateLog a = open(); Admin admin = Admin.create(UPSTREAM.clientConfig())) {
             // Given A flushed two records, leaving its transaction open, and asks for a sync
