@@ -261,7 +261,12 @@ final class GatewayAccess {
     }
 
     private String topicName(PartitionRef ref) {
-        return ref.name() != null && !ref.name().isEmpty() ? ref.name() : upstream.view().name(ref.id());
+        return topicName(ref.name(), ref.id());
+    }
+
+    /** A topic as a request or answer names it: by {@code name} if given, else by {@code id} in the metadata. */
+    private String topicName(String name, Uuid id) {
+        return name != null && !name.isEmpty() ? name : upstream.view().name(id);
     }
 
     /** A batched group or transactional-id API: {@code op} on each key, {@code error} where refused. */
@@ -540,7 +545,7 @@ final class GatewayAccess {
     }
 
     private String offsetTopicName(OffsetFetchResponseData.OffsetFetchResponseTopics t) {
-        return t.name() != null && !t.name().isEmpty() ? t.name() : upstream.view().name(t.topicId());
+        return topicName(t.name(), t.topicId());
     }
 
     private void fetchedOffsets(ApiRequest request, OffsetFetchResponseData answer) {

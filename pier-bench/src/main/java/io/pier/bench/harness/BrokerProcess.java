@@ -139,8 +139,7 @@ abstract class BrokerProcess implements AutoCloseable {
                 }
                 String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
                 if (named.test(name)) {
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
-                    ticks += Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
+                    ticks += cpuTicks(stat);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -151,14 +150,18 @@ abstract class BrokerProcess implements AutoCloseable {
 
     static long cpuNanos(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            // Fields after the command name in parentheses (which may hold spaces) start at field 3.
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
-            long ticks = Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
-            return ticks * 1_000_000_000L / clockTicksPerSecond();
+            return cpuTicks(Files.readString(Path.of("/proc", Long.toString(pid), "stat"))) * 1_000_000_000L
+                    / clockTicksPerSecond();
         } catch (IOException | RuntimeException e) {
             return -1;
         }
+    }
+
+    /** utime + stime, in clock ticks, of a {@code /proc/.../stat} line (a process's or a thread's). */
+    private static long cpuTicks(String stat) {
+        // Fields after the command name in parentheses (which may hold spaces) start at field 3.
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
+        return Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
     }
 
     private static volatile long clockTicks;
